@@ -1,0 +1,265 @@
+//! # commlab-api: the interface applications program against
+//!
+//! An application is written once, as plain sequential Rust per processor, against the
+//! [`Node`] trait. A backend (the simulator in `commlab-sim`, later the native host runtime)
+//! runs one copy of [`Program::main`] per processor and supplies the `Node`.
+//!
+//! ```text
+//!   Program ──(handlers, init_state, main)──▶ Backend::run ──▶ RunOutput { states, stats }
+//!                                              │
+//!                        per processor: main(&mut impl Node) ── calls ──▶ compute / send_am /
+//!                                                                         send_bulk / poll /
+//!                                                                         wait_until / barrier
+//! ```
+//!
+//! Per-processor private state (`Program::State`) is owned by the backend. The main thread
+//! reaches it through [`Node::state`] with a closure that cannot call back into the node, and
+//! message handlers receive it as `&mut State`. Because a handler can only run while the main
+//! thread is inside a `Node` call, the two never alias: handlers are atomic with respect to the
+//! main thread, as on Alewife.
+//!
+//! Nothing in this crate knows about time, caches or networks; those are the backend's.
+
+use std::collections::BTreeMap;
+
+/// Index of a processor, `0..nprocs`.
+pub type ProcId = usize;
+
+/// A registered message handler: the index of the handler in [`Program::handlers`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct HandlerId(pub u32);
+
+/// How a node takes delivery of active messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReceiveMode {
+    /// The handler runs as soon as the message arrives, preempting the main thread and paying
+    /// the interrupt entry and exit overheads.
+    Interrupt,
+    /// Messages wait in the network interface until the main thread calls [`Node::poll`] or
+    /// waits in [`Node::wait_until`] / [`Node::barrier`] (which poll while they wait).
+    Polling,
+}
+
+/// An arrived active message, as its handler sees it.
+#[derive(Debug)]
+pub struct Message<'a> {
+    /// The sending processor.
+    pub src: ProcId,
+    /// The argument words (at most the machine's argument cap).
+    pub args: &'a [u64],
+    /// The bulk payload moved by DMA (empty for a plain active message); the regions the sender
+    /// named, concatenated, each padded to the machine's DMA alignment with zero words.
+    pub payload: &'a [u64],
+}
+
+/// What a running handler may do. Handlers are atomic: they never block.
+pub trait HandlerCtx {
+    /// The processor the handler runs on.
+    fn id(&self) -> ProcId;
+    /// Number of processors in the run.
+    fn nprocs(&self) -> usize;
+    /// Simulated time at this point of the handler, in processor cycles since the run began.
+    fn now_cycles(&self) -> f64;
+    /// Charge `cycles` of handler work (counted as message overhead).
+    fn compute(&mut self, cycles: u64);
+    /// Cycles of a named cost entry that the program declared in [`Program::costs`].
+    fn cost(&self, name: &str) -> u64;
+    /// Send an active message from inside the handler.
+    fn send_am(&mut self, dest: ProcId, handler: HandlerId, args: &[u64]);
+}
+
+/// A message handler: plain function over the node's private state.
+pub type Handler<S> = fn(&mut S, &mut dyn HandlerCtx, &Message<'_>);
+
+/// What an application's main thread sees on every processor.
+///
+/// Calls that take simulated time or block are the only places where the backend may switch
+/// to another processor or run this node's message handlers.
+pub trait Node {
+    /// The program's per-processor private state.
+    type State;
+
+    /// This processor.
+    fn id(&self) -> ProcId;
+    /// Number of processors in the run.
+    fn nprocs(&self) -> usize;
+    /// Simulated time now, in processor cycles since the run began.
+    fn now_cycles(&self) -> f64;
+
+    /// Run `f` on this node's private state. `f` cannot call the node, so it takes no time.
+    fn state<R>(&mut self, f: impl FnOnce(&mut Self::State) -> R) -> R;
+
+    /// Spend `cycles` processor cycles of computation.
+    fn compute(&mut self, cycles: u64);
+    /// Cycles of a named cost entry that the program declared in [`Program::costs`].
+    fn cost(&self, name: &str) -> u64;
+
+    /// Switch how this node receives messages (the default is [`Program::receive_mode`]).
+    fn set_receive_mode(&mut self, mode: ReceiveMode);
+    /// Send an active message: `args` must not exceed the machine's argument cap.
+    fn send_am(&mut self, dest: ProcId, handler: HandlerId, args: &[u64]);
+    /// Send an active message with a bulk payload gathered by DMA from `regions`.
+    fn send_bulk(&mut self, dest: ProcId, handler: HandlerId, args: &[u64], regions: &[&[u64]]);
+    /// Run the handlers of every message waiting in the network interface (polling mode);
+    /// costs a poll even when nothing is waiting.
+    fn poll(&mut self);
+
+    /// Wait (spinning; polling if the node polls) until `cond` holds on the private state.
+    /// `what` names the wait in deadlock reports.
+    fn wait_until(&mut self, what: &'static str, cond: impl FnMut(&Self::State) -> bool);
+    /// Global barrier over all processors.
+    fn barrier(&mut self);
+
+    /// Mark the start of the timed region on this processor: statistics before this point
+    /// (set-up) are discarded. Call it on every processor, normally right after a barrier.
+    fn begin_timing(&mut self);
+}
+
+/// One variant of one application, as the backend runs it.
+pub trait Program: Send + Sync + 'static {
+    /// Per-processor private state, reachable from the main thread and from handlers.
+    type State: Send + 'static;
+
+    /// Message handlers; `HandlerId(i)` names `handlers()[i]`.
+    fn handlers(&self) -> Vec<Handler<Self::State>>;
+    /// Named cost entries (machine `[costs]` table) the program uses; checked before the run.
+    fn costs(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+    /// Receive mode every node starts in.
+    fn receive_mode(&self) -> ReceiveMode {
+        ReceiveMode::Interrupt
+    }
+    /// The initial private state of processor `id`.
+    fn init_state(&self, id: ProcId, nprocs: usize) -> Self::State;
+    /// The code every processor runs.
+    fn main<N: Node<State = Self::State>>(&self, node: &mut N);
+}
+
+/// Where processor time goes. Every processor's timed interval is split exactly into these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Category {
+    /// `compute()` work and cache hits.
+    Compute,
+    /// Stalled on memory misses, prefetch-buffer space or network-interface queue space.
+    MemoryNiWait,
+    /// Sending, receiving (interrupt entry, polls, handler bodies) and bulk gather/scatter.
+    MessageOverhead,
+    /// Barriers, lock spinning, waiting for flags and counters.
+    Synchronization,
+}
+
+impl Category {
+    pub const ALL: [Category; 4] =
+        [Category::Compute, Category::MemoryNiWait, Category::MessageOverhead, Category::Synchronization];
+    /// The name used in JSON output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Compute => "compute",
+            Category::MemoryNiWait => "memory_ni_wait",
+            Category::MessageOverhead => "message_overhead",
+            Category::Synchronization => "synchronization",
+        }
+    }
+}
+
+/// Classes of bytes injected into the network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TrafficClass {
+    Invalidates,
+    Requests,
+    Headers,
+    Data,
+    CrossTraffic,
+}
+
+impl TrafficClass {
+    pub const ALL: [TrafficClass; 5] = [
+        TrafficClass::Invalidates,
+        TrafficClass::Requests,
+        TrafficClass::Headers,
+        TrafficClass::Data,
+        TrafficClass::CrossTraffic,
+    ];
+    /// The name used in JSON output.
+    pub fn name(self) -> &'static str {
+        match self {
+            TrafficClass::Invalidates => "invalidates",
+            TrafficClass::Requests => "requests",
+            TrafficClass::Headers => "headers",
+            TrafficClass::Data => "data",
+            TrafficClass::CrossTraffic => "cross_traffic",
+        }
+    }
+}
+
+/// Time of one processor over the timed region, in processor cycles.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProcTimes {
+    /// Cycles per [`Category`], indexed as `Category::ALL`.
+    pub by_category: [f64; 4],
+    /// From `begin_timing` to the moment this processor's main thread returned.
+    pub busy: f64,
+    /// Cycle (since run start) at which `begin_timing` was called.
+    pub start: f64,
+}
+
+impl ProcTimes {
+    pub fn get(&self, c: Category) -> f64 {
+        self.by_category[c as usize]
+    }
+    pub fn sum(&self) -> f64 {
+        self.by_category.iter().sum()
+    }
+}
+
+/// Backend-neutral statistics of one run. Backends that cannot measure a figure leave it zero.
+#[derive(Clone, Debug, Default)]
+pub struct RunStats {
+    /// Timed region: from the first `begin_timing` to the last processor's finish, in cycles.
+    pub cycles: f64,
+    /// Per-processor time breakdown.
+    pub procs: Vec<ProcTimes>,
+    /// Bytes injected per [`TrafficClass`], indexed as `TrafficClass::ALL`.
+    pub volume_bytes: [u64; 5],
+    /// Further named figures (message counts, link utilisation, ...).
+    pub counters: BTreeMap<String, f64>,
+    /// Simulator events executed (0 for native runs).
+    pub events: u64,
+    /// Wall-clock seconds the run took.
+    pub wall_seconds: f64,
+}
+
+impl RunStats {
+    /// Mean cycles per processor in category `c`.
+    pub fn mean(&self, c: Category) -> f64 {
+        if self.procs.is_empty() {
+            return 0.0;
+        }
+        self.procs.iter().map(|p| p.get(c)).sum::<f64>() / self.procs.len() as f64
+    }
+}
+
+/// The final private states and statistics of a run.
+pub struct RunOutput<S> {
+    pub states: Vec<S>,
+    pub stats: RunStats,
+}
+
+/// Something that can run a [`Program`]: the simulator, later the host.
+pub trait Backend {
+    type Error: std::error::Error + Send + Sync + 'static;
+    /// Number of processors this backend will run.
+    fn nprocs(&self) -> usize;
+    /// Processor cycles per microsecond (clock rate in MHz), to convert published figures.
+    fn cycles_per_us(&self) -> f64;
+    /// Network hop distance between two processors (0 when the backend has no network).
+    fn hops(&self, a: ProcId, b: ProcId) -> usize;
+    /// A processor on the other side of the network's bisection whose route to `p` crosses it
+    /// once, if the network has a natural cut (None natively).
+    fn bisection_partner(&self, p: ProcId) -> Option<ProcId>;
+    /// Bisection bandwidth in bytes per processor cycle, both directions (0 when unknown).
+    fn bisection_bytes_per_cycle(&self) -> f64;
+    /// Run `program` on every processor.
+    fn run<P: Program>(&self, program: std::sync::Arc<P>) -> Result<RunOutput<P::State>, Self::Error>;
+}

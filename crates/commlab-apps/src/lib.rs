@@ -1,0 +1,146 @@
+//! # commlab-apps: applications and microbenchmarks
+//!
+//! Every application is written against [`commlab_api::Node`] only, once per communication
+//! variant, and checks its own answer. [`APPS`] lists them with their parameters and
+//! variants; [`run_app`] runs one variant on any [`Backend`].
+
+mod micro;
+mod params;
+
+pub use params::{ParamDoc, Params};
+
+use commlab_api::{Backend, RunStats};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// An application as `commlab apps` lists it.
+pub struct AppInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Variants in the order `--variant all` runs them.
+    pub variants: &'static [&'static str],
+    pub params: &'static [ParamDoc],
+}
+
+/// Every application commlab knows.
+pub const APPS: &[AppInfo] = &[
+    micro::am_latency::INFO,
+    micro::am_throughput::INFO,
+    micro::bulk_bw::INFO,
+    micro::alltoall_stress::INFO,
+    micro::bisection_bw::INFO,
+];
+
+/// Look an application up by name; the error lists the valid names.
+pub fn app_info(name: &str) -> Result<&'static AppInfo, AppError> {
+    APPS.iter().find(|a| a.name == name).ok_or_else(|| {
+        AppError::Input(format!(
+            "unknown app `{name}` (valid: {})",
+            APPS.iter().map(|a| a.name).collect::<Vec<_>>().join(", ")
+        ))
+    })
+}
+
+impl AppInfo {
+    /// The variants `--variant V` selects (`all` = every variant); the error lists valid ones.
+    pub fn select_variants(&self, v: &str) -> Result<Vec<&'static str>, AppError> {
+        if v == "all" {
+            return Ok(self.variants.to_vec());
+        }
+        match self.variants.iter().find(|x| **x == v) {
+            Some(x) => Ok(vec![*x]),
+            None => Err(AppError::Input(format!(
+                "unknown variant `{v}` for app `{}` (valid: {}, all)",
+                self.name,
+                self.variants.join(", ")
+            ))),
+        }
+    }
+}
+
+/// Whether the app's answer was right.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
+    pub ok: bool,
+    /// Largest error found (relative for numerical answers, count of faults otherwise).
+    pub max_error: f64,
+    /// One line describing what was checked, or what went wrong.
+    pub detail: String,
+}
+
+/// The outcome of one run of one variant.
+#[derive(Clone, Debug)]
+pub struct AppResult {
+    pub app: &'static str,
+    pub variant: &'static str,
+    pub params: BTreeMap<String, String>,
+    pub stats: RunStats,
+    /// App-level figures (e.g. `one_way_cycles`) merged over the backend's counters.
+    pub counters: BTreeMap<String, f64>,
+    pub check: Check,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum AppError {
+    /// Bad user input: unknown app, variant or parameter, or a value out of range.
+    Input(String),
+    /// The run itself failed (deadlock, limit reached, program error).
+    Run(String),
+}
+
+impl fmt::Display for AppError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AppError::Input(m) | AppError::Run(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for AppError {}
+
+/// Run one variant of one app on `backend`.
+pub fn run_app<B: Backend>(
+    backend: &B,
+    app: &str,
+    variant: &str,
+    params: &[String],
+    seed: u64,
+) -> Result<AppResult, AppError> {
+    let info = app_info(app)?;
+    let variant = *info.select_variants(variant)?.first().expect("one variant");
+    let params = Params::parse(info, params)?;
+    let mut r = match info.name {
+        "am-latency" => micro::am_latency::run(backend, variant, &params)?,
+        "am-throughput" => micro::am_throughput::run(backend, variant, &params)?,
+        "bulk-bw" => micro::bulk_bw::run(backend, variant, &params)?,
+        "alltoall-stress" => micro::alltoall_stress::run(backend, variant, &params, seed)?,
+        "bisection-bw" => micro::bisection_bw::run(backend, variant, &params)?,
+        other => unreachable!("app `{other}` is listed but not dispatched"),
+    };
+    r.app = info.name;
+    r.variant = variant;
+    r.params = params.resolved();
+    let mut merged = r.stats.counters.clone();
+    merged.append(&mut r.counters);
+    r.counters = merged;
+    Ok(r)
+}
+
+/// A partial result an app returns; `run_app` fills in the name, variant and parameters.
+pub(crate) fn result(stats: RunStats, counters: BTreeMap<String, f64>, check: Check) -> AppResult {
+    AppResult { app: "", variant: "", params: BTreeMap::new(), stats, counters, check }
+}
+
+/// Map a backend error to a run failure.
+pub(crate) fn run_err<E: fmt::Display>(e: E) -> AppError {
+    AppError::Run(e.to_string())
+}
+
+/// A per-component random seed derived from the run seed (SplitMix64 finalizer), so each
+/// processor's stream is independent of how many others exist.
+pub(crate) fn component_seed(seed: u64, component: u64) -> u64 {
+    let mut z = seed ^ component.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}

@@ -1,0 +1,124 @@
+//! `am-latency`: null active-message ping-pong between processor 0 and a processor `hops`
+//! network hops away. The one-way time of each ping is measured directly: from the moment the
+//! sender starts the send to the moment the receiver's handler is entered (send overhead,
+//! network transit, interrupt entry or poll dispatch). The reply makes the pings sequential.
+
+use super::{receive_mode, MP_VARIANTS};
+use crate::params::POSITIVE;
+use crate::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};
+use commlab_api::{Backend, Handler, HandlerCtx, HandlerId, Message, Node, ProcId, Program, ReceiveMode};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub const INFO: AppInfo = AppInfo {
+    name: "am-latency",
+    summary: "null active message ping-pong; counters.one_way_cycles = send start to handler entry",
+    variants: MP_VARIANTS,
+    params: &[
+        ParamDoc { name: "hops", default: "1", doc: "network hops between processor 0 and its partner" },
+        ParamDoc { name: "rounds", default: "20", doc: "ping-pong rounds measured" },
+    ],
+};
+
+const PING: HandlerId = HandlerId(0);
+const PONG: HandlerId = HandlerId(1);
+const FINISHED: HandlerId = HandlerId(2);
+
+#[derive(Default)]
+pub struct State {
+    sent_at: Vec<f64>,
+    arrived_at: Vec<f64>,
+    pongs: usize,
+    finished: bool,
+}
+
+struct AmLatency {
+    partner: ProcId,
+    rounds: usize,
+    mode: ReceiveMode,
+}
+
+fn on_ping(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    s.arrived_at.push(ctx.now_cycles());
+    ctx.send_am(m.src, PONG, &[]);
+}
+
+fn on_pong(s: &mut State, _: &mut dyn HandlerCtx, _: &Message<'_>) {
+    s.pongs += 1;
+}
+
+fn on_finished(s: &mut State, _: &mut dyn HandlerCtx, _: &Message<'_>) {
+    s.finished = true;
+}
+
+impl Program for AmLatency {
+    type State = State;
+    fn handlers(&self) -> Vec<Handler<State>> {
+        vec![on_ping, on_pong, on_finished]
+    }
+    fn receive_mode(&self) -> ReceiveMode {
+        self.mode
+    }
+    fn init_state(&self, _: ProcId, _: usize) -> State {
+        State::default()
+    }
+    fn main<N: Node<State = State>>(&self, node: &mut N) {
+        node.barrier();
+        node.begin_timing();
+        // Round 0 is a warm-up (the partner may still be handling barrier messages); it is
+        // not measured.
+        if node.id() == 0 {
+            for r in 0..=self.rounds {
+                let t = node.now_cycles();
+                node.state(|s| s.sent_at.push(t));
+                node.send_am(self.partner, PING, &[]);
+                node.wait_until("pong", |s| s.pongs > r);
+            }
+            // Bystanders stay silent until the measurement is over (a barrier arrival at the
+            // partner would interrupt it mid-measurement).
+            for p in 1..node.nprocs() {
+                node.send_am(p, FINISHED, &[]);
+            }
+        } else {
+            node.wait_until("end of measurement", |s| s.finished);
+        }
+        node.barrier();
+    }
+}
+
+pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<AppResult, AppError> {
+    let hops: usize = params.get("hops", ("a whole number >= 1", |h| h >= 1))?;
+    let rounds: usize = params.get("rounds", POSITIVE)?;
+    let n = backend.nprocs();
+    let partner = (1..n).find(|&p| backend.hops(0, p) == hops).ok_or_else(|| {
+        let max = (1..n).map(|p| backend.hops(0, p)).max().unwrap_or(0);
+        AppError::Input(format!(
+            "--param hops={hops}: no processor is {hops} hops from processor 0 on this machine (1..={max})"
+        ))
+    })?;
+    let prog = Arc::new(AmLatency { partner, rounds, mode: receive_mode(variant) });
+    let out = backend.run(prog).map_err(run_err)?;
+    let (sent, arrived) = (&out.states[0].sent_at, &out.states[partner].arrived_at);
+    let rounds_done = out.states.iter().skip(1).all(|s| s.finished);
+    let ok =
+        rounds_done && sent.len() == rounds + 1 && arrived.len() == rounds + 1 && out.states[0].pongs == rounds + 1;
+    let one_way: Vec<f64> = sent.iter().zip(arrived).skip(1).map(|(s, a)| a - s).collect();
+    let mean = one_way.iter().sum::<f64>() / one_way.len().max(1) as f64;
+    let spread = one_way.iter().fold(0.0f64, |m, v| m.max((v - mean).abs()));
+    let mut counters = BTreeMap::new();
+    counters.insert("one_way_cycles".into(), mean);
+    counters.insert("one_way_spread_cycles".into(), spread);
+    counters.insert("hops".into(), hops as f64);
+    counters.insert("partner".into(), partner as f64);
+    let check = Check {
+        ok,
+        max_error: if ok { 0.0 } else { 1.0 },
+        detail: format!(
+            "{} pings sent (1 warm-up), {} arrived, {} pongs",
+            sent.len(),
+            arrived.len(),
+            out.states[0].pongs
+        ),
+    };
+    Ok(result(out.stats, counters, check))
+}

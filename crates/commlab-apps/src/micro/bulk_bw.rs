@@ -1,0 +1,92 @@
+//! `bulk-bw`: one DMA transfer of `bytes` bytes from processor 0 to a processor `hops` away.
+//! Bandwidth = bytes / (handler entry at the receiver - start of the send).
+
+use super::{receive_mode, MP_VARIANTS};
+use crate::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};
+use commlab_api::{Backend, Handler, HandlerCtx, HandlerId, Message, Node, ProcId, Program, ReceiveMode};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub const INFO: AppInfo = AppInfo {
+    name: "bulk-bw",
+    summary: "one DMA bulk transfer; counters.bytes_per_cycle = bytes / (send start to handler entry)",
+    variants: MP_VARIANTS,
+    params: &[
+        ParamDoc { name: "bytes", default: "4096", doc: "bytes transferred (a multiple of 8)" },
+        ParamDoc { name: "hops", default: "1", doc: "network hops between sender and receiver" },
+    ],
+};
+
+const BULK: HandlerId = HandlerId(0);
+
+#[derive(Default)]
+pub struct State {
+    data: Vec<u64>,
+    sent_at: f64,
+    arrived_at: Option<f64>,
+    received: Vec<u64>,
+}
+
+struct BulkBw {
+    words: usize,
+    partner: ProcId,
+    mode: ReceiveMode,
+}
+
+fn on_bulk(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    s.arrived_at = Some(ctx.now_cycles());
+    s.received = m.payload.to_vec();
+}
+
+impl Program for BulkBw {
+    type State = State;
+    fn handlers(&self) -> Vec<Handler<State>> {
+        vec![on_bulk]
+    }
+    fn receive_mode(&self) -> ReceiveMode {
+        self.mode
+    }
+    fn init_state(&self, id: ProcId, _: usize) -> State {
+        let data = if id == 0 { (0..self.words as u64).map(|i| i * 2654435761).collect() } else { Vec::new() };
+        State { data, ..State::default() }
+    }
+    fn main<N: Node<State = State>>(&self, node: &mut N) {
+        node.barrier();
+        node.begin_timing();
+        if node.id() == 0 {
+            let data = node.state(|s| std::mem::take(&mut s.data));
+            let t = node.now_cycles();
+            node.send_bulk(self.partner, BULK, &[], &[&data]);
+            node.state(|s| {
+                s.sent_at = t;
+                s.data = data;
+            });
+        } else if node.id() == self.partner {
+            node.wait_until("bulk message", |s| s.arrived_at.is_some());
+        }
+        node.barrier();
+    }
+}
+
+pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<AppResult, AppError> {
+    let bytes: usize = params.get("bytes", ("a positive multiple of 8", |b: usize| b > 0 && b % 8 == 0))?;
+    let hops: usize = params.get("hops", ("a whole number >= 1", |h| h >= 1))?;
+    let n = backend.nprocs();
+    let partner = (1..n)
+        .find(|&p| backend.hops(0, p) == hops)
+        .ok_or_else(|| AppError::Input(format!("--param hops={hops}: no processor is {hops} hops from processor 0")))?;
+    let prog = Arc::new(BulkBw { words: bytes / 8, partner, mode: receive_mode(variant) });
+    let out = backend.run(prog).map_err(run_err)?;
+    let (s, r) = (&out.states[0], &out.states[partner]);
+    let ok = r.received.len() >= s.data.len() && r.received[..s.data.len()] == s.data[..];
+    let cycles = r.arrived_at.unwrap_or(f64::NAN) - s.sent_at;
+    let mut counters = BTreeMap::new();
+    counters.insert("transfer_cycles".into(), cycles);
+    counters.insert("bytes_per_cycle".into(), bytes as f64 / cycles);
+    let check = Check {
+        ok,
+        max_error: if ok { 0.0 } else { 1.0 },
+        detail: format!("{} of {bytes} bytes arrived intact", if ok { bytes } else { 0 }),
+    };
+    Ok(result(out.stats, counters, check))
+}

@@ -1,0 +1,77 @@
+//! Application parameters (`--param key=value`): declared per app with a default and a
+//! meaning, checked once, read with typed getters whose errors name the parameter.
+
+use crate::{AppError, AppInfo};
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+/// One declared parameter.
+pub struct ParamDoc {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub doc: &'static str,
+}
+
+/// Parameter values of one run: every declared parameter, given or defaulted.
+#[derive(Clone, Debug)]
+pub struct Params {
+    app: &'static str,
+    values: BTreeMap<String, String>,
+}
+
+impl Params {
+    /// Check `key=value` strings against the app's declared parameters.
+    pub fn parse(info: &'static AppInfo, given: &[String]) -> Result<Params, AppError> {
+        let mut values: BTreeMap<String, String> =
+            info.params.iter().map(|p| (p.name.to_string(), p.default.to_string())).collect();
+        for g in given {
+            let (k, v) = g.split_once('=').ok_or_else(|| {
+                AppError::Input(format!(
+                    "--param `{g}`: expected key=value (parameters of {}: {})",
+                    info.name,
+                    names(info)
+                ))
+            })?;
+            let k = k.trim();
+            if !values.contains_key(k) {
+                return Err(AppError::Input(format!(
+                    "--param `{k}`: app `{}` has no such parameter (valid: {})",
+                    info.name,
+                    names(info)
+                )));
+            }
+            values.insert(k.to_string(), v.trim().to_string());
+        }
+        Ok(Params { app: info.name, values })
+    }
+
+    /// A parameter parsed as `T`, checked by `valid` (whose text says what is allowed).
+    pub fn get<T: FromStr + Copy>(&self, name: &str, valid: (&str, fn(T) -> bool)) -> Result<T, AppError> {
+        let raw = self.values.get(name).unwrap_or_else(|| panic!("parameter `{name}` not declared"));
+        let v: T = raw.parse().map_err(|_| self.bad(name, raw, valid.0))?;
+        if !(valid.1)(v) {
+            return Err(self.bad(name, raw, valid.0));
+        }
+        Ok(v)
+    }
+
+    fn bad(&self, name: &str, raw: &str, valid: &str) -> AppError {
+        AppError::Input(format!("--param {name}={raw}: {} needs {valid}", self.app))
+    }
+
+    /// Every parameter with its value, for output.
+    pub fn resolved(&self) -> BTreeMap<String, String> {
+        self.values.clone()
+    }
+}
+
+fn names(info: &AppInfo) -> String {
+    if info.params.is_empty() {
+        return "none".to_string();
+    }
+    info.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+}
+
+/// Common validity rules.
+pub(crate) const POSITIVE: (&str, fn(usize) -> bool) = ("a whole number >= 1", |v| v >= 1);
+pub(crate) const NON_NEGATIVE: (&str, fn(u64) -> bool) = ("a whole number >= 0", |_| true);

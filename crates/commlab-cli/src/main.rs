@@ -1,0 +1,207 @@
+//! `commlab`: the command line of the communication-mechanisms laboratory.
+//!
+//! Only this crate reads files, writes files and talks to the terminal. Exit status: 0 when
+//! every run completed and every answer check passed; 1 when a run failed (deadlock, limit)
+//! or a check failed; 2 for bad input (with one line naming it and what would be valid).
+
+mod output;
+
+use clap::{Parser, Subcommand};
+use commlab_apps::{AppError, APPS};
+use commlab_sim::machine::{self, MachineConfig};
+use commlab_sim::Simulator;
+use output::RunMeta;
+use std::io::Write;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "commlab",
+    version,
+    about = "A laboratory for multiprocessor communication mechanisms: shared memory, active messages and DMA on simulated machines",
+    long_about = "commlab runs applications written once per communication mechanism on a deterministic \
+simulator of a multiprocessor, and reports time breakdowns, traffic and answer checks.\n\n\
+Examples:\n  commlab run am-latency --param hops=4\n  commlab run alltoall-stress --procs 64 --variant all --json\n  \
+commlab run am-throughput --set network.ni_input_queue_packets=2 --param handler_cycles=500\n  \
+commlab machine show alewife"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the machine presets.
+    Machines,
+    /// Machine descriptions.
+    Machine {
+        #[command(subcommand)]
+        action: MachineAction,
+    },
+    /// List applications, their variants and parameters.
+    Apps,
+    /// Run an application on a simulated machine.
+    Run(RunArgs),
+}
+
+#[derive(Subcommand)]
+enum MachineAction {
+    /// Print a machine's resolved parameters as TOML, each key with its unit and meaning.
+    Show {
+        /// Preset name or path to a machine TOML file.
+        machine: String,
+        /// Override a machine key, e.g. network.link_bytes_per_ns=0.09 (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Resize the machine to N processors.
+        #[arg(long)]
+        procs: Option<usize>,
+    },
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Application name (see `commlab apps`).
+    app: String,
+    /// Preset name or path to a machine TOML file.
+    #[arg(long, default_value = "alewife")]
+    machine: String,
+    /// Resize the machine to N processors (a mesh or torus becomes as square as it can).
+    #[arg(long)]
+    procs: Option<usize>,
+    /// Variant to run, or `all`.
+    #[arg(long, default_value = "all")]
+    variant: String,
+    /// Override a machine key, e.g. messaging.send_overhead_cycles=62 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Set an application parameter, e.g. hops=4 (repeatable).
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    param: Vec<String>,
+    /// Seed of every pseudo-random choice (same seed, same results).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print one JSON object per run (JSON Lines).
+    #[arg(long, conflicts_with = "csv")]
+    json: bool,
+    /// Print CSV: a header, then one row per run.
+    #[arg(long)]
+    csv: bool,
+    /// Write the output to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    out: Option<std::path::PathBuf>,
+}
+
+/// A failure and the exit status it maps to.
+struct Failure {
+    status: u8,
+    message: String,
+}
+
+fn input(message: impl Into<String>) -> Failure {
+    Failure { status: 2, message: message.into() }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Machines => list_machines(),
+        Command::Machine { action: MachineAction::Show { machine, set, procs } } => show_machine(&machine, &set, procs),
+        Command::Apps => list_apps(),
+        Command::Run(args) => run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("commlab: {}", f.message);
+            ExitCode::from(f.status)
+        }
+    }
+}
+
+/// Load a preset by name or a machine file by path.
+fn load_machine(machine: &str, set: &[String], procs: Option<usize>) -> Result<MachineConfig, Failure> {
+    let is_file = machine.ends_with(".toml") || machine.contains('/');
+    let cfg = if is_file {
+        let text = std::fs::read_to_string(machine)
+            .map_err(|e| input(format!("cannot read machine file `{machine}`: {e}")))?;
+        MachineConfig::load(&text, machine, set, procs)
+    } else {
+        MachineConfig::preset(machine, set, procs)
+    };
+    cfg.map_err(|e| input(e.to_string()))
+}
+
+fn list_machines() -> Result<(), Failure> {
+    println!("{:<12} {:>6}  {:<28} summary", "name", "procs", "network");
+    for name in machine::preset_names() {
+        let cfg = load_machine(name, &[], None)?;
+        println!("{:<12} {:>6}  {:<28} {}", name, cfg.nprocs(), cfg.topology.describe(), cfg.spec.summary);
+    }
+    Ok(())
+}
+
+fn show_machine(machine: &str, set: &[String], procs: Option<usize>) -> Result<(), Failure> {
+    let cfg = load_machine(machine, set, procs)?;
+    println!("# {} processors; network: {}", cfg.nprocs(), cfg.topology.describe());
+    println!("# bisection: {:.2} bytes per processor cycle", cfg.bisection_bytes_per_cycle());
+    print!("{}", cfg.spec.to_documented_toml());
+    Ok(())
+}
+
+fn list_apps() -> Result<(), Failure> {
+    for a in APPS {
+        println!("{}\n  {}\n  variants: {}", a.name, a.summary, a.variants.join(", "));
+        for p in a.params {
+            println!("  --param {}={:<8} {}", p.name, p.default, p.doc);
+        }
+        println!();
+    }
+    Ok(())
+}
+
+fn run(args: RunArgs) -> Result<(), Failure> {
+    let info = commlab_apps::app_info(&args.app).map_err(|e| input(e.to_string()))?;
+    let variants = info.select_variants(&args.variant).map_err(|e| input(e.to_string()))?;
+    commlab_apps::Params::parse(info, &args.param).map_err(|e| input(e.to_string()))?;
+    let cfg = load_machine(&args.machine, &args.set, args.procs)?;
+    let mut sink: Box<dyn Write> = match &args.out {
+        Some(path) => Box::new(
+            std::fs::File::create(path).map_err(|e| input(format!("cannot write --out `{}`: {e}", path.display())))?,
+        ),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let meta = RunMeta { machine: &cfg.spec.name.clone(), procs: cfg.nprocs(), seed: args.seed };
+    let sim = Simulator::new(cfg);
+    let mut results = Vec::new();
+    let mut failed_checks = Vec::new();
+    for v in variants {
+        let r = match commlab_apps::run_app(&sim, info.name, v, &args.param, args.seed) {
+            Ok(r) => r,
+            Err(AppError::Input(m)) => return Err(input(m)),
+            Err(AppError::Run(m)) => return Err(Failure { status: 1, message: format!("{} [{v}]: {m}", info.name) }),
+        };
+        if !r.check.ok {
+            failed_checks.push(format!("{} [{v}]: answer check failed: {}", info.name, r.check.detail));
+        }
+        let j = output::to_json(&r, &meta);
+        let write_err = |e: std::io::Error| Failure { status: 1, message: format!("writing output: {e}") };
+        if args.json {
+            writeln!(sink, "{j}").map_err(write_err)?;
+        } else if !args.csv {
+            write!(sink, "{}", output::to_text(&r, &meta)).map_err(write_err)?;
+        }
+        sink.flush().map_err(write_err)?;
+        results.push((r, j));
+    }
+    if args.csv {
+        write!(sink, "{}", output::to_csv(&results))
+            .map_err(|e| Failure { status: 1, message: format!("writing output: {e}") })?;
+    }
+    if failed_checks.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure { status: 1, message: failed_checks.join("; ") })
+    }
+}

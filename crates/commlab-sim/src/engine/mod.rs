@@ -1,0 +1,639 @@
+//! The engine: the event loop, processor coroutines, handler dispatch and run results.
+//!
+//! Each simulated processor's main thread is a stackful coroutine running `Program::main`.
+//! It runs only when the scheduler resumes it at a `Wake` event, takes zero simulated time
+//! while running, and yields inside `Node` calls that take time (`Timed`) or block (`Blocked`).
+//! Everything else (packets, handlers, cross-traffic) is an event handled here.
+//!
+//! Safety: the coroutines reach the [`World`] through a raw pointer that the scheduler passes
+//! at every resume. The scheduler never holds a reference into the world across a resume, and
+//! a coroutine never holds one across a yield, so the two never alias.
+
+mod node;
+pub(crate) mod queue;
+
+use crate::machine::MachineConfig;
+use crate::msg::{self, Ctx, MessageRecord, Target};
+use crate::net::{NetNotice, Network, Packet, PacketId};
+use crate::stats::{TimeAccount, Traffic};
+use commlab_api::{
+    Category, Handler, Message, ProcId, ProcTimes, Program, ReceiveMode, RunOutput, RunStats, TrafficClass,
+};
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult};
+use node::SimNode;
+use queue::{EventQueue, Priority};
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Arc;
+
+/// Why a run did not complete.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimError {
+    /// Every unfinished processor is blocked and nothing can wake it. The report lists each
+    /// processor and what it waits on.
+    Deadlock(String),
+    /// `limits.max_events` was reached.
+    EventLimit { events: u64, cycles: f64 },
+    /// `limits.max_sim_time_ms` was reached.
+    TimeLimit { cycles: f64 },
+    /// The program asked for something the machine cannot do (argument cap, bad processor id,
+    /// undeclared cost entry).
+    Program(String),
+    /// An internal consistency check failed (a simulator bug).
+    Internal(String),
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Deadlock(r) => write!(f, "deadlock: {r}"),
+            SimError::EventLimit { events, cycles } => write!(
+                f,
+                "run stopped after {events} events at cycle {cycles:.0} (limits.max_events); raise it with --set limits.max_events=N"
+            ),
+            SimError::TimeLimit { cycles } => write!(
+                f,
+                "run stopped at cycle {cycles:.0}: simulated time limit reached (limits.max_sim_time_ms); raise it with --set limits.max_sim_time_ms=MS"
+            ),
+            SimError::Program(m) => write!(f, "program error: {m}"),
+            SimError::Internal(m) => write!(f, "internal error: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// Everything the scheduler handles except processor wake-ups of coroutines.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Event {
+    /// Resume processor `p`'s main thread if `gen` is still its current generation.
+    Wake {
+        p: u32,
+        gen: u32,
+    },
+    Hop {
+        pkt: PacketId,
+        router: u32,
+        background: bool,
+    },
+    Grant {
+        link: u32,
+        background: bool,
+    },
+    Deliver {
+        pkt: PacketId,
+        background: bool,
+    },
+    Inject {
+        ep: u32,
+        background: bool,
+    },
+    HandlerDone {
+        p: u32,
+    },
+    /// I/O pair `pair` sends its next cross-traffic message.
+    CrossGen {
+        pair: u32,
+    },
+}
+
+impl queue::Liveness for Event {
+    /// Background events (cross-traffic) do not keep a run alive.
+    fn background(&self) -> bool {
+        match *self {
+            Event::Hop { background, .. }
+            | Event::Grant { background, .. }
+            | Event::Deliver { background, .. }
+            | Event::Inject { background, .. } => background,
+            Event::CrossGen { .. } => true,
+            Event::Wake { .. } | Event::HandlerDone { .. } => false,
+        }
+    }
+}
+
+/// What a processor's main thread is doing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum MainState {
+    /// Executing (only while its coroutine runs).
+    Running,
+    /// Busy until `end` (work that a handler's interruption extends).
+    Timed {
+        end: u64,
+        cat: Category,
+    },
+    /// Waiting for something outside the processor.
+    Blocked {
+        wait: Wait,
+        cat: Category,
+        since: u64,
+    },
+    Done,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Wait {
+    Cond(&'static str),
+    Barrier(u64),
+    NiOutput,
+    Drain,
+}
+
+#[derive(Default)]
+pub(crate) struct BarrierState {
+    /// Barriers this processor has entered.
+    pub epoch: u64,
+    /// Children arrivals not yet consumed.
+    pub arrivals: u64,
+    /// Highest epoch released.
+    pub released: u64,
+}
+
+pub(crate) struct Proc<S> {
+    pub state: S,
+    pub mode: ReceiveMode,
+    pub main: MainState,
+    pub gen: u32,
+    pub handler_active: bool,
+    /// Arrived messages whose handlers have not run (the head is running if `handler_active`).
+    pub inbox: VecDeque<u32>,
+    pub acct: TimeAccount,
+    pub barrier: BarrierState,
+}
+
+pub(crate) struct World<S> {
+    pub cfg: Arc<MachineConfig>,
+    pub now: u64,
+    pub q: EventQueue<Event>,
+    pub net: Network,
+    pub procs: Vec<Proc<S>>,
+    pub handlers: Vec<Handler<S>>,
+    pub costs: Vec<(&'static str, u64)>,
+    msgs: Vec<Option<MessageRecord>>,
+    free_msgs: Vec<u32>,
+    pub traffic: Traffic,
+    pub timing_start: Option<u64>,
+    pub fatal: Option<SimError>,
+    procs_done: usize,
+    cross_pairs: Vec<(usize, usize)>,
+    cross_interval_ps: u64,
+}
+
+impl<S> World<S> {
+    pub fn push(&mut self, at: u64, prio: Priority, ev: Event) {
+        self.q.push(at, prio, ev);
+    }
+
+    /// Invalidate any pending wake of `p` and schedule a new one at `at`.
+    pub fn wake_at(&mut self, p: usize, at: u64) {
+        let proc = &mut self.procs[p];
+        proc.gen = proc.gen.wrapping_add(1);
+        let gen = proc.gen;
+        self.push(at, Priority::Wake, Event::Wake { p: p as u32, gen });
+    }
+
+    pub fn fail(&mut self, e: SimError) {
+        self.fatal.get_or_insert(e);
+    }
+
+    fn alloc_msg(&mut self, rec: MessageRecord) -> u32 {
+        match self.free_msgs.pop() {
+            Some(id) => {
+                self.msgs[id as usize] = Some(rec);
+                id
+            }
+            None => {
+                self.msgs.push(Some(rec));
+                (self.msgs.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Packetize a message and queue its packets at `src`'s NI. Packet `i` is ready once the
+    /// sender's DMA engine has read the bulk bytes it carries (starting at `ready_ps`).
+    pub fn launch(&mut self, src: usize, dst: usize, target: Target, args: Vec<u64>, payload: Vec<u64>, ready_ps: u64) {
+        let background = target == Target::Sink;
+        let cfg = Arc::clone(&self.cfg);
+        let payload_bytes = if background {
+            cfg.cross_traffic_message_bytes - cfg.header_bytes
+        } else {
+            8 * (args.len() + payload.len()) as u64
+        };
+        let arg_bytes = 8 * args.len() as u64;
+        let msg = self.alloc_msg(MessageRecord { src: src as u32, target, args, payload });
+        let sizes: Vec<u64> = msg::packet_payloads(payload_bytes, cfg.max_packet_payload_bytes).collect();
+        let n = sizes.len();
+        let mut carried = 0u64;
+        for (i, size) in sizes.into_iter().enumerate() {
+            carried += size;
+            let bulk_through = carried.saturating_sub(arg_bytes);
+            let dma_ps =
+                if bulk_through > 0 { cfg.cycles_to_ps(bulk_through as f64 / cfg.msg.dma_bytes_per_cycle) } else { 0 };
+            let wire = cfg.header_bytes + size;
+            if background {
+                self.traffic.add(TrafficClass::CrossTraffic, wire);
+            } else {
+                self.traffic.add(TrafficClass::Headers, cfg.header_bytes);
+                self.traffic.add(TrafficClass::Data, size);
+                self.traffic.packets += 1;
+            }
+            let pkt = Packet {
+                msg,
+                dst: dst as u32,
+                bytes: wire as u32,
+                last: i + 1 == n,
+                background,
+                ready_ps: ready_ps + dma_ps,
+                link: None,
+            };
+            self.net.send_packet(&mut self.q, self.now, src, pkt);
+        }
+        if background {
+            self.traffic.cross_messages += 1;
+        } else {
+            self.traffic.messages += 1;
+        }
+    }
+
+    /// Run the next waiting handler on `p` if the receive mode allows it now.
+    pub fn try_dispatch(&mut self, p: usize) {
+        let proc = &self.procs[p];
+        if proc.handler_active || proc.inbox.is_empty() {
+            return;
+        }
+        let interrupt = proc.mode == ReceiveMode::Interrupt;
+        let allowed = match proc.main {
+            MainState::Running => false,
+            MainState::Timed { .. } => interrupt,
+            MainState::Blocked { .. } | MainState::Done => true,
+        };
+        if allowed {
+            self.start_handler(p, interrupt);
+        }
+    }
+
+    fn start_handler(&mut self, p: usize, interrupt: bool) {
+        let now = self.now;
+        let msg_id = *self.procs[p].inbox.front().expect("inbox not empty");
+        let cfg = Arc::clone(&self.cfg);
+        let nprocs = self.procs.len();
+        let entry = if interrupt { cfg.msg.interrupt_entry } else { cfg.msg.poll_dispatch };
+        let rec = self.msgs[msg_id as usize].as_ref().expect("live message");
+        let mut ctx = Ctx {
+            id: p,
+            nprocs,
+            cfg: &cfg,
+            costs: &self.costs,
+            start_ps: now,
+            offset_cycles: entry,
+            sends: Vec::new(),
+            error: None,
+        };
+        let proc = &mut self.procs[p];
+        proc.handler_active = true;
+        proc.acct.switch(Category::MessageOverhead, now);
+        match rec.target {
+            Target::App(h) => {
+                let message = Message { src: rec.src as ProcId, args: &rec.args, payload: &rec.payload };
+                (self.handlers[h.0 as usize])(&mut proc.state, &mut ctx, &message);
+            }
+            Target::BarrierArrive => proc.barrier.arrivals += 1,
+            Target::BarrierRelease => proc.barrier.released = proc.barrier.released.max(rec.args[0]),
+            Target::Sink => unreachable!("cross-traffic is never dispatched to a processor"),
+        }
+        let exit = if interrupt { cfg.msg.interrupt_exit } else { 0 };
+        let duration_ps = cfg.cycles_to_ps((ctx.offset_cycles + exit) as f64);
+        let (sends, error) = (std::mem::take(&mut ctx.sends), ctx.error.take());
+        drop(ctx);
+        if let Some(e) = error {
+            self.fail(SimError::Program(format!("in a handler on processor {p}: {e}")));
+        }
+        for s in sends {
+            let at = now + cfg.cycles_to_ps(s.at_cycles as f64);
+            self.launch(p, s.dest, s.target, s.args, Vec::new(), at);
+        }
+        // The interrupted main thread loses the handler's time; a blocked one is re-woken
+        // when the handler is done.
+        let main = self.procs[p].main;
+        self.procs[p].gen = self.procs[p].gen.wrapping_add(1);
+        if let MainState::Timed { end, cat } = main {
+            let end = end + duration_ps;
+            self.procs[p].main = MainState::Timed { end, cat };
+            self.wake_at(p, end);
+        }
+        self.push(now + duration_ps, Priority::HandlerDone, Event::HandlerDone { p: p as u32 });
+    }
+
+    fn on_handler_done(&mut self, p: usize) {
+        let now = self.now;
+        let msg_id = self.procs[p].inbox.pop_front().expect("a handler was running");
+        self.msgs[msg_id as usize] = None;
+        self.free_msgs.push(msg_id);
+        self.net.consume(&mut self.q, now, p);
+        let proc = &mut self.procs[p];
+        proc.handler_active = false;
+        match proc.main {
+            MainState::Timed { cat, .. } | MainState::Blocked { cat, .. } => proc.acct.switch(cat, now),
+            MainState::Done | MainState::Running => {}
+        }
+        self.try_dispatch(p);
+        if !self.procs[p].handler_active {
+            if let MainState::Blocked { .. } = self.procs[p].main {
+                self.wake_at(p, now);
+            }
+        }
+    }
+
+    fn drain_notices(&mut self) {
+        while let Some(n) = self.net.notices.pop() {
+            match n {
+                NetNotice::OutputSpace(ep) => {
+                    let ep = ep as usize;
+                    if ep < self.procs.len() {
+                        if let MainState::Blocked { wait: Wait::NiOutput, .. } = self.procs[ep].main {
+                            if !self.procs[ep].handler_active {
+                                self.wake_at(ep, self.now);
+                            }
+                        }
+                    }
+                }
+                NetNotice::Delivered { msg, last, background, packet } => {
+                    if !last {
+                        continue;
+                    }
+                    if background {
+                        self.msgs[msg as usize] = None;
+                        self.free_msgs.push(msg);
+                        continue;
+                    }
+                    let dst = self.net.packet(packet).dst as usize;
+                    self.procs[dst].inbox.push_back(msg);
+                    self.try_dispatch(dst);
+                }
+            }
+        }
+    }
+
+    /// Handle one non-processor event.
+    fn handle(&mut self, ev: Event) {
+        let now = self.now;
+        match ev {
+            Event::Hop { pkt, router, .. } => self.net.on_hop(&mut self.q, now, pkt, router),
+            Event::Grant { link, .. } => self.net.on_grant(&mut self.q, now, link),
+            Event::Deliver { pkt, .. } => self.net.on_deliver(&mut self.q, now, pkt),
+            Event::Inject { ep, .. } => self.net.on_inject(&mut self.q, now, ep as usize),
+            Event::HandlerDone { p } => self.on_handler_done(p as usize),
+            Event::CrossGen { pair } => {
+                if self.procs_done < self.procs.len() {
+                    let (src, dst) = self.cross_pairs[pair as usize];
+                    self.launch(src, dst, Target::Sink, Vec::new(), Vec::new(), now);
+                    let next = now + self.cross_interval_ps;
+                    self.push(next, Priority::Network, Event::CrossGen { pair });
+                }
+            }
+            Event::Wake { .. } => unreachable!("wake-ups are handled by the scheduler"),
+        }
+        self.drain_notices();
+    }
+
+    fn deadlock_report(&self) -> String {
+        let cfg = &self.cfg;
+        let mut lines = vec![format!(
+            "at cycle {:.1} every unfinished processor is blocked and nothing in flight can wake it",
+            cfg.ps_to_cycles(self.now)
+        )];
+        for (i, p) in self.procs.iter().enumerate() {
+            let mode = match p.mode {
+                ReceiveMode::Interrupt => "interrupt",
+                ReceiveMode::Polling => "polling",
+            };
+            let what = match p.main {
+                MainState::Done => continue,
+                MainState::Blocked { wait, since, .. } => {
+                    let w = match wait {
+                        Wait::Cond(what) => format!("waits in wait_until(\"{what}\")"),
+                        Wait::Barrier(e) => format!(
+                            "waits at barrier #{e} ({} child arrivals pending, released through #{})",
+                            p.barrier.arrivals, p.barrier.released
+                        ),
+                        Wait::NiOutput => "waits for NI output queue space".to_string(),
+                        Wait::Drain => "waits for its handlers to drain".to_string(),
+                    };
+                    format!("{w} since cycle {:.1}", cfg.ps_to_cycles(since))
+                }
+                other => format!("{other:?}"),
+            };
+            lines.push(format!("  P{i}: {what}; {} messages waiting; receives by {mode}", p.inbox.len()));
+        }
+        let done = self.procs.iter().filter(|p| p.main == MainState::Done).count();
+        if done > 0 {
+            lines.push(format!("  ({done} processors finished)"));
+        }
+        lines.push(format!("  network: {}", self.net.stuck_summary()));
+        lines.join("\n")
+    }
+}
+
+/// Run `program` on the machine `cfg`.
+pub fn run<P: Program>(cfg: Arc<MachineConfig>, program: Arc<P>) -> Result<RunOutput<P::State>, SimError> {
+    let started = std::time::Instant::now();
+    let n = cfg.nprocs();
+    let mut costs = Vec::new();
+    for name in program.costs() {
+        match cfg.spec.costs.get(name) {
+            Some(&c) => costs.push((name, c)),
+            None => {
+                let have: Vec<&str> = cfg.spec.costs.keys().map(|s| s.as_str()).collect();
+                return Err(SimError::Program(format!(
+                    "the program needs cost entry `costs.{name}`, which machine `{}` does not define (it has: {}); add it with --set costs.{name}=CYCLES",
+                    cfg.spec.name,
+                    have.join(", ")
+                )));
+            }
+        }
+    }
+    let net = Network::new(
+        cfg.topology.clone(),
+        cfg.link_ps_per_byte,
+        cfg.router_latency_ps,
+        cfg.ni_latency_ps,
+        cfg.ni_input_queue_packets,
+        cfg.ni_output_queue_packets,
+    );
+    let cross_pairs = cfg.topology.io_pairs();
+    let cross_interval_ps = if cfg.cross_traffic_bytes_per_cycle > 0.0 {
+        let per_pair = cfg.cross_traffic_bytes_per_cycle / cross_pairs.len() as f64;
+        cfg.cycles_to_ps(cfg.cross_traffic_message_bytes as f64 / per_pair).max(1)
+    } else {
+        0
+    };
+    let mode = program.receive_mode();
+    let procs = (0..n)
+        .map(|i| Proc {
+            state: program.init_state(i, n),
+            mode,
+            main: MainState::Running,
+            gen: 0,
+            handler_active: false,
+            inbox: VecDeque::new(),
+            acct: TimeAccount::new(),
+            barrier: BarrierState::default(),
+        })
+        .collect();
+    let mut world: Box<World<P::State>> = Box::new(World {
+        now: 0,
+        q: EventQueue::new(),
+        net,
+        procs,
+        handlers: program.handlers(),
+        costs,
+        msgs: Vec::new(),
+        free_msgs: Vec::new(),
+        traffic: Traffic::default(),
+        timing_start: None,
+        fatal: None,
+        procs_done: 0,
+        cross_pairs,
+        cross_interval_ps,
+        cfg: Arc::clone(&cfg),
+    });
+    let wp: *mut World<P::State> = &mut *world;
+
+    type Coro<S> = Coroutine<*mut World<S>, (), ()>;
+    let mut coros: Vec<Coro<P::State>> = Vec::with_capacity(n);
+    for id in 0..n {
+        let prog = Arc::clone(&program);
+        let stack = DefaultStack::new(256 * 1024).map_err(|e| SimError::Internal(format!("coroutine stack: {e}")))?;
+        coros.push(Coroutine::with_stack(stack, move |yielder, wp| {
+            let mut node = SimNode::new(id, wp, yielder);
+            prog.main(&mut node);
+        }));
+    }
+
+    // SAFETY (all `unsafe { &mut *wp }` below): no reference into the world outlives the
+    // statement that makes it, and none is held while a coroutine runs.
+    {
+        let w = unsafe { &mut *wp };
+        for p in 0..n {
+            w.wake_at(p, 0);
+        }
+        if w.cross_interval_ps > 0 {
+            let npairs = w.cross_pairs.len() as u64;
+            for pair in 0..npairs {
+                // Stagger the sources so they do not fire in lock step.
+                let at = w.cross_interval_ps * pair / npairs;
+                w.push(at, Priority::Network, Event::CrossGen { pair: pair as u32 });
+            }
+        }
+    }
+    let mut events: u64 = 0;
+    loop {
+        let w = unsafe { &mut *wp };
+        let Some((t, ev)) = w.q.pop() else { break };
+        events += 1;
+        w.now = t;
+        if events > cfg.max_events {
+            return Err(SimError::EventLimit { events: events - 1, cycles: cfg.ps_to_cycles(t) });
+        }
+        if t > cfg.max_time_ps {
+            return Err(SimError::TimeLimit { cycles: cfg.ps_to_cycles(t) });
+        }
+        match ev {
+            Event::Wake { p, gen } => {
+                let pi = p as usize;
+                if w.procs[pi].gen != gen {
+                    continue; // superseded
+                }
+                w.procs[pi].main = MainState::Running;
+                match coros[pi].resume(wp) {
+                    CoroutineResult::Yield(()) => {}
+                    CoroutineResult::Return(()) => {
+                        let w = unsafe { &mut *wp };
+                        let proc = &mut w.procs[pi];
+                        proc.main = MainState::Done;
+                        proc.acct.finish(w.now);
+                        w.procs_done += 1;
+                        w.try_dispatch(pi);
+                    }
+                }
+                let w = unsafe { &mut *wp };
+                w.drain_notices();
+            }
+            other => w.handle(other),
+        }
+        let w = unsafe { &mut *wp };
+        if let Some(e) = w.fatal.take() {
+            return Err(e);
+        }
+        if w.q.live() == 0 {
+            if w.procs_done == n {
+                break; // only cross-traffic remains
+            }
+            if w.net.app_packets_in_flight == 0 || w.q.len() == 0 {
+                return Err(SimError::Deadlock(w.deadlock_report()));
+            }
+        }
+    }
+    let w = unsafe { &mut *wp };
+    if w.procs_done < n {
+        return Err(SimError::Deadlock(w.deadlock_report()));
+    }
+    drop(coros);
+    let stats = collect_stats(&world, events, started.elapsed().as_secs_f64())?;
+    let states = world.procs.into_iter().map(|p| p.state).collect();
+    Ok(RunOutput { states, stats })
+}
+
+fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, SimError> {
+    let cfg = &w.cfg;
+    let mut procs = Vec::with_capacity(w.procs.len());
+    let mut first_start = u64::MAX;
+    let mut last_finish = 0;
+    for (i, p) in w.procs.iter().enumerate() {
+        let totals = p.acct.totals_ps();
+        let busy = p.acct.busy_ps();
+        if totals.iter().sum::<u64>() != busy {
+            return Err(SimError::Internal(format!(
+                "processor {i}: time categories sum to {} ps but busy time is {busy} ps",
+                totals.iter().sum::<u64>()
+            )));
+        }
+        first_start = first_start.min(p.acct.start_ps());
+        last_finish = last_finish.max(p.acct.finish_ps().unwrap_or(0));
+        procs.push(ProcTimes {
+            by_category: totals.map(|ps| cfg.ps_to_cycles(ps)),
+            busy: cfg.ps_to_cycles(busy),
+            start: cfg.ps_to_cycles(p.acct.start_ps()),
+        });
+    }
+    let timed_ps = last_finish.saturating_sub(first_start);
+    let mut counters = std::collections::BTreeMap::new();
+    counters.insert("messages".to_string(), w.traffic.messages as f64);
+    counters.insert("packets".to_string(), w.traffic.packets as f64);
+    counters.insert("cross_traffic_messages".to_string(), w.traffic.cross_messages as f64);
+    // Utilisation of router-to-router links over the timed region.
+    let topo = &w.net.topo;
+    let router_links: Vec<(u32, u64)> =
+        w.net.link_busy_ps().filter(|(l, _)| topo.link(*l).kind == crate::net::topology::LinkKind::Router).collect();
+    if timed_ps > 0 && !router_links.is_empty() {
+        let util = |b: u64| b as f64 / timed_ps as f64;
+        let mean = router_links.iter().map(|&(_, b)| util(b)).sum::<f64>() / router_links.len() as f64;
+        let max = router_links.iter().map(|&(_, b)| util(b)).fold(0.0, f64::max);
+        counters.insert("link_utilization_mean".to_string(), mean);
+        counters.insert("link_utilization_max".to_string(), max);
+        let bis = topo.bisection_links();
+        if !bis.is_empty() {
+            let busy: Vec<u64> = w.net.link_busy_ps().map(|(_, b)| b).collect();
+            let u = bis.iter().map(|&l| util(busy[l as usize])).sum::<f64>() / bis.len() as f64;
+            counters.insert("bisection_utilization".to_string(), u);
+        }
+    }
+    Ok(RunStats {
+        cycles: cfg.ps_to_cycles(timed_ps),
+        procs,
+        volume_bytes: w.traffic.bytes,
+        counters,
+        events,
+        wall_seconds: wall,
+    })
+}

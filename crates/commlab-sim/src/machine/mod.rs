@@ -1,0 +1,406 @@
+//! Machine configuration: TOML presets, `--set` overrides, `--procs` resizing and validation
+//! into a checked [`MachineConfig`] whose fields are in the simulator's units (picoseconds).
+//!
+//! Flow: preset text ─parse─▶ `toml::Table` ─`--set`─▶ table ─deserialize─▶ [`MachineSpec`]
+//! ─`--procs`─▶ spec ─[`MachineConfig::from_spec`]─▶ checked config. Every error names the key.
+
+mod spec;
+
+pub use spec::{key_doc, key_list, KeyDoc, MachineSpec, KEYS};
+
+use crate::net::topology::{resize, Topology, TopologyKind};
+use std::fmt;
+
+/// Presets shipped with commlab (the files in `machines/`), compiled into the binary.
+pub const PRESETS: &[(&str, &str)] = &[("alewife", include_str!("../../../../machines/alewife.toml"))];
+
+/// An invalid machine description: which input, and what would be valid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError {
+    pub message: String,
+}
+
+impl ConfigError {
+    fn key(key: &str, msg: impl fmt::Display) -> Self {
+        ConfigError { message: format!("machine key `{key}`: {msg}") }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Names of the shipped presets.
+pub fn preset_names() -> Vec<&'static str> {
+    PRESETS.iter().map(|(n, _)| *n).collect()
+}
+
+/// The TOML text of a shipped preset.
+pub fn preset_text(name: &str) -> Option<&'static str> {
+    PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+/// Parse machine TOML text (`origin` names it in errors) and apply `key=value` overrides.
+pub fn parse_spec(text: &str, origin: &str, overrides: &[String]) -> Result<MachineSpec, ConfigError> {
+    let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| ConfigError {
+        message: format!("{origin}: malformed TOML: {}", one_line(&e.to_string())),
+    })?;
+    for ov in overrides {
+        apply_override(&mut table, ov)?;
+    }
+    MachineSpec::deserialize_table(table, origin)
+}
+
+impl MachineSpec {
+    fn deserialize_table(table: toml::Table, origin: &str) -> Result<MachineSpec, ConfigError> {
+        let text = toml::to_string(&table).expect("a toml table serializes");
+        toml::from_str(&text).map_err(|e: toml::de::Error| {
+            let msg = one_line(e.message());
+            let hint =
+                if msg.contains("unknown field") { format!(" (valid keys: {})", key_list()) } else { String::new() };
+            ConfigError { message: format!("{origin}: {msg}{hint}") }
+        })
+    }
+
+    /// The spec as TOML with every key's unit and meaning as a comment.
+    pub fn to_documented_toml(&self) -> String {
+        let text = toml::to_string(self).expect("a spec serializes");
+        let mut out = String::new();
+        let mut section = String::new();
+        for line in text.lines() {
+            let trimmed = line.trim();
+            if trimmed.starts_with('[') {
+                section = trimmed.trim_matches(|c| c == '[' || c == ']').to_string();
+                out.push('\n');
+                out.push_str(line);
+                out.push('\n');
+                continue;
+            }
+            if let Some((k, _)) = trimmed.split_once(" = ") {
+                let full = if section.is_empty() { k.to_string() } else { format!("{section}.{k}") };
+                if let Some(doc) = key_doc(&full) {
+                    out.push_str(&format!("{line:<44} # [{}] {}\n", doc.unit, doc.doc));
+                    continue;
+                }
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Apply one `key=value` override to the raw table, checking that the key exists (or is a
+/// `costs.*` entry) and that the value has the key's type.
+fn apply_override(table: &mut toml::Table, ov: &str) -> Result<(), ConfigError> {
+    let (key, raw) = ov.split_once('=').ok_or_else(|| ConfigError {
+        message: format!("--set `{ov}`: expected key=value, e.g. network.link_bytes_per_ns=0.09"),
+    })?;
+    let key = key.trim();
+    let raw = raw.trim();
+    if key_doc(key).is_none() || key == "costs.*" {
+        return Err(ConfigError {
+            message: format!("--set `{key}`: unknown machine key (valid keys: {})", key_list()),
+        });
+    }
+    // Parse the value as a TOML value; a bare word is taken as a string.
+    let value: toml::Value = match format!("v = {raw}").parse::<toml::Table>() {
+        Ok(mut t) => t.remove("v").expect("parsed key"),
+        Err(_) => toml::Value::String(raw.to_string()),
+    };
+    let path: Vec<&str> = key.split('.').collect();
+    let (last, parents) = path.split_last().expect("non-empty key");
+    let mut cur = &mut *table;
+    for p in parents {
+        cur = cur
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            .as_table_mut()
+            .ok_or_else(|| ConfigError::key(key, format!("`{p}` is not a table in this machine")))?;
+    }
+    let value = match cur.get(*last) {
+        Some(old) => coerce(key, old, value)?,
+        None if parents.first() == Some(&"costs") => match value {
+            toml::Value::Integer(i) if i >= 0 => toml::Value::Integer(i),
+            other => return Err(ConfigError::key(key, format!("expected a whole number of cycles, got `{other}`"))),
+        },
+        None => value,
+    };
+    cur.insert(last.to_string(), value);
+    Ok(())
+}
+
+/// Check an override against the type of the value it replaces.
+fn coerce(key: &str, old: &toml::Value, new: toml::Value) -> Result<toml::Value, ConfigError> {
+    use toml::Value as V;
+    let ok = match (old, &new) {
+        (V::Float(_), V::Integer(i)) => return Ok(V::Float(*i as f64)),
+        (V::Integer(_), V::Integer(_))
+        | (V::Float(_), V::Float(_))
+        | (V::Boolean(_), V::Boolean(_))
+        | (V::String(_), V::String(_))
+        | (V::Array(_), V::Array(_)) => true,
+        _ => false,
+    };
+    if ok {
+        Ok(new)
+    } else {
+        Err(ConfigError::key(key, format!("expected {}, got `{new}`", old.type_str())))
+    }
+}
+
+/// Checked machine configuration, in simulator units. Built once per run.
+#[derive(Clone, Debug)]
+pub struct MachineConfig {
+    /// The resolved description this config was built from (for `machine show` and output).
+    pub spec: MachineSpec,
+    pub topology: Topology,
+    /// Picoseconds per processor cycle (not necessarily whole: 66 MHz is 15151.5 ps).
+    pub cycle_ps: f64,
+    /// Picoseconds to serialize one byte on a link.
+    pub link_ps_per_byte: f64,
+    pub router_latency_ps: u64,
+    pub ni_latency_ps: u64,
+    pub header_bytes: u64,
+    pub max_packet_payload_bytes: u64,
+    pub ni_input_queue_packets: u32,
+    pub ni_output_queue_packets: u32,
+    pub cross_traffic_bytes_per_cycle: f64,
+    pub cross_traffic_message_bytes: u64,
+    pub msg: MessagingCosts,
+    pub max_events: u64,
+    pub max_time_ps: u64,
+}
+
+/// Messaging costs in processor cycles (see [`KEYS`] for meanings).
+#[derive(Clone, Debug)]
+pub struct MessagingCosts {
+    pub send_overhead: u64,
+    pub send_per_arg_word: u64,
+    pub max_arg_words: u64,
+    pub interrupt_entry: u64,
+    pub interrupt_exit: u64,
+    pub poll: u64,
+    pub poll_dispatch: u64,
+    pub dma_setup: u64,
+    pub dma_per_region: u64,
+    pub dma_bytes_per_cycle: f64,
+    pub dma_align_bytes: u64,
+    pub barrier_arity: u64,
+}
+
+fn topology_kind(n: &spec::NetworkSpec) -> Result<TopologyKind, ConfigError> {
+    let need_dims = |want: Option<usize>| -> Result<(), ConfigError> {
+        if n.dims.is_empty() || n.dims.iter().any(|&d| d == 0) || want.is_some_and(|w| n.dims.len() != w) {
+            let shape = want.map_or("one or more".to_string(), |w| w.to_string());
+            return Err(ConfigError::key(
+                "network.dims",
+                format!("{} needs {shape} positive sizes, got {:?}", n.topology, n.dims),
+            ));
+        }
+        Ok(())
+    };
+    let need_nprocs = || -> Result<usize, ConfigError> {
+        if n.nprocs == 0 {
+            return Err(ConfigError::key("network.nprocs", format!("{} needs nprocs >= 1", n.topology)));
+        }
+        Ok(n.nprocs)
+    };
+    Ok(match n.topology.as_str() {
+        "mesh" => {
+            need_dims(Some(2))?;
+            TopologyKind::Mesh { dims: [n.dims[0], n.dims[1]], io_nodes: n.io_nodes }
+        }
+        "torus" => {
+            need_dims(None)?;
+            TopologyKind::Torus { dims: n.dims.clone() }
+        }
+        "fat-tree" => {
+            if n.arity < 2 {
+                return Err(ConfigError::key("network.arity", format!("must be at least 2, got {}", n.arity)));
+            }
+            TopologyKind::FatTree { arity: n.arity, nprocs: need_nprocs()? }
+        }
+        "hypercube" => {
+            let p = need_nprocs()?;
+            if !p.is_power_of_two() {
+                return Err(ConfigError::key("network.nprocs", format!("a hypercube needs a power of two, got {p}")));
+            }
+            TopologyKind::Hypercube { dim: p.trailing_zeros() as usize }
+        }
+        "ring" => TopologyKind::Ring { nprocs: need_nprocs()? },
+        "crossbar" => TopologyKind::Crossbar { nprocs: need_nprocs()? },
+        other => {
+            return Err(ConfigError::key(
+                "network.topology",
+                format!("unknown topology `{other}` (valid: mesh, torus, fat-tree, hypercube, ring, crossbar)"),
+            ))
+        }
+    })
+}
+
+fn positive(key: &str, v: f64) -> Result<f64, ConfigError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(ConfigError::key(key, format!("must be a positive number, got {v}")))
+    }
+}
+
+fn at_least(key: &str, v: u64, min: u64) -> Result<u64, ConfigError> {
+    if v >= min {
+        Ok(v)
+    } else {
+        Err(ConfigError::key(key, format!("must be at least {min}, got {v}")))
+    }
+}
+
+fn ns_to_ps(key: &str, ns: f64) -> Result<u64, ConfigError> {
+    if !ns.is_finite() || ns < 0.0 {
+        return Err(ConfigError::key(key, format!("must be a non-negative number of ns, got {ns}")));
+    }
+    Ok((ns * 1000.0).round() as u64)
+}
+
+impl MachineConfig {
+    /// Load a preset or TOML text, apply overrides and an optional processor count.
+    pub fn load(
+        text: &str,
+        origin: &str,
+        overrides: &[String],
+        procs: Option<usize>,
+    ) -> Result<MachineConfig, ConfigError> {
+        let mut spec = parse_spec(text, origin, overrides)?;
+        if let Some(p) = procs {
+            spec = resize_spec(spec, p)?;
+        }
+        MachineConfig::from_spec(spec)
+    }
+
+    /// A shipped preset by name, with overrides.
+    pub fn preset(name: &str, overrides: &[String], procs: Option<usize>) -> Result<MachineConfig, ConfigError> {
+        let text = preset_text(name).ok_or_else(|| ConfigError {
+            message: format!(
+                "unknown machine `{name}` (presets: {}; or give a path to a .toml file)",
+                preset_names().join(", ")
+            ),
+        })?;
+        MachineConfig::load(text, name, overrides, procs)
+    }
+
+    /// Validate a spec into simulator units.
+    pub fn from_spec(spec: MachineSpec) -> Result<MachineConfig, ConfigError> {
+        let n = &spec.network;
+        let m = &spec.messaging;
+        let clock = positive("processor.clock_mhz", spec.processor.clock_mhz)?;
+        let bw = positive("network.link_bytes_per_ns", n.link_bytes_per_ns)?;
+        let topology = Topology::new(topology_kind(n)?).map_err(|e| ConfigError::key("network", e))?;
+        at_least("network.max_packet_payload_bytes", n.max_packet_payload_bytes, 8)?;
+        at_least("network.ni_input_queue_packets", n.ni_input_queue_packets as u64, 1)?;
+        at_least("network.ni_output_queue_packets", n.ni_output_queue_packets as u64, 1)?;
+        let ct = &spec.cross_traffic;
+        if !ct.rate_bytes_per_cycle.is_finite() || ct.rate_bytes_per_cycle < 0.0 {
+            return Err(ConfigError::key(
+                "cross_traffic.rate_bytes_per_cycle",
+                format!("must be >= 0, got {}", ct.rate_bytes_per_cycle),
+            ));
+        }
+        if ct.rate_bytes_per_cycle > 0.0 && topology.io_pairs().is_empty() {
+            return Err(ConfigError::key(
+                "cross_traffic.rate_bytes_per_cycle",
+                "cross-traffic needs I/O nodes: set network.topology = \"mesh\" and network.io_nodes = true",
+            ));
+        }
+        if ct.message_bytes <= n.header_bytes {
+            return Err(ConfigError::key(
+                "cross_traffic.message_bytes",
+                format!("must exceed network.header_bytes ({}), got {}", n.header_bytes, ct.message_bytes),
+            ));
+        }
+        at_least("messaging.max_arg_words", m.max_arg_words, 2)?;
+        positive("messaging.dma_bytes_per_cycle", m.dma_bytes_per_cycle)?;
+        if m.dma_align_bytes < 8 || !m.dma_align_bytes.is_power_of_two() {
+            return Err(ConfigError::key(
+                "messaging.dma_align_bytes",
+                format!("must be a power of two >= 8, got {}", m.dma_align_bytes),
+            ));
+        }
+        at_least("messaging.barrier_arity", m.barrier_arity, 2)?;
+        at_least("limits.max_events", spec.limits.max_events, 1)?;
+        let max_time_ps = positive("limits.max_sim_time_ms", spec.limits.max_sim_time_ms)? * 1e9;
+        if max_time_ps >= u64::MAX as f64 / 2.0 {
+            return Err(ConfigError::key("limits.max_sim_time_ms", "too large to represent in picoseconds"));
+        }
+        Ok(MachineConfig {
+            cycle_ps: 1e6 / clock,
+            link_ps_per_byte: 1000.0 / bw,
+            router_latency_ps: ns_to_ps("network.router_latency_ns", n.router_latency_ns)?,
+            ni_latency_ps: ns_to_ps("network.ni_latency_ns", n.ni_latency_ns)?,
+            header_bytes: n.header_bytes,
+            max_packet_payload_bytes: n.max_packet_payload_bytes,
+            ni_input_queue_packets: n.ni_input_queue_packets,
+            ni_output_queue_packets: n.ni_output_queue_packets,
+            cross_traffic_bytes_per_cycle: ct.rate_bytes_per_cycle,
+            cross_traffic_message_bytes: ct.message_bytes,
+            msg: MessagingCosts {
+                send_overhead: m.send_overhead_cycles,
+                send_per_arg_word: m.send_per_arg_word_cycles,
+                max_arg_words: m.max_arg_words,
+                interrupt_entry: m.interrupt_entry_cycles,
+                interrupt_exit: m.interrupt_exit_cycles,
+                poll: m.poll_cycles,
+                poll_dispatch: m.poll_dispatch_cycles,
+                dma_setup: m.dma_setup_cycles,
+                dma_per_region: m.dma_per_region_cycles,
+                dma_bytes_per_cycle: m.dma_bytes_per_cycle,
+                dma_align_bytes: m.dma_align_bytes,
+                barrier_arity: m.barrier_arity,
+            },
+            max_events: spec.limits.max_events,
+            max_time_ps: max_time_ps as u64,
+            topology,
+            spec,
+        })
+    }
+
+    pub fn nprocs(&self) -> usize {
+        self.topology.nprocs()
+    }
+
+    /// Picoseconds of `cycles` processor cycles.
+    #[inline]
+    pub fn cycles_to_ps(&self, cycles: f64) -> u64 {
+        (cycles * self.cycle_ps).round() as u64
+    }
+
+    /// Processor cycles of `ps` picoseconds.
+    #[inline]
+    pub fn ps_to_cycles(&self, ps: u64) -> f64 {
+        ps as f64 / self.cycle_ps
+    }
+
+    /// Bisection bandwidth of the network in bytes per processor cycle (both directions).
+    pub fn bisection_bytes_per_cycle(&self) -> f64 {
+        self.topology.bisection_links().len() as f64 * self.cycle_ps / self.link_ps_per_byte
+    }
+}
+
+/// Resize the spec's network to `nprocs` processors, keeping per-link and per-node parameters.
+pub fn resize_spec(mut spec: MachineSpec, nprocs: usize) -> Result<MachineSpec, ConfigError> {
+    let kind = topology_kind(&spec.network)?;
+    let new = resize(&kind, nprocs).map_err(|e| ConfigError { message: format!("--procs {nprocs}: {e}") })?;
+    match new {
+        TopologyKind::Mesh { dims, .. } => spec.network.dims = dims.to_vec(),
+        TopologyKind::Torus { dims } => spec.network.dims = dims,
+        _ => spec.network.nprocs = nprocs,
+    }
+    Ok(spec)
+}

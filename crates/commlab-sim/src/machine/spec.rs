@@ -1,0 +1,221 @@
+//! `MachineSpec`: the machine description as written in a TOML preset, before validation.
+//!
+//! Every key is listed in [`KEYS`] with its unit and meaning; that table is the single source of
+//! the documentation printed by `commlab machine show` and of the valid-key lists in errors.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MachineSpec {
+    pub name: String,
+    pub summary: String,
+    pub processor: ProcessorSpec,
+    pub network: NetworkSpec,
+    pub cross_traffic: CrossTrafficSpec,
+    pub messaging: MessagingSpec,
+    #[serde(default)]
+    pub costs: BTreeMap<String, u64>,
+    pub limits: LimitsSpec,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessorSpec {
+    pub clock_mhz: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSpec {
+    pub topology: String,
+    #[serde(default)]
+    pub dims: Vec<usize>,
+    #[serde(default = "default_arity")]
+    pub arity: usize,
+    #[serde(default)]
+    pub nprocs: usize,
+    #[serde(default)]
+    pub io_nodes: bool,
+    pub link_bytes_per_ns: f64,
+    pub router_latency_ns: f64,
+    pub ni_latency_ns: f64,
+    pub header_bytes: u64,
+    pub max_packet_payload_bytes: u64,
+    pub ni_input_queue_packets: u32,
+    pub ni_output_queue_packets: u32,
+}
+
+fn default_arity() -> usize {
+    4
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CrossTrafficSpec {
+    pub rate_bytes_per_cycle: f64,
+    pub message_bytes: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MessagingSpec {
+    pub send_overhead_cycles: u64,
+    pub send_per_arg_word_cycles: u64,
+    pub max_arg_words: u64,
+    pub interrupt_entry_cycles: u64,
+    pub interrupt_exit_cycles: u64,
+    pub poll_cycles: u64,
+    pub poll_dispatch_cycles: u64,
+    pub dma_setup_cycles: u64,
+    pub dma_per_region_cycles: u64,
+    pub dma_bytes_per_cycle: f64,
+    pub dma_align_bytes: u64,
+    pub barrier_arity: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSpec {
+    pub max_events: u64,
+    pub max_sim_time_ms: f64,
+}
+
+/// One documented key: dotted path, unit, meaning.
+pub struct KeyDoc {
+    pub key: &'static str,
+    pub unit: &'static str,
+    pub doc: &'static str,
+}
+
+/// Every machine key, its unit and its meaning. `costs.*` entries are free-form names in cycles.
+pub const KEYS: &[KeyDoc] = &[
+    KeyDoc { key: "name", unit: "text", doc: "preset name" },
+    KeyDoc { key: "summary", unit: "text", doc: "one-line description" },
+    KeyDoc {
+        key: "processor.clock_mhz",
+        unit: "MHz",
+        doc: "processor clock; the network is timed independently in ns",
+    },
+    KeyDoc { key: "network.topology", unit: "mesh|torus|fat-tree|hypercube|ring|crossbar", doc: "network topology" },
+    KeyDoc {
+        key: "network.dims",
+        unit: "routers per dimension",
+        doc: "mesh [x, y] or torus [k0, k1, ...]; x is the longest and is the bisection cut",
+    },
+    KeyDoc { key: "network.arity", unit: "ports", doc: "fat-tree switch arity (children per switch)" },
+    KeyDoc {
+        key: "network.nprocs",
+        unit: "processors",
+        doc: "processor count for fat-tree, hypercube, ring and crossbar",
+    },
+    KeyDoc {
+        key: "network.io_nodes",
+        unit: "bool",
+        doc: "mesh only: one I/O node per row on both x edges (sources of cross-traffic)",
+    },
+    KeyDoc { key: "network.link_bytes_per_ns", unit: "bytes/ns", doc: "bandwidth of every link, per direction" },
+    KeyDoc { key: "network.router_latency_ns", unit: "ns", doc: "latency of one router-to-router hop" },
+    KeyDoc {
+        key: "network.ni_latency_ns",
+        unit: "ns",
+        doc: "latency of the injection link and of the ejection link, each",
+    },
+    KeyDoc { key: "network.header_bytes", unit: "bytes", doc: "header carried by every packet" },
+    KeyDoc {
+        key: "network.max_packet_payload_bytes",
+        unit: "bytes",
+        doc: "largest payload per packet; longer messages are split",
+    },
+    KeyDoc {
+        key: "network.ni_input_queue_packets",
+        unit: "packets",
+        doc: "NI input queue; when full, arriving packets wait in the network holding their link",
+    },
+    KeyDoc {
+        key: "network.ni_output_queue_packets",
+        unit: "packets",
+        doc: "NI output queue; a sender whose queue is full stalls (memory_ni_wait)",
+    },
+    KeyDoc {
+        key: "cross_traffic.rate_bytes_per_cycle",
+        unit: "bytes/processor cycle",
+        doc: "total cross-traffic the I/O nodes send across the bisection (0 = off)",
+    },
+    KeyDoc {
+        key: "cross_traffic.message_bytes",
+        unit: "bytes",
+        doc: "size of one cross-traffic message, header included",
+    },
+    KeyDoc {
+        key: "messaging.send_overhead_cycles",
+        unit: "cycles",
+        doc: "describe + launch of a message with no arguments",
+    },
+    KeyDoc {
+        key: "messaging.send_per_arg_word_cycles",
+        unit: "cycles",
+        doc: "extra send cost per 32-bit argument word",
+    },
+    KeyDoc {
+        key: "messaging.max_arg_words",
+        unit: "32-bit words",
+        doc: "active-message argument cap (a u64 argument is two words)",
+    },
+    KeyDoc {
+        key: "messaging.interrupt_entry_cycles",
+        unit: "cycles",
+        doc: "from message arrival to handler entry when receiving by interrupt",
+    },
+    KeyDoc {
+        key: "messaging.interrupt_exit_cycles",
+        unit: "cycles",
+        doc: "from handler return to resuming the interrupted thread",
+    },
+    KeyDoc { key: "messaging.poll_cycles", unit: "cycles", doc: "one poll of the NI, whether or not a message waits" },
+    KeyDoc {
+        key: "messaging.poll_dispatch_cycles",
+        unit: "cycles",
+        doc: "dispatch of one polled message to its handler",
+    },
+    KeyDoc { key: "messaging.dma_setup_cycles", unit: "cycles", doc: "extra send cost of a bulk (DMA) message" },
+    KeyDoc {
+        key: "messaging.dma_per_region_cycles",
+        unit: "cycles",
+        doc: "extra send cost per (address, length) region",
+    },
+    KeyDoc {
+        key: "messaging.dma_bytes_per_cycle",
+        unit: "bytes/cycle",
+        doc: "DMA engine rate reading the sender's memory",
+    },
+    KeyDoc {
+        key: "messaging.dma_align_bytes",
+        unit: "bytes",
+        doc: "each DMA region is padded to a multiple of this (power of two, >= 8)",
+    },
+    KeyDoc { key: "messaging.barrier_arity", unit: "children", doc: "fan-in of the message combining-tree barrier" },
+    KeyDoc { key: "costs.*", unit: "cycles", doc: "named work costs applications charge (e.g. costs.iccg_edge)" },
+    KeyDoc { key: "limits.max_events", unit: "events", doc: "a run that executes more events stops with an error" },
+    KeyDoc {
+        key: "limits.max_sim_time_ms",
+        unit: "ms of simulated time",
+        doc: "a run that simulates longer stops with an error",
+    },
+];
+
+/// The documentation entry of a dotted key, if it is one.
+pub fn key_doc(key: &str) -> Option<&'static KeyDoc> {
+    if let Some(name) = key.strip_prefix("costs.") {
+        if !name.is_empty() {
+            return KEYS.iter().find(|k| k.key == "costs.*");
+        }
+    }
+    KEYS.iter().find(|k| k.key == key)
+}
+
+/// All settable keys, comma separated, for error messages.
+pub fn key_list() -> String {
+    KEYS.iter().map(|k| k.key).collect::<Vec<_>>().join(", ")
+}

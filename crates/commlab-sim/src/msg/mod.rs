@@ -1,0 +1,177 @@
+//! Active messages and DMA bulk transfer: message records, packetization, the handler context,
+//! and the combining tree of the message barrier.
+
+use crate::machine::MachineConfig;
+use commlab_api::{HandlerCtx, HandlerId, ProcId};
+
+/// What runs when a message arrives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// An application handler.
+    App(HandlerId),
+    /// A child reached the barrier.
+    BarrierArrive,
+    /// The barrier of epoch `args[0]` is complete.
+    BarrierRelease,
+    /// Cross-traffic: consumed by the I/O node's sink.
+    Sink,
+}
+
+/// A message in flight or waiting in an NI input queue.
+pub(crate) struct MessageRecord {
+    pub src: u32,
+    pub target: Target,
+    pub args: Vec<u64>,
+    pub payload: Vec<u64>,
+}
+
+/// Sizes of the packets a message of `payload_bytes` (arguments + bulk) is split into.
+pub(crate) fn packet_payloads(payload_bytes: u64, max_payload: u64) -> impl Iterator<Item = u64> {
+    let n = payload_bytes.div_ceil(max_payload).max(1);
+    (0..n).map(move |i| (payload_bytes - i * max_payload).min(max_payload))
+}
+
+/// Concatenate DMA regions, padding each to the alignment (in bytes, a multiple of 8).
+pub(crate) fn gather_regions(regions: &[&[u64]], align_bytes: u64) -> Vec<u64> {
+    let align_words = (align_bytes / 8) as usize;
+    let total: usize = regions.iter().map(|r| r.len().div_ceil(align_words) * align_words).sum();
+    let mut out = Vec::with_capacity(total);
+    for r in regions {
+        out.extend_from_slice(r);
+        let padded = r.len().div_ceil(align_words) * align_words;
+        out.resize(out.len() + padded - r.len(), 0);
+    }
+    out
+}
+
+/// Send cost in cycles of a message with `arg_words64` u64 arguments and `regions` DMA regions
+/// (0 for a plain active message).
+pub(crate) fn send_cost_cycles(cfg: &MachineConfig, arg_words64: usize, regions: Option<usize>) -> u64 {
+    let m = &cfg.msg;
+    let mut c = m.send_overhead + m.send_per_arg_word * 2 * arg_words64 as u64;
+    if let Some(r) = regions {
+        c += m.dma_setup + m.dma_per_region * r as u64;
+    }
+    c
+}
+
+/// Check the argument cap; `Err` names the limit.
+pub(crate) fn check_args(cfg: &MachineConfig, nargs: usize) -> Result<(), String> {
+    let words = 2 * nargs as u64;
+    if words > cfg.msg.max_arg_words {
+        return Err(format!(
+            "an active message has {nargs} u64 arguments ({words} 32-bit words) but messaging.max_arg_words is {}",
+            cfg.msg.max_arg_words
+        ));
+    }
+    Ok(())
+}
+
+/// Parent and children of processor `p` in the barrier's combining tree (rooted at 0).
+pub(crate) fn barrier_tree(p: usize, n: usize, arity: usize) -> (Option<usize>, std::ops::Range<usize>) {
+    let parent = if p == 0 { None } else { Some((p - 1) / arity) };
+    let first = (arity * p + 1).min(n);
+    let last = (arity * p + arity + 1).min(n);
+    (parent, first..last)
+}
+
+/// A send requested by a running handler, `at_cycles` after the handler started.
+pub(crate) struct HandlerSend {
+    pub dest: ProcId,
+    pub target: Target,
+    pub args: Vec<u64>,
+    pub at_cycles: u64,
+}
+
+/// The context a handler runs in. Handler time is counted from the handler's start (which
+/// already includes interrupt entry or poll dispatch).
+pub(crate) struct Ctx<'a> {
+    pub id: ProcId,
+    pub nprocs: usize,
+    pub cfg: &'a MachineConfig,
+    pub costs: &'a [(&'static str, u64)],
+    pub start_ps: u64,
+    pub offset_cycles: u64,
+    pub sends: Vec<HandlerSend>,
+    pub error: Option<String>,
+}
+
+pub(crate) fn lookup_cost(costs: &[(&'static str, u64)], name: &str) -> u64 {
+    match costs.iter().find(|(n, _)| *n == name) {
+        Some((_, c)) => *c,
+        None => panic!("cost `{name}` was not declared in Program::costs()"),
+    }
+}
+
+impl HandlerCtx for Ctx<'_> {
+    fn id(&self) -> ProcId {
+        self.id
+    }
+    fn nprocs(&self) -> usize {
+        self.nprocs
+    }
+    fn now_cycles(&self) -> f64 {
+        self.cfg.ps_to_cycles(self.start_ps) + self.offset_cycles as f64
+    }
+    fn compute(&mut self, cycles: u64) {
+        self.offset_cycles += cycles;
+    }
+    fn cost(&self, name: &str) -> u64 {
+        lookup_cost(self.costs, name)
+    }
+    fn send_am(&mut self, dest: ProcId, handler: HandlerId, args: &[u64]) {
+        if let Err(e) = check_args(self.cfg, args.len()) {
+            self.error.get_or_insert(e);
+            return;
+        }
+        if dest >= self.nprocs {
+            self.error.get_or_insert(format!("send_am to processor {dest}, but there are {}", self.nprocs));
+            return;
+        }
+        self.offset_cycles += send_cost_cycles(self.cfg, args.len(), None);
+        self.sends.push(HandlerSend {
+            dest,
+            target: Target::App(handler),
+            args: args.to_vec(),
+            at_cycles: self.offset_cycles,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packets_cover_the_payload() {
+        assert_eq!(packet_payloads(0, 512).collect::<Vec<_>>(), [0]);
+        assert_eq!(packet_payloads(512, 512).collect::<Vec<_>>(), [512]);
+        assert_eq!(packet_payloads(1100, 512).collect::<Vec<_>>(), [512, 512, 76]);
+    }
+
+    #[test]
+    fn regions_are_padded_to_alignment() {
+        let a = [1u64, 2, 3];
+        let b = [4u64];
+        let g = gather_regions(&[&a, &b], 16);
+        assert_eq!(g, [1, 2, 3, 0, 4, 0]);
+    }
+
+    #[test]
+    fn barrier_tree_covers_every_node_once() {
+        for n in [1, 2, 5, 32, 33, 100] {
+            for arity in [2, 3, 4, 8] {
+                let mut seen = vec![0; n];
+                for p in 0..n {
+                    let (parent, kids) = barrier_tree(p, n, arity);
+                    assert_eq!(parent.is_none(), p == 0);
+                    for c in kids {
+                        assert_eq!(barrier_tree(c, n, arity).0, Some(p));
+                        seen[c] += 1;
+                    }
+                }
+                assert!(seen[1..].iter().all(|&s| s == 1));
+            }
+        }
+    }
+}

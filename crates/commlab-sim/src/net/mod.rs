@@ -1,0 +1,358 @@
+//! The network: links, packets, NI queues and contention.
+//!
+//! ## Model (virtual cut-through with one packet buffer per link)
+//! A packet moves link by link. To *acquire* a link at time `t` the link must be
+//! - done serializing its previous packet (`busy_until <= t`),
+//! - empty downstream (`occupied == false`: the previous packet has moved on), and,
+//!   for an ejection link, the destination NI input queue must have a free slot.
+//!
+//! On acquisition the link serializes the packet for `bytes * ps_per_byte` and the header
+//! reaches the next router after the link's latency (cut-through: serialization is paid once
+//! on an uncontended path, not per hop). The packet releases the link it came from when it
+//! acquires the next one, so a packet that cannot move on keeps its link occupied: when a
+//! receiver stops draining its NI input queue, packets back up link by link toward their
+//! senders, delaying every flow that shares those links, and finally the senders' NI output
+//! queues fill and the senders stall. Waiting packets queue FIFO per link, except that
+//! cross-traffic goes ahead of application packets (see `request`).
+//!
+//! Work per packet is one event per link (O(hops)), never an event per flit.
+
+pub mod topology;
+
+use crate::engine::queue::{EventQueue, Priority};
+use crate::engine::Event;
+use std::collections::VecDeque;
+use topology::{LinkId, LinkKind, Topology};
+
+/// Index of a packet in the packet slab.
+pub(crate) type PacketId = u32;
+
+pub(crate) struct Packet {
+    /// The message this packet belongs to (index in the engine's message slab).
+    pub msg: u32,
+    pub dst: u32,
+    /// Bytes on the wire, header included.
+    pub bytes: u32,
+    /// Whether this is the message's last packet (it keeps its NI slot until the handler ends).
+    pub last: bool,
+    /// Cross-traffic: never delays the end of a run and never counts toward deadlock detection.
+    pub background: bool,
+    /// Earliest time the sender's DMA engine has the packet's data ready.
+    pub ready_ps: u64,
+    /// The link the packet currently occupies.
+    pub link: Option<LinkId>,
+}
+
+struct LinkState {
+    kind: LinkKind,
+    /// Router the link leads to (injection and router links).
+    to_router: u32,
+    /// Endpoint of an injection or ejection link.
+    endpoint: u32,
+    busy_until: u64,
+    occupied: bool,
+    grant_pending: bool,
+    latency_ps: u64,
+    waiters: VecDeque<PacketId>,
+    /// Serialization time accumulated since statistics were last reset.
+    busy_ps: u64,
+}
+
+/// Per-endpoint network interface.
+struct Ni {
+    /// Packets waiting to be injected, in order; the head is the one requesting the link.
+    out: VecDeque<PacketId>,
+    out_capacity: u32,
+    /// Input slots in use (packets delivered, not yet consumed).
+    in_used: u32,
+    in_capacity: u32,
+    /// Whether an `Inject` event is already scheduled for the head packet.
+    inject_pending: bool,
+}
+
+/// What the network tells the engine after an event.
+pub(crate) enum NetNotice {
+    /// Endpoint's NI output queue has room again.
+    OutputSpace(u32),
+    /// A packet was delivered into its destination NI.
+    Delivered { packet: PacketId, msg: u32, last: bool, background: bool },
+}
+
+pub(crate) struct Network {
+    pub topo: Topology,
+    ps_per_byte: f64,
+    links: Vec<LinkState>,
+    nis: Vec<Ni>,
+    packets: Vec<Packet>,
+    free_packets: Vec<PacketId>,
+    pub notices: Vec<NetNotice>,
+    /// Application (non-background) packets created and not yet delivered.
+    pub app_packets_in_flight: u64,
+}
+
+impl Network {
+    pub fn new(topo: Topology, ps_per_byte: f64, router_ps: u64, ni_ps: u64, in_cap: u32, out_cap: u32) -> Self {
+        let mut endpoint_of = vec![u32::MAX; topo.nlinks()];
+        for ep in 0..topo.nendpoints() {
+            endpoint_of[topo.injection_link(ep) as usize] = ep as u32;
+            endpoint_of[topo.ejection_link(ep) as usize] = ep as u32;
+        }
+        let links = (0..topo.nlinks())
+            .map(|l| {
+                let info = topo.link(l as LinkId);
+                let kind = info.kind;
+                LinkState {
+                    kind,
+                    to_router: info.to_router.unwrap_or(u32::MAX),
+                    endpoint: endpoint_of[l],
+                    busy_until: 0,
+                    occupied: false,
+                    grant_pending: false,
+                    latency_ps: if kind == LinkKind::Router { router_ps } else { ni_ps },
+                    waiters: VecDeque::new(),
+                    busy_ps: 0,
+                }
+            })
+            .collect();
+        let nis = (0..topo.nendpoints())
+            .map(|ep| {
+                let io = ep >= topo.nprocs();
+                Ni {
+                    out: VecDeque::new(),
+                    // I/O nodes are traffic sources and sinks that never stall or fill.
+                    out_capacity: if io { u32::MAX } else { out_cap },
+                    in_used: 0,
+                    in_capacity: if io { u32::MAX } else { in_cap },
+                    inject_pending: false,
+                }
+            })
+            .collect();
+        Network {
+            topo,
+            ps_per_byte,
+            links,
+            nis,
+            packets: Vec::new(),
+            free_packets: Vec::new(),
+            notices: Vec::new(),
+            app_packets_in_flight: 0,
+        }
+    }
+
+    #[inline]
+    pub fn serialization_ps(&self, bytes: u64) -> u64 {
+        (bytes as f64 * self.ps_per_byte).round() as u64
+    }
+
+    /// Whether `npackets` more fit in the output queue (a message always fits an empty queue).
+    pub fn output_has_room(&self, ep: usize, npackets: u32) -> bool {
+        let ni = &self.nis[ep];
+        ni.out.is_empty() || ni.out.len() as u32 + npackets <= ni.out_capacity
+    }
+
+    pub fn packet(&self, p: PacketId) -> &Packet {
+        &self.packets[p as usize]
+    }
+
+    /// Queue a packet for injection at endpoint `src` at time `now`.
+    pub fn send_packet(&mut self, q: &mut EventQueue<Event>, now: u64, src: usize, pkt: Packet) -> PacketId {
+        if !pkt.background {
+            self.app_packets_in_flight += 1;
+        }
+        let id = match self.free_packets.pop() {
+            Some(id) => {
+                self.packets[id as usize] = pkt;
+                id
+            }
+            None => {
+                self.packets.push(pkt);
+                (self.packets.len() - 1) as PacketId
+            }
+        };
+        let ni = &mut self.nis[src];
+        ni.out.push_back(id);
+        if ni.out.len() == 1 {
+            self.request_injection(q, now, src);
+        }
+        id
+    }
+
+    /// The head of `src`'s output queue asks for the injection link (once its data is ready).
+    fn request_injection(&mut self, q: &mut EventQueue<Event>, now: u64, src: usize) {
+        let Some(&head) = self.nis[src].out.front() else { return };
+        let ready = self.packets[head as usize].ready_ps;
+        if ready > now {
+            if !self.nis[src].inject_pending {
+                self.nis[src].inject_pending = true;
+                let background = self.packets[head as usize].background;
+                q.push(ready, Priority::Network, Event::Inject { ep: src as u32, background });
+            }
+            return;
+        }
+        let link = self.topo.injection_link(src);
+        self.request(q, now, link, head);
+    }
+
+    /// `Event::Inject`: the head packet's data is ready.
+    pub fn on_inject(&mut self, q: &mut EventQueue<Event>, now: u64, ep: usize) {
+        self.nis[ep].inject_pending = false;
+        self.request_injection(q, now, ep);
+    }
+
+    /// `Event::Hop`: a packet's header reached router `router`.
+    pub fn on_hop(&mut self, q: &mut EventQueue<Event>, now: u64, pkt: PacketId, router: u32) {
+        let dst = self.packets[pkt as usize].dst as usize;
+        let link = self.topo.next_link(router, dst);
+        self.request(q, now, link, pkt);
+    }
+
+    #[inline]
+    fn available(&self, link: LinkId, now: u64) -> bool {
+        let l = &self.links[link as usize];
+        if l.occupied || l.busy_until > now {
+            return false;
+        }
+        match l.kind {
+            LinkKind::Ejection => {
+                let ep = l.endpoint as usize;
+                let ni = &self.nis[ep];
+                ni.in_used < ni.in_capacity
+            }
+            _ => true,
+        }
+    }
+
+    fn request(&mut self, q: &mut EventQueue<Event>, now: u64, link: LinkId, pkt: PacketId) {
+        if self.links[link as usize].waiters.is_empty() && self.available(link, now) {
+            self.acquire(q, now, link, pkt);
+            return;
+        }
+        if self.packets[pkt as usize].background {
+            // Cross-traffic goes ahead of application packets (behind earlier cross-traffic),
+            // so it takes exactly its configured rate wherever it goes: the bandwidth left to
+            // the application is the link bandwidth minus that rate. With plain FIFO the far
+            // I/O nodes would be starved by every sender on the way (the parking-lot effect).
+            let packets = &self.packets;
+            let waiters = &mut self.links[link as usize].waiters;
+            let at = waiters.iter().position(|&w| !packets[w as usize].background).unwrap_or(waiters.len());
+            waiters.insert(at, pkt);
+        } else {
+            self.links[link as usize].waiters.push_back(pkt);
+        }
+        self.schedule_grant(q, now, link);
+    }
+
+    /// Make sure a `Grant` event will fire when `link` can next be given to a waiter. When the
+    /// link is occupied (or its NI is full) nothing is scheduled: the release will do it.
+    fn schedule_grant(&mut self, q: &mut EventQueue<Event>, now: u64, link: LinkId) {
+        let l = &self.links[link as usize];
+        if l.grant_pending || l.occupied || l.waiters.is_empty() {
+            return;
+        }
+        if l.kind == LinkKind::Ejection {
+            let ni = &self.nis[l.endpoint as usize];
+            if ni.in_used >= ni.in_capacity {
+                return;
+            }
+        }
+        let at = l.busy_until.max(now);
+        let background = self.packets[*l.waiters.front().expect("waiters") as usize].background;
+        self.links[link as usize].grant_pending = true;
+        q.push(at, Priority::Network, Event::Grant { link, background });
+    }
+
+    /// `Event::Grant`: give `link` to its first waiter if it is available.
+    pub fn on_grant(&mut self, q: &mut EventQueue<Event>, now: u64, link: LinkId) {
+        self.links[link as usize].grant_pending = false;
+        if self.available(link, now) {
+            if let Some(pkt) = self.links[link as usize].waiters.pop_front() {
+                self.acquire(q, now, link, pkt);
+            }
+        }
+        self.schedule_grant(q, now, link);
+    }
+
+    fn acquire(&mut self, q: &mut EventQueue<Event>, now: u64, link: LinkId, pkt: PacketId) {
+        let bytes = self.packets[pkt as usize].bytes as u64;
+        let ser = self.serialization_ps(bytes);
+        let (kind, to_router, endpoint, latency) = {
+            let l = &mut self.links[link as usize];
+            debug_assert!(!l.occupied && l.busy_until <= now, "link {link} acquired while in use");
+            l.busy_until = now + ser;
+            l.occupied = true;
+            l.busy_ps += ser;
+            (l.kind, l.to_router, l.endpoint as usize, l.latency_ps)
+        };
+        let prev = self.packets[pkt as usize].link.replace(link);
+        match prev {
+            Some(prev) => self.release(q, now, prev),
+            None => {
+                // Leaving the output queue of the source endpoint.
+                let src = endpoint;
+                let ni = &mut self.nis[src];
+                let head = ni.out.pop_front();
+                debug_assert_eq!(head, Some(pkt));
+                self.notices.push(NetNotice::OutputSpace(src as u32));
+                self.request_injection(q, now, src);
+            }
+        }
+        let background = self.packets[pkt as usize].background;
+        if kind == LinkKind::Ejection {
+            self.nis[endpoint].in_used += 1;
+            q.push(now + latency + ser, Priority::Network, Event::Deliver { pkt, background });
+        } else {
+            q.push(now + latency, Priority::Network, Event::Hop { pkt, router: to_router, background });
+        }
+    }
+
+    fn release(&mut self, q: &mut EventQueue<Event>, now: u64, link: LinkId) {
+        self.links[link as usize].occupied = false;
+        self.schedule_grant(q, now, link);
+    }
+
+    /// `Event::Deliver`: the packet's tail reached its NI. Non-last packets are drained by the
+    /// receiving DMA engine at once; the last one holds its slot until `consume`.
+    pub fn on_deliver(&mut self, q: &mut EventQueue<Event>, now: u64, pkt: PacketId) {
+        let p = &self.packets[pkt as usize];
+        let (msg, last, background, dst) = (p.msg, p.last, p.background, p.dst as usize);
+        let link = p.link.expect("delivered packets hold their ejection link");
+        self.release(q, now, link);
+        if !background {
+            self.app_packets_in_flight -= 1;
+        }
+        if !last || background {
+            self.consume(q, now, dst);
+        }
+        self.notices.push(NetNotice::Delivered { packet: pkt, msg, last, background });
+        self.free_packets.push(pkt);
+    }
+
+    /// Free one NI input slot at `ep` (a handler finished with its message).
+    pub fn consume(&mut self, q: &mut EventQueue<Event>, now: u64, ep: usize) {
+        let ni = &mut self.nis[ep];
+        debug_assert!(ni.in_used > 0);
+        ni.in_used -= 1;
+        let ej = self.topo.ejection_link(ep);
+        self.schedule_grant(q, now, ej);
+    }
+
+    /// Zero the per-link busy counters (start of the timed region).
+    pub fn reset_link_stats(&mut self) {
+        for l in &mut self.links {
+            l.busy_ps = 0;
+        }
+    }
+
+    /// Busy picoseconds per link since the last reset.
+    pub fn link_busy_ps(&self) -> impl Iterator<Item = (LinkId, u64)> + '_ {
+        self.links.iter().enumerate().map(|(i, l)| (i as LinkId, l.busy_ps))
+    }
+
+    /// Packets waiting in the network (for deadlock reports).
+    pub fn stuck_summary(&self) -> String {
+        let waiting: usize = self.links.iter().map(|l| l.waiters.len()).sum();
+        let full: Vec<usize> =
+            (0..self.topo.nprocs()).filter(|&ep| self.nis[ep].in_used >= self.nis[ep].in_capacity).collect();
+        format!("{waiting} packets waiting for links; NI input queues full at processors {full:?}")
+    }
+}

@@ -1,0 +1,97 @@
+//! Statistics: the per-processor time account and network traffic by class.
+
+use commlab_api::{Category, TrafficClass};
+
+/// Splits one processor's time into categories. Exactly one category accrues at any moment
+/// between `begin` and `finish`, so the totals sum to the busy time by construction; the
+/// engine still checks that sum at the end of every run.
+#[derive(Clone, Debug)]
+pub(crate) struct TimeAccount {
+    current: Category,
+    since_ps: u64,
+    totals_ps: [u64; 4],
+    start_ps: u64,
+    finish_ps: Option<u64>,
+}
+
+impl TimeAccount {
+    pub fn new() -> Self {
+        TimeAccount { current: Category::Compute, since_ps: 0, totals_ps: [0; 4], start_ps: 0, finish_ps: None }
+    }
+
+    /// Switch the accruing category at `now`.
+    #[inline]
+    pub fn switch(&mut self, cat: Category, now: u64) {
+        if self.finish_ps.is_some() {
+            return;
+        }
+        self.totals_ps[self.current as usize] += now - self.since_ps;
+        self.current = cat;
+        self.since_ps = now;
+    }
+
+    /// Discard everything before `now` (the start of the timed region).
+    pub fn begin(&mut self, now: u64) {
+        self.totals_ps = [0; 4];
+        self.since_ps = now;
+        self.start_ps = now;
+    }
+
+    /// Stop accruing at `now` (the main thread returned).
+    pub fn finish(&mut self, now: u64) {
+        self.switch(self.current, now);
+        self.finish_ps = Some(now);
+    }
+
+    pub fn start_ps(&self) -> u64 {
+        self.start_ps
+    }
+    pub fn finish_ps(&self) -> Option<u64> {
+        self.finish_ps
+    }
+    pub fn totals_ps(&self) -> [u64; 4] {
+        self.totals_ps
+    }
+    pub fn busy_ps(&self) -> u64 {
+        self.finish_ps.unwrap_or(self.since_ps) - self.start_ps
+    }
+}
+
+/// Bytes injected into the network, by class, plus message and packet counts.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Traffic {
+    pub bytes: [u64; 5],
+    pub messages: u64,
+    pub packets: u64,
+    pub cross_messages: u64,
+}
+
+impl Traffic {
+    #[inline]
+    pub fn add(&mut self, class: TrafficClass, bytes: u64) {
+        self.bytes[class as usize] += bytes;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn account_sums_to_busy_time() {
+        let mut a = TimeAccount::new();
+        a.switch(Category::Compute, 0);
+        a.switch(Category::MessageOverhead, 100);
+        a.begin(150); // set-up before 150 is discarded
+        a.switch(Category::Synchronization, 400);
+        a.switch(Category::Compute, 1000);
+        a.finish(1234);
+        a.switch(Category::MemoryNiWait, 2000); // ignored after finish
+        let t = a.totals_ps();
+        assert_eq!(t[Category::MessageOverhead as usize], 250);
+        assert_eq!(t[Category::Synchronization as usize], 600);
+        assert_eq!(t[Category::Compute as usize], 234);
+        assert_eq!(t.iter().sum::<u64>(), a.busy_ps());
+        assert_eq!(a.busy_ps(), 1234 - 150);
+    }
+}
