@@ -87,7 +87,7 @@ impl Program for AmLatency {
 }
 
 pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<AppResult, AppError> {
-    let hops: usize = params.get("hops", ("a whole number >= 1", |h| h >= 1))?;
+    let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
     let rounds: usize = params.get("rounds", POSITIVE)?;
     let n = backend.nprocs();
     let partner = (1..n).find(|&p| backend.hops(0, p) == hops).ok_or_else(|| {

@@ -245,6 +245,7 @@ impl<S> World<S> {
                 background,
                 ready_ps: ready_ps + dma_ps,
                 link: None,
+                vc: 0,
             };
             self.net.send_packet(&mut self.q, self.now, src, pkt);
         }

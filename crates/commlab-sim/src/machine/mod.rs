@@ -62,7 +62,11 @@ impl MachineSpec {
             let msg = one_line(e.message());
             let hint =
                 if msg.contains("unknown field") { format!(" (valid keys: {})", key_list()) } else { String::new() };
-            ConfigError { message: format!("{origin}: {msg}{hint}") }
+            // Name the offending key: the error's span points into `text` (at the whole table for
+            // a missing field).
+            let table_only = msg.starts_with("missing field");
+            let at = e.span().and_then(|s| key_at(&text, s.start, table_only)).map(|k| format!(" machine key `{k}`:"));
+            ConfigError { message: format!("{origin}:{} {msg}{hint}", at.unwrap_or_default()) }
         })
     }
 
@@ -92,6 +96,32 @@ impl MachineSpec {
         }
         out
     }
+}
+
+/// The dotted key (or table) at byte `offset` of serialized TOML `text`; only a table header
+/// if `table_only`.
+fn key_at(text: &str, offset: usize, table_only: bool) -> Option<String> {
+    let mut section = String::new();
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        let is_header = trimmed.starts_with('[');
+        if is_header {
+            section = trimmed.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+        }
+        if offset < start + line.len() {
+            if is_header {
+                return Some(section);
+            }
+            if table_only {
+                return None;
+            }
+            let key = trimmed.split_once('=')?.0.trim();
+            return Some(if section.is_empty() { key.to_string() } else { format!("{section}.{key}") });
+        }
+        start += line.len();
+    }
+    None
 }
 
 fn one_line(s: &str) -> String {

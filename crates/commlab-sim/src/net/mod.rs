@@ -24,6 +24,11 @@ use crate::engine::Event;
 use std::collections::VecDeque;
 use topology::{LinkId, LinkKind, Topology};
 
+/// Virtual channels per link. Only torus and ring links use the second (dateline routing);
+/// both share the link's bandwidth but have their own one-packet buffer.
+const VCS: usize = 2;
+const NO_DIM: u8 = u8::MAX;
+
 /// Index of a packet in the packet slab.
 pub(crate) type PacketId = u32;
 
@@ -39,8 +44,9 @@ pub(crate) struct Packet {
     pub background: bool,
     /// Earliest time the sender's DMA engine has the packet's data ready.
     pub ready_ps: u64,
-    /// The link the packet currently occupies.
+    /// The link the packet currently occupies, and the virtual channel it holds there.
     pub link: Option<LinkId>,
+    pub vc: u8,
 }
 
 struct LinkState {
@@ -49,11 +55,17 @@ struct LinkState {
     to_router: u32,
     /// Endpoint of an injection or ejection link.
     endpoint: u32,
+    /// Torus/ring/hypercube dimension of a router link (`NO_DIM` otherwise) and whether it is
+    /// the dimension's wraparound link.
+    dim: u8,
+    wrap: bool,
     busy_until: u64,
-    occupied: bool,
+    /// Per virtual channel: a packet sits in the link's downstream buffer.
+    occupied: [bool; VCS],
     grant_pending: bool,
     latency_ps: u64,
-    waiters: VecDeque<PacketId>,
+    /// Packets waiting for the link, with the virtual channel each needs, in arrival order.
+    waiters: VecDeque<(PacketId, u8)>,
     /// Serialization time accumulated since statistics were last reset.
     busy_ps: u64,
 }
@@ -101,12 +113,15 @@ impl Network {
             .map(|l| {
                 let info = topo.link(l as LinkId);
                 let kind = info.kind;
+                let (dim, wrap) = topo.grid_link_dim(l as LinkId).map_or((NO_DIM, false), |(d, w)| (d as u8, w));
                 LinkState {
                     kind,
+                    dim,
+                    wrap,
                     to_router: info.to_router.unwrap_or(u32::MAX),
                     endpoint: endpoint_of[l],
                     busy_until: 0,
-                    occupied: false,
+                    occupied: [false; VCS],
                     grant_pending: false,
                     latency_ps: if kind == LinkKind::Router { router_ps } else { ni_ps },
                     waiters: VecDeque::new(),
@@ -206,25 +221,45 @@ impl Network {
         self.request(q, now, link, pkt);
     }
 
+    /// Whether the link's bandwidth is free at `now` and, for an ejection link, its NI has room.
     #[inline]
-    fn available(&self, link: LinkId, now: u64) -> bool {
+    fn link_free(&self, link: LinkId, now: u64) -> bool {
         let l = &self.links[link as usize];
-        if l.occupied || l.busy_until > now {
+        if l.busy_until > now {
             return false;
         }
         match l.kind {
             LinkKind::Ejection => {
-                let ep = l.endpoint as usize;
-                let ni = &self.nis[ep];
+                let ni = &self.nis[l.endpoint as usize];
                 ni.in_used < ni.in_capacity
             }
             _ => true,
         }
     }
 
+    /// The virtual channel `pkt` needs on `link`: the second one from a dimension's
+    /// wraparound link until the packet leaves that dimension (dateline routing).
+    #[inline]
+    fn vc_for(&self, pkt: PacketId, link: LinkId) -> u8 {
+        let l = &self.links[link as usize];
+        if l.dim == NO_DIM {
+            return 0;
+        }
+        if l.wrap {
+            return 1;
+        }
+        let p = &self.packets[pkt as usize];
+        match p.link {
+            Some(prev) if self.links[prev as usize].dim == l.dim => p.vc,
+            _ => 0,
+        }
+    }
+
     fn request(&mut self, q: &mut EventQueue<Event>, now: u64, link: LinkId, pkt: PacketId) {
-        if self.links[link as usize].waiters.is_empty() && self.available(link, now) {
-            self.acquire(q, now, link, pkt);
+        let vc = self.vc_for(pkt, link);
+        let l = &self.links[link as usize];
+        if l.waiters.is_empty() && !l.occupied[vc as usize] && self.link_free(link, now) {
+            self.acquire(q, now, link, pkt, vc);
             return;
         }
         if self.packets[pkt as usize].background {
@@ -234,21 +269,28 @@ impl Network {
             // I/O nodes would be starved by every sender on the way (the parking-lot effect).
             let packets = &self.packets;
             let waiters = &mut self.links[link as usize].waiters;
-            let at = waiters.iter().position(|&w| !packets[w as usize].background).unwrap_or(waiters.len());
-            waiters.insert(at, pkt);
+            let at = waiters.iter().position(|&(w, _)| !packets[w as usize].background).unwrap_or(waiters.len());
+            waiters.insert(at, (pkt, vc));
         } else {
-            self.links[link as usize].waiters.push_back(pkt);
+            self.links[link as usize].waiters.push_back((pkt, vc));
         }
         self.schedule_grant(q, now, link);
     }
 
-    /// Make sure a `Grant` event will fire when `link` can next be given to a waiter. When the
-    /// link is occupied (or its NI is full) nothing is scheduled: the release will do it.
+    /// The first waiter whose virtual channel is free on `link`.
+    fn first_eligible(&self, link: LinkId) -> Option<usize> {
+        let l = &self.links[link as usize];
+        l.waiters.iter().position(|&(_, vc)| !l.occupied[vc as usize])
+    }
+
+    /// Make sure a `Grant` event will fire when `link` can next be given to a waiter. When no
+    /// waiter's channel is free (or the NI is full) nothing is scheduled: a release will do it.
     fn schedule_grant(&mut self, q: &mut EventQueue<Event>, now: u64, link: LinkId) {
         let l = &self.links[link as usize];
-        if l.grant_pending || l.occupied || l.waiters.is_empty() {
+        if l.grant_pending || l.waiters.is_empty() {
             return;
         }
+        let Some(first) = self.first_eligible(link) else { return };
         if l.kind == LinkKind::Ejection {
             let ni = &self.nis[l.endpoint as usize];
             if ni.in_used >= ni.in_capacity {
@@ -256,7 +298,7 @@ impl Network {
             }
         }
         let at = l.busy_until.max(now);
-        let background = self.packets[*l.waiters.front().expect("waiters") as usize].background;
+        let background = self.packets[l.waiters[first].0 as usize].background;
         self.links[link as usize].grant_pending = true;
         q.push(at, Priority::Network, Event::Grant { link, background });
     }
@@ -264,28 +306,31 @@ impl Network {
     /// `Event::Grant`: give `link` to its first waiter if it is available.
     pub fn on_grant(&mut self, q: &mut EventQueue<Event>, now: u64, link: LinkId) {
         self.links[link as usize].grant_pending = false;
-        if self.available(link, now) {
-            if let Some(pkt) = self.links[link as usize].waiters.pop_front() {
-                self.acquire(q, now, link, pkt);
+        if self.link_free(link, now) {
+            if let Some(i) = self.first_eligible(link) {
+                let (pkt, vc) = self.links[link as usize].waiters.remove(i).expect("eligible waiter");
+                self.acquire(q, now, link, pkt, vc);
             }
         }
         self.schedule_grant(q, now, link);
     }
 
-    fn acquire(&mut self, q: &mut EventQueue<Event>, now: u64, link: LinkId, pkt: PacketId) {
+    fn acquire(&mut self, q: &mut EventQueue<Event>, now: u64, link: LinkId, pkt: PacketId, vc: u8) {
         let bytes = self.packets[pkt as usize].bytes as u64;
         let ser = self.serialization_ps(bytes);
         let (kind, to_router, endpoint, latency) = {
             let l = &mut self.links[link as usize];
-            debug_assert!(!l.occupied && l.busy_until <= now, "link {link} acquired while in use");
+            debug_assert!(!l.occupied[vc as usize] && l.busy_until <= now, "link {link} acquired while in use");
             l.busy_until = now + ser;
-            l.occupied = true;
+            l.occupied[vc as usize] = true;
             l.busy_ps += ser;
             (l.kind, l.to_router, l.endpoint as usize, l.latency_ps)
         };
-        let prev = self.packets[pkt as usize].link.replace(link);
+        let p = &mut self.packets[pkt as usize];
+        let prev = p.link.replace(link);
+        let prev_vc = std::mem::replace(&mut p.vc, vc);
         match prev {
-            Some(prev) => self.release(q, now, prev),
+            Some(prev) => self.release(q, now, prev, prev_vc),
             None => {
                 // Leaving the output queue of the source endpoint.
                 let src = endpoint;
@@ -305,8 +350,8 @@ impl Network {
         }
     }
 
-    fn release(&mut self, q: &mut EventQueue<Event>, now: u64, link: LinkId) {
-        self.links[link as usize].occupied = false;
+    fn release(&mut self, q: &mut EventQueue<Event>, now: u64, link: LinkId, vc: u8) {
+        self.links[link as usize].occupied[vc as usize] = false;
         self.schedule_grant(q, now, link);
     }
 
@@ -314,9 +359,9 @@ impl Network {
     /// receiving DMA engine at once; the last one holds its slot until `consume`.
     pub fn on_deliver(&mut self, q: &mut EventQueue<Event>, now: u64, pkt: PacketId) {
         let p = &self.packets[pkt as usize];
-        let (msg, last, background, dst) = (p.msg, p.last, p.background, p.dst as usize);
+        let (msg, last, background, dst, vc) = (p.msg, p.last, p.background, p.dst as usize, p.vc);
         let link = p.link.expect("delivered packets hold their ejection link");
-        self.release(q, now, link);
+        self.release(q, now, link, vc);
         if !background {
             self.app_packets_in_flight -= 1;
         }

@@ -508,6 +508,20 @@ impl Topology {
         }
     }
 
+    /// For a router link of a torus, ring or hypercube: its dimension and whether it is the
+    /// dimension's wraparound link (from coordinate k-1 to 0 or back, only for k >= 3). The
+    /// network uses this to put packets that crossed the wraparound on a second virtual
+    /// channel (dateline routing), which breaks the torus's cyclic channel dependencies.
+    pub fn grid_link_dim(&self, l: LinkId) -> Option<(usize, bool)> {
+        let Shape::Grid { dims, strides, .. } = &self.shape else { return None };
+        let from = self.links[l as usize].from_router? as usize;
+        let port = (0..self.nports).find(|&p| self.ports[from * self.nports + p] == l)?;
+        let dim = port / 2;
+        let (k, coord) = (dims[dim], from / strides[dim] % dims[dim]);
+        let wrap = k >= 3 && if port % 2 == 0 { coord == k - 1 } else { coord == 0 };
+        Some((dim, wrap))
+    }
+
     /// Number of Router links on the route from endpoint a to endpoint b (0 when they share a router).
     pub fn hops(&self, a: usize, b: usize) -> usize {
         match &self.shape {
@@ -1240,6 +1254,30 @@ mod tests {
             let err = Topology::new(kind.clone()).unwrap_err();
             assert!(err.contains(needle) && !err.contains('\n'), "{kind:?}: {err}");
         }
+    }
+
+    #[test]
+    fn torus_wrap_links_are_the_ones_leaving_the_edges() {
+        let t = Topology::new(TopologyKind::Torus { dims: vec![4, 3] }).unwrap();
+        let mut wraps = 0;
+        for l in 0..t.nlinks() as LinkId {
+            if let Some((dim, wrap)) = t.grid_link_dim(l) {
+                let link = t.link(l);
+                let (a, b) = (link.from_router.unwrap() as usize, link.to_router.unwrap() as usize);
+                let (k, s) = if dim == 0 { (4, 1) } else { (3, 4) };
+                let (ca, cb) = (a / s % k, b / s % k);
+                assert_eq!(
+                    wrap,
+                    (ca == k - 1 && cb == 0) || (ca == 0 && cb == k - 1),
+                    "link {l}: {ca}->{cb} in dim {dim}"
+                );
+                wraps += usize::from(wrap);
+            }
+        }
+        // Each ring of each dimension has one wraparound link per direction.
+        assert_eq!(wraps, 2 * 3 + 2 * 4);
+        let m = Topology::new(TopologyKind::Mesh { dims: [4, 2], io_nodes: false }).unwrap();
+        assert!((0..m.nlinks() as LinkId).all(|l| m.grid_link_dim(l).is_none()));
     }
 
     #[test]

@@ -1,0 +1,194 @@
+//! Microbenchmarks on the simulated machine: calibration, determinism, time accounting,
+//! NI back-pressure and bisection bandwidth under cross-traffic.
+
+use commlab_api::{Category, RunStats};
+use commlab_apps::{run_app, AppResult, APPS};
+use commlab_sim::machine::MachineConfig;
+use commlab_sim::Simulator;
+
+fn sim(set: &[&str], procs: Option<usize>) -> Simulator {
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    Simulator::new(MachineConfig::preset("alewife", &set, procs).expect("machine"))
+}
+
+fn run<T: AsRef<str>>(s: &Simulator, app: &str, variant: &str, params: &[T]) -> AppResult {
+    let params: Vec<String> = params.iter().map(|s| s.as_ref().to_string()).collect();
+    let r = run_app(s, app, variant, &params, 7).unwrap_or_else(|e| panic!("{app} [{variant}]: {e}"));
+    assert!(r.check.ok, "{app} [{variant}] answer check: {}", r.check.detail);
+    r
+}
+
+/// Small parameters for every microbenchmark, so the whole matrix runs quickly.
+fn small_params(app: &str, s: &Simulator) -> Vec<String> {
+    let hops = format!("hops={}", s.config().topology.hops(0, 1));
+    let v = match app {
+        "am-latency" => vec![hops.as_str(), "rounds=5"],
+        "am-throughput" => vec!["senders=3", "messages=20", "handler_cycles=50"],
+        "bulk-bw" => vec!["bytes=2048", hops.as_str()],
+        "alltoall-stress" => vec!["messages=20"],
+        "bisection-bw" => vec!["messages=10"],
+        other => panic!("no small parameters for {other}"),
+    };
+    v.into_iter().map(String::from).collect()
+}
+
+fn assert_categories_sum(stats: &RunStats, what: &str) {
+    for (i, p) in stats.procs.iter().enumerate() {
+        let sum = p.sum();
+        assert!(
+            (sum - p.busy).abs() <= 1e-6 * p.busy.max(1.0),
+            "{what}: processor {i} categories sum to {sum} but busy time is {}",
+            p.busy
+        );
+    }
+}
+
+#[test]
+fn null_message_latency_matches_alewife_calibration() {
+    // DESIGN.md: null active message end to end = 102 + 0.8 x hops cycles (interrupt receive).
+    let s = sim(&[], None);
+    for hops in [1, 4, 8, 10] {
+        let h = format!("hops={hops}");
+        let r = run(&s, "am-latency", "mp-int", &[&h]);
+        let got = r.counters["one_way_cycles"];
+        let want = 102.0 + 0.8 * hops as f64;
+        let err = (got - want).abs() / want;
+        assert!(err <= 0.10, "hops {hops}: one-way {got:.2} cycles vs published {want:.2} ({:.1}% off)", err * 100.0);
+    }
+}
+
+#[test]
+fn latency_grows_by_router_latency_per_hop() {
+    let s = sim(&[], None);
+    let at = |h: usize| run(&s, "am-latency", "mp-int", &[&format!("hops={h}")]).counters["one_way_cycles"];
+    let per_hop = (at(10) - at(1)) / 9.0;
+    assert!((per_hop - 0.8).abs() < 1e-6, "per-hop increment {per_hop} cycles, preset says 0.8");
+}
+
+/// Machine shapes every microbenchmark runs on.
+fn shapes() -> Vec<(&'static str, Simulator)> {
+    vec![
+        ("alewife 4x8 mesh", sim(&[], None)),
+        ("mesh resized to 12", sim(&[], Some(12))),
+        ("torus 4x2x2", sim(&["network.topology=torus", "network.dims=[4,2,2]", "network.io_nodes=false"], None)),
+        ("fat-tree 16", sim(&["network.topology=fat-tree", "network.nprocs=16"], None)),
+        ("hypercube 16", sim(&["network.topology=hypercube", "network.nprocs=16"], None)),
+        ("ring 8", sim(&["network.topology=ring", "network.nprocs=8"], None)),
+        ("crossbar 8", sim(&["network.topology=crossbar", "network.nprocs=8"], None)),
+    ]
+}
+
+#[test]
+fn every_microbenchmark_accounts_all_time_on_every_shape() {
+    for (shape, s) in shapes() {
+        for app in APPS {
+            for v in app.variants {
+                let r = run(&s, app.name, v, &small_params(app.name, &s));
+                let what = format!("{} [{v}] on {shape}", app.name);
+                assert_categories_sum(&r.stats, &what);
+                assert!(r.stats.cycles > 0.0, "{what}: no time passed");
+                assert_eq!(r.stats.procs.len(), s.config().nprocs());
+            }
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_results() {
+    let s = sim(&["cross_traffic.rate_bytes_per_cycle=4"], Some(16));
+    for app in APPS {
+        for v in app.variants {
+            let a = run(&s, app.name, v, &small_params(app.name, &s));
+            let b = run(&s, app.name, v, &small_params(app.name, &s));
+            let what = format!("{} [{v}]", app.name);
+            assert_eq!(a.stats.cycles, b.stats.cycles, "{what}: cycles");
+            assert_eq!(a.stats.procs, b.stats.procs, "{what}: per-processor times");
+            assert_eq!(a.stats.volume_bytes, b.stats.volume_bytes, "{what}: traffic");
+            assert_eq!(a.stats.events, b.stats.events, "{what}: events");
+            assert_eq!(a.counters, b.counters, "{what}: counters");
+        }
+    }
+}
+
+#[test]
+fn expensive_handler_stalls_senders_in_memory_ni_wait() {
+    let s = sim(&[], None);
+    let cheap = run(&s, "am-throughput", "mp-int", &["senders=8", "messages=50", "handler_cycles=0"]);
+    let costly = run(&s, "am-throughput", "mp-int", &["senders=8", "messages=50", "handler_cycles=2000"]);
+    let wait = |r: &AppResult| r.counters["sender_memory_ni_wait_cycles"];
+    // With a 2000-cycle handler the receiver takes ~2100 cycles per message; the senders can
+    // only have a few messages in the network, so on average they spend most of the run
+    // stalled (the senders nearest the receiver win more arbitrations and finish first).
+    assert!(
+        wait(&costly) > 0.5 * costly.stats.cycles,
+        "senders waited {} of {} cycles",
+        wait(&costly),
+        costly.stats.cycles
+    );
+    assert!(
+        wait(&costly) > 5.0 * wait(&cheap),
+        "stall {} with a costly handler vs {} with a cheap one",
+        wait(&costly),
+        wait(&cheap)
+    );
+    let rate = costly.counters["messages_per_kcycle"];
+    assert!((rate - 1000.0 / 2095.0).abs() / (1000.0 / 2095.0) < 0.05, "receiver-bound rate {rate} msgs/kcycle");
+}
+
+#[test]
+fn application_gets_bisection_minus_cross_traffic() {
+    for r in [0.0, 4.0, 9.0, 13.5] {
+        let set = format!("cross_traffic.rate_bytes_per_cycle={r}");
+        let s = sim(&[&set], None);
+        let bisection = s.config().bisection_bytes_per_cycle();
+        assert!((bisection - 18.0).abs() < 1e-9, "alewife bisection is 18 bytes/cycle, got {bisection}");
+        let res = run(&s, "bisection-bw", "mp-int", &["bytes=256", "messages=60"]);
+        // The app reports payload; on the wire each 256-byte message also carries a header.
+        let header = s.config().header_bytes as f64;
+        let wire = res.counters["app_payload_bytes_per_cycle"] * (256.0 + header) / 256.0;
+        let want = bisection - r;
+        assert!(
+            (wire - want).abs() / want <= 0.15,
+            "cross-traffic {r}: app got {wire:.2} bytes/cycle, expected about {want}"
+        );
+        let cross_sent = res.stats.volume_bytes[commlab_api::TrafficClass::CrossTraffic as usize] as f64;
+        if r > 0.0 {
+            let rate = cross_sent / res.stats.cycles;
+            assert!((rate - r).abs() / r < 0.05, "cross-traffic injected at {rate:.2} bytes/cycle, configured {r}");
+        } else {
+            assert_eq!(cross_sent, 0.0);
+        }
+    }
+}
+
+#[test]
+fn alltoall_on_256_nodes_delivers_every_message_once() {
+    let s = sim(&[], Some(256));
+    for v in ["mp-int", "mp-poll"] {
+        let r = run(&s, "alltoall-stress", v, &["messages=30"]);
+        assert_categories_sum(&r.stats, "alltoall-stress 256");
+        assert!(r.counters["messages"] >= 256.0 * 30.0);
+    }
+}
+
+#[test]
+fn bulk_bandwidth_approaches_link_bandwidth_for_large_transfers() {
+    let s = sim(&[], None);
+    let small = run(&s, "bulk-bw", "mp-int", &["bytes=64"]).counters["bytes_per_cycle"];
+    let large = run(&s, "bulk-bw", "mp-int", &["bytes=65536"]).counters["bytes_per_cycle"];
+    // One link carries 2.25 bytes/cycle; headers of 512-byte packets take 8/520 of it.
+    let link = 2.25 * 512.0 / 520.0;
+    assert!(large < link && large > 0.9 * link, "64 KiB transfer: {large} bytes/cycle, link limit {link}");
+    assert!(small < large / 2.0, "64-byte transfer should be overhead-bound: {small}");
+}
+
+#[test]
+fn polling_receive_avoids_interrupt_cost() {
+    let s = sim(&[], None);
+    let int = run(&s, "am-latency", "mp-int", &["hops=3"]).counters["one_way_cycles"];
+    let poll = run(&s, "am-latency", "mp-poll", &["hops=3"]).counters["one_way_cycles"];
+    let cfg = s.config();
+    let saved = cfg.msg.interrupt_entry as f64 - cfg.msg.poll_dispatch as f64;
+    assert!((int - poll - saved).abs() < 1.0, "interrupt {int} vs poll {poll}: expected a difference of {saved}");
+    assert!(run(&s, "am-latency", "mp-poll", &["hops=3"]).stats.mean(Category::MessageOverhead) > 0.0);
+}

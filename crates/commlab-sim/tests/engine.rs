@@ -1,0 +1,301 @@
+//! Engine behaviour seen through small programs: deadlock reports, run limits, program
+//! errors, interrupt preemption and its accounting, polling, and network back-pressure.
+
+use commlab_api::{Backend, Category, Handler, HandlerCtx, HandlerId, Message, Node, ProcId, Program, ReceiveMode};
+use commlab_sim::machine::MachineConfig;
+use commlab_sim::{SimError, Simulator};
+use std::sync::Arc;
+
+fn alewife(set: &[&str], procs: Option<usize>) -> Simulator {
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    Simulator::new(MachineConfig::preset("alewife", &set, procs).unwrap())
+}
+
+/// A program built from closures, for tests.
+struct Prog<S> {
+    handlers: Vec<Handler<S>>,
+    mode: ReceiveMode,
+    costs: Vec<&'static str>,
+    init: fn(ProcId) -> S,
+    main: fn(&mut dyn FnMut(Op) -> Reply, ProcId),
+}
+
+/// Operations a test program performs (so `main` can be a plain fn over a dyn callback).
+enum Op {
+    Compute(u64),
+    Send(ProcId, u32, Vec<u64>),
+    Wait(&'static str, fn(&u64) -> bool),
+    Poll,
+    Barrier,
+    Now,
+    Cost(&'static str),
+    BeginTiming,
+}
+
+#[derive(Debug)]
+enum Reply {
+    None,
+    Value(f64),
+}
+
+impl Program for Prog<u64> {
+    type State = u64;
+    fn handlers(&self) -> Vec<Handler<u64>> {
+        self.handlers.clone()
+    }
+    fn costs(&self) -> Vec<&'static str> {
+        self.costs.clone()
+    }
+    fn receive_mode(&self) -> ReceiveMode {
+        self.mode
+    }
+    fn init_state(&self, id: ProcId, _: usize) -> u64 {
+        (self.init)(id)
+    }
+    fn main<N: Node<State = u64>>(&self, node: &mut N) {
+        let id = node.id();
+        let mut exec = |op: Op| -> Reply {
+            match op {
+                Op::Compute(c) => node.compute(c),
+                Op::Send(d, h, a) => node.send_am(d, HandlerId(h), &a),
+                Op::Wait(what, f) => node.wait_until(what, f),
+                Op::Poll => node.poll(),
+                Op::Barrier => node.barrier(),
+                Op::Now => return Reply::Value(node.now_cycles()),
+                Op::Cost(c) => return Reply::Value(node.cost(c) as f64),
+                Op::BeginTiming => node.begin_timing(),
+            }
+            Reply::None
+        };
+        (self.main)(&mut exec, id);
+    }
+}
+
+fn prog(handlers: Vec<Handler<u64>>, main: fn(&mut dyn FnMut(Op) -> Reply, ProcId)) -> Prog<u64> {
+    Prog { handlers, mode: ReceiveMode::Interrupt, costs: vec![], init: |_| 0, main }
+}
+
+fn incr(s: &mut u64, _: &mut dyn HandlerCtx, _: &Message<'_>) {
+    *s += 1;
+}
+
+#[test]
+fn deadlock_reports_every_blocked_processor() {
+    let p = prog(vec![incr], |x, id| {
+        if id == 1 {
+            x(Op::Compute(10));
+            return;
+        }
+        x(Op::Wait("a message nobody sends", |s| *s > 0));
+    });
+    let err = alewife(&[], Some(4)).run(Arc::new(p)).err().expect("must deadlock");
+    let SimError::Deadlock(report) = &err else { panic!("expected a deadlock, got {err}") };
+    for id in [0, 2, 3] {
+        assert!(
+            report.contains(&format!("P{id}: waits in wait_until(\"a message nobody sends\")")),
+            "P{id} missing from report:\n{report}"
+        );
+    }
+    assert!(!report.contains("P1:"), "finished processor listed as blocked:\n{report}");
+    assert!(report.contains("1 processors finished"), "{report}");
+}
+
+#[test]
+fn barrier_with_a_missing_processor_is_a_deadlock_naming_the_barrier() {
+    let p = prog(vec![], |x, id| {
+        if id != 3 {
+            x(Op::Barrier);
+        }
+    });
+    let err = alewife(&[], Some(4)).run(Arc::new(p)).err().expect("must deadlock");
+    let msg = err.to_string();
+    assert!(msg.contains("waits at barrier #1"), "{msg}");
+}
+
+#[test]
+fn event_and_time_limits_stop_runaway_runs() {
+    let ping_forever = prog(vec![incr], |x, id| loop {
+        x(Op::Send((id + 1) % 4, 0, vec![]));
+    });
+    let err = alewife(&["limits.max_events=5000"], Some(4)).run(Arc::new(ping_forever)).err().unwrap();
+    assert!(matches!(err, SimError::EventLimit { events: 5000, .. }), "{err}");
+    assert!(err.to_string().contains("limits.max_events"));
+
+    let long = prog(vec![], |x, _| {
+        x(Op::Compute(10_000_000));
+    });
+    // 10 M cycles at 20 MHz = 500 ms of simulated time.
+    let err = alewife(&["limits.max_sim_time_ms=100"], Some(2)).run(Arc::new(long)).err().unwrap();
+    assert!(matches!(err, SimError::TimeLimit { .. }), "{err}");
+    assert!(err.to_string().contains("limits.max_sim_time_ms"));
+}
+
+#[test]
+fn program_errors_name_the_problem() {
+    let too_many_args = prog(vec![incr], |x, id| {
+        if id == 0 {
+            x(Op::Send(1, 0, vec![0; 8])); // 16 words > 14
+        }
+    });
+    let err = alewife(&[], Some(2)).run(Arc::new(too_many_args)).err().unwrap();
+    assert!(err.to_string().contains("max_arg_words is 14"), "{err}");
+
+    let bad_dest = prog(vec![incr], |x, _| {
+        x(Op::Send(7, 0, vec![]));
+    });
+    let err = alewife(&[], Some(2)).run(Arc::new(bad_dest)).err().unwrap();
+    assert!(err.to_string().contains("sent to processor 7"), "{err}");
+
+    let mut undeclared = prog(vec![], |x, _| {
+        x(Op::Cost("iccg_edge"));
+    });
+    undeclared.costs = vec!["no_such_cost"];
+    let err = alewife(&[], Some(2)).run(Arc::new(undeclared)).err().unwrap();
+    assert!(err.to_string().contains("costs.no_such_cost"), "{err}");
+    assert!(err.to_string().contains("iccg_edge"), "lists the costs the machine has: {err}");
+}
+
+#[test]
+fn declared_costs_come_from_the_machine() {
+    let mut p = prog(vec![], |x, id| {
+        let Reply::Value(c) = x(Op::Cost("iccg_edge")) else { panic!() };
+        if id == 0 {
+            assert_eq!(c, 99.0);
+        }
+    });
+    p.costs = vec!["iccg_edge"];
+    alewife(&["costs.iccg_edge=99"], Some(2)).run(Arc::new(p)).unwrap();
+}
+
+fn costly(s: &mut u64, ctx: &mut dyn HandlerCtx, _: &Message<'_>) {
+    *s += 1;
+    ctx.compute(200);
+}
+
+#[test]
+fn an_interrupt_extends_the_interrupted_computation_by_the_handler_time() {
+    // P1 computes 10,000 cycles; P0 sends it one message early on. P1 finishes late by exactly
+    // interrupt entry + handler body + interrupt exit, charged to message overhead.
+    let p = prog(vec![costly], |x, id| {
+        x(Op::BeginTiming);
+        if id == 0 {
+            x(Op::Send(1, 0, vec![]));
+        } else {
+            x(Op::Compute(10_000));
+        }
+    });
+    let sim = alewife(&[], Some(2));
+    let m = &sim.config().msg;
+    let out = sim.run(Arc::new(p)).unwrap();
+    assert_eq!(out.states[1], 1);
+    let p1 = &out.stats.procs[1];
+    let handler = (m.interrupt_entry + 200 + m.interrupt_exit) as f64;
+    assert!((p1.get(Category::Compute) - 10_000.0).abs() < 1e-6, "{p1:?}");
+    assert!((p1.get(Category::MessageOverhead) - handler).abs() < 1e-6, "{p1:?}");
+    assert!((p1.busy - (10_000.0 + handler)).abs() < 1e-6, "{p1:?}");
+}
+
+#[test]
+fn polled_messages_wait_for_a_poll() {
+    // P1 computes, then polls; the message that arrived meanwhile runs only at the poll.
+    let mut p = prog(vec![incr], |x, id| {
+        x(Op::BeginTiming);
+        if id == 0 {
+            x(Op::Send(1, 0, vec![]));
+        } else {
+            x(Op::Compute(5_000));
+            let Reply::Value(before) = x(Op::Now) else { panic!() };
+            x(Op::Poll);
+            let Reply::Value(after) = x(Op::Now) else { panic!() };
+            assert!(before >= 5_000.0);
+            assert!(after > before, "the poll dispatched the handler");
+        }
+    });
+    p.mode = ReceiveMode::Polling;
+    p.init = |_| 0;
+    let sim = alewife(&[], Some(2));
+    let m = sim.config().msg.clone();
+    let out = sim.run(Arc::new(p)).unwrap();
+    assert_eq!(out.states[1], 1);
+    let p1 = &out.stats.procs[1];
+    assert!((p1.get(Category::Compute) - 5_000.0).abs() < 1e-6);
+    assert!((p1.get(Category::MessageOverhead) - (m.poll + m.poll_dispatch) as f64).abs() < 1e-6, "{p1:?}");
+}
+
+/// A hot spot: senders left of processor 11 (row 1 of the 8x4 mesh) flood it while its handler
+/// is slow; a probe from processor 10 to 12 passes through 11's router on the link the flood
+/// uses. When 11 stops draining, the probe is delayed although it does not go to 11.
+#[test]
+fn a_backed_up_receiver_slows_unrelated_traffic_through_its_links() {
+    fn probe_latency(handler_cycles: u64, flood: u64) -> f64 {
+        let set = [format!("costs.hot_handler={handler_cycles}"), format!("costs.flood_messages={flood}")];
+        let sim = alewife(&[&set[0], &set[1]], None);
+        assert_eq!(sim.config().topology.hops(10, 12), 2);
+        struct HotSpot;
+        fn hot(s: &mut u64, ctx: &mut dyn HandlerCtx, _: &Message<'_>) {
+            *s += 1;
+            ctx.compute(ctx.cost("hot_handler"));
+        }
+        fn probe(s: &mut u64, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+            // State of processor 12 accumulates one-way probe latency in cycles.
+            *s += (ctx.now_cycles() - f64::from_bits(m.args[0])) as u64;
+        }
+        impl Program for HotSpot {
+            type State = u64;
+            fn handlers(&self) -> Vec<Handler<u64>> {
+                vec![hot, probe]
+            }
+            fn costs(&self) -> Vec<&'static str> {
+                vec!["hot_handler", "flood_messages"]
+            }
+            fn init_state(&self, _: ProcId, _: usize) -> u64 {
+                0
+            }
+            fn main<N: Node<State = u64>>(&self, node: &mut N) {
+                match node.id() {
+                    8 | 9 => {
+                        for _ in 0..node.cost("flood_messages") {
+                            node.send_am(11, HandlerId(0), &[]);
+                        }
+                    }
+                    10 => {
+                        node.compute(3_000); // let the hot spot back up first
+                        for _ in 0..10 {
+                            let t = node.now_cycles();
+                            node.send_am(12, HandlerId(1), &[t.to_bits()]);
+                            node.compute(500);
+                        }
+                    }
+                    11 => {
+                        let total = 2 * node.cost("flood_messages");
+                        node.wait_until("flood", move |s| *s == total)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let out = sim.run(Arc::new(HotSpot)).unwrap();
+        out.states[12] as f64 / 10.0
+    }
+    let quiet = probe_latency(0, 0);
+    let slow = probe_latency(3_000, 40);
+    // Uncongested: 31 send + 2 for the argument's two words + 2 NI links + 1.6 for two hops
+    // + 7.1 for 16 bytes on the wire + 65 interrupt entry = 108.7 (summed as whole cycles).
+    assert!((quiet - 108.7).abs() < 1.0, "uncongested probe takes {quiet} cycles");
+    assert!(slow > 3.0 * quiet, "probe through a backed-up router: {slow} cycles vs {quiet} uncongested");
+}
+
+#[test]
+fn heavy_traffic_on_a_torus_does_not_deadlock_the_network() {
+    // Dimension-order routing on a torus has cyclic channel dependencies; dateline virtual
+    // channels must keep this all-to-all flood moving.
+    let sim = alewife(&["network.topology=torus", "network.dims=[5,5]", "network.io_nodes=false"], None);
+    let p = prog(vec![incr], |x, id| {
+        for i in 0..200 {
+            x(Op::Send((id * 7 + i * 3 + 1) % 25, 0, vec![1, 2, 3, 4, 5, 6, 7]));
+        }
+        x(Op::Barrier);
+    });
+    let out = sim.run(Arc::new(p)).unwrap();
+    assert_eq!(out.states.iter().sum::<u64>(), 25 * 200);
+}
