@@ -104,7 +104,10 @@ fn input(message: impl Into<String>) -> Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let result = match cli.command {
         Command::Machines => list_machines(),
         Command::Machine { action: MachineAction::Show { machine, set, procs } } => show_machine(&machine, &set, procs),
@@ -120,12 +123,37 @@ fn main() -> ExitCode {
     }
 }
 
+/// A command-line syntax error: help and version print as clap prints them; any other error
+/// becomes the one `commlab: ` line of the exit-status-2 contract.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let text = text.trim().strip_prefix("error:").unwrap_or(&text);
+    let parts: Vec<String> = text
+        .split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|p| !p.is_empty())
+        .collect();
+    eprintln!("commlab: {}", parts.join("; "));
+    ExitCode::from(2)
+}
+
 /// Load a preset by name or a machine file by path.
 fn load_machine(machine: &str, set: &[String], procs: Option<usize>) -> Result<MachineConfig, Failure> {
     let is_file = machine.ends_with(".toml") || machine.contains('/');
     let cfg = if is_file {
-        let text = std::fs::read_to_string(machine)
-            .map_err(|e| input(format!("cannot read machine file `{machine}`: {e}")))?;
+        let text = std::fs::read_to_string(machine).map_err(|e| {
+            input(format!(
+                "cannot read machine file `{machine}`: {e} (give a readable machine .toml file, or a preset: {})",
+                machine::preset_names().join(", ")
+            ))
+        })?;
         MachineConfig::load(&text, machine, set, procs)
     } else {
         MachineConfig::preset(machine, set, procs)
@@ -161,17 +189,59 @@ fn list_apps() -> Result<(), Failure> {
     Ok(())
 }
 
+/// Where results go: standard output, or a file that is created at the first result (so a
+/// run that fails on its input leaves an existing file untouched). Each write is flushed, so
+/// results of a long `--variant all` are on disk as soon as each variant finishes.
+struct Sink<'a> {
+    path: Option<&'a std::path::Path>,
+    file: Option<std::fs::File>,
+}
+
+impl<'a> Sink<'a> {
+    fn new(path: Option<&'a std::path::Path>) -> Result<Self, Failure> {
+        if let Some(p) = path {
+            let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+            if !dir.is_dir() || p.is_dir() {
+                return Err(input(format!(
+                    "cannot write --out `{}`: {} (give a writable file in an existing directory)",
+                    p.display(),
+                    if p.is_dir() { "it is a directory" } else { "its directory does not exist" }
+                )));
+            }
+        }
+        Ok(Sink { path, file: None })
+    }
+
+    fn write(&mut self, text: &str) -> Result<(), Failure> {
+        let err = |e: std::io::Error| Failure { status: 1, message: format!("writing output: {e}") };
+        match self.path {
+            None => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(text.as_bytes()).and_then(|_| out.flush()).map_err(err)
+            }
+            Some(p) => {
+                if self.file.is_none() {
+                    let f = std::fs::File::create(p).map_err(|e| {
+                        input(format!(
+                            "cannot write --out `{}`: {e} (give a writable file in an existing directory)",
+                            p.display()
+                        ))
+                    })?;
+                    self.file = Some(f);
+                }
+                let f = self.file.as_mut().expect("opened");
+                f.write_all(text.as_bytes()).and_then(|_| f.flush()).map_err(err)
+            }
+        }
+    }
+}
+
 fn run(args: RunArgs) -> Result<(), Failure> {
     let info = commlab_apps::app_info(&args.app).map_err(|e| input(e.to_string()))?;
     let variants = info.select_variants(&args.variant).map_err(|e| input(e.to_string()))?;
     commlab_apps::Params::parse(info, &args.param).map_err(|e| input(e.to_string()))?;
     let cfg = load_machine(&args.machine, &args.set, args.procs)?;
-    let mut sink: Box<dyn Write> = match &args.out {
-        Some(path) => Box::new(
-            std::fs::File::create(path).map_err(|e| input(format!("cannot write --out `{}`: {e}", path.display())))?,
-        ),
-        None => Box::new(std::io::stdout().lock()),
-    };
+    let mut sink = Sink::new(args.out.as_deref())?;
     let meta = RunMeta { machine: &cfg.spec.name.clone(), procs: cfg.nprocs(), seed: args.seed };
     let sim = Simulator::new(cfg);
     let mut results = Vec::new();
@@ -186,18 +256,15 @@ fn run(args: RunArgs) -> Result<(), Failure> {
             failed_checks.push(format!("{} [{v}]: answer check failed: {}", info.name, r.check.detail));
         }
         let j = output::to_json(&r, &meta);
-        let write_err = |e: std::io::Error| Failure { status: 1, message: format!("writing output: {e}") };
         if args.json {
-            writeln!(sink, "{j}").map_err(write_err)?;
+            sink.write(&format!("{j}\n"))?;
         } else if !args.csv {
-            write!(sink, "{}", output::to_text(&r, &meta)).map_err(write_err)?;
+            sink.write(&output::to_text(&r, &meta))?;
         }
-        sink.flush().map_err(write_err)?;
         results.push((r, j));
     }
     if args.csv {
-        write!(sink, "{}", output::to_csv(&results))
-            .map_err(|e| Failure { status: 1, message: format!("writing output: {e}") })?;
+        sink.write(&output::to_csv(&results))?;
     }
     if failed_checks.is_empty() {
         Ok(())

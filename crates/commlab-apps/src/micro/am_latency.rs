@@ -90,6 +90,9 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
     let rounds: usize = params.get("rounds", POSITIVE)?;
     let n = backend.nprocs();
+    if n < 2 {
+        return Err(AppError::Input(format!("{} needs at least 2 processors, the machine has {n}", INFO.name)));
+    }
     let partner = (1..n).find(|&p| backend.hops(0, p) == hops).ok_or_else(|| {
         let max = (1..n).map(|p| backend.hops(0, p)).max().unwrap_or(0);
         AppError::Input(format!(

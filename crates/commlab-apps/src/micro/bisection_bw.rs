@@ -71,7 +71,7 @@ impl Program for Bisection {
 }
 
 pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<AppResult, AppError> {
-    let bytes: usize = params.get("bytes", ("a positive multiple of 8", |b: usize| b > 0 && b % 8 == 0))?;
+    let bytes: usize = params.get("bytes", ("a positive multiple of 8", |b: usize| b > 0 && b.is_multiple_of(8)))?;
     let messages: usize = params.get("messages", POSITIVE)?;
     let n = backend.nprocs();
     let partners: Option<Vec<ProcId>> = (0..n).map(|p| backend.bisection_partner(p)).collect();

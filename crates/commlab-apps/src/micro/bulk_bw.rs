@@ -69,9 +69,12 @@ impl Program for BulkBw {
 }
 
 pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<AppResult, AppError> {
-    let bytes: usize = params.get("bytes", ("a positive multiple of 8", |b: usize| b > 0 && b % 8 == 0))?;
+    let bytes: usize = params.get("bytes", ("a positive multiple of 8", |b: usize| b > 0 && b.is_multiple_of(8)))?;
     let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
     let n = backend.nprocs();
+    if n < 2 {
+        return Err(AppError::Input(format!("{} needs at least 2 processors, the machine has {n}", INFO.name)));
+    }
     let partner = (1..n)
         .find(|&p| backend.hops(0, p) == hops)
         .ok_or_else(|| AppError::Input(format!("--param hops={hops}: no processor is {hops} hops from processor 0")))?;

@@ -229,7 +229,7 @@ pub struct MessagingCosts {
 
 fn topology_kind(n: &spec::NetworkSpec) -> Result<TopologyKind, ConfigError> {
     let need_dims = |want: Option<usize>| -> Result<(), ConfigError> {
-        if n.dims.is_empty() || n.dims.iter().any(|&d| d == 0) || want.is_some_and(|w| n.dims.len() != w) {
+        if n.dims.is_empty() || n.dims.contains(&0) || want.is_some_and(|w| n.dims.len() != w) {
             let shape = want.map_or("one or more".to_string(), |w| w.to_string());
             return Err(ConfigError::key(
                 "network.dims",

@@ -64,6 +64,8 @@ struct LinkState {
     occupied: [bool; VCS],
     grant_pending: bool,
     latency_ps: u64,
+    /// Event-queue delay line for this link's fixed latency (router hop or NI link).
+    line: u8,
     /// Packets waiting for the link, with the virtual channel each needs, in arrival order.
     waiters: VecDeque<(PacketId, u8)>,
     /// Serialization time accumulated since statistics were last reset.
@@ -124,6 +126,7 @@ impl Network {
                     occupied: [false; VCS],
                     grant_pending: false,
                     latency_ps: if kind == LinkKind::Router { router_ps } else { ni_ps },
+                    line: if kind == LinkKind::Router { 0 } else { 1 },
                     waiters: VecDeque::new(),
                     busy_ps: 0,
                 }
@@ -318,13 +321,13 @@ impl Network {
     fn acquire(&mut self, q: &mut EventQueue<Event>, now: u64, link: LinkId, pkt: PacketId, vc: u8) {
         let bytes = self.packets[pkt as usize].bytes as u64;
         let ser = self.serialization_ps(bytes);
-        let (kind, to_router, endpoint, latency) = {
+        let (kind, to_router, endpoint, latency, line) = {
             let l = &mut self.links[link as usize];
             debug_assert!(!l.occupied[vc as usize] && l.busy_until <= now, "link {link} acquired while in use");
             l.busy_until = now + ser;
             l.occupied[vc as usize] = true;
             l.busy_ps += ser;
-            (l.kind, l.to_router, l.endpoint as usize, l.latency_ps)
+            (l.kind, l.to_router, l.endpoint as usize, l.latency_ps, l.line as usize)
         };
         let p = &mut self.packets[pkt as usize];
         let prev = p.link.replace(link);
@@ -346,7 +349,7 @@ impl Network {
             self.nis[endpoint].in_used += 1;
             q.push(now + latency + ser, Priority::Network, Event::Deliver { pkt, background });
         } else {
-            q.push(now + latency, Priority::Network, Event::Hop { pkt, router: to_router, background });
+            q.push_line(line, now + latency, Priority::Network, Event::Hop { pkt, router: to_router, background });
         }
     }
 

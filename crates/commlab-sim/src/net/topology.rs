@@ -192,15 +192,6 @@ impl FatTree {
     }
 }
 
-// Spelled out instead of `is_multiple_of`, which is newer than the workspace's rust-version.
-fn is_even(n: usize) -> bool {
-    n & 1 == 0
-}
-
-fn divides(f: usize, n: usize) -> bool {
-    n / f * f == n
-}
-
 fn mesh_coord(x: usize, y: usize, r: usize) -> (isize, isize) {
     let n = x * y;
     if r < n {
@@ -246,9 +237,9 @@ impl Shape {
                 let (k, s) = (dims[port / 2], strides[port / 2]);
                 let c = r / s % k;
                 // Size 2 has a single neighbour, reached by the + port only; size 1 has none.
-                let nc = if is_even(port) && k >= 2 {
+                let nc = if port.is_multiple_of(2) && k >= 2 {
                     (c + 1) % k
-                } else if !is_even(port) && k >= 3 {
+                } else if !port.is_multiple_of(2) && k >= 3 {
                     (c + k - 1) % k
                 } else {
                     return None;
@@ -653,7 +644,7 @@ impl Topology {
         if p >= self.nprocs {
             return None;
         }
-        let shift = |c: usize, k: usize, s: usize| is_even(k).then(|| p - c * s + (c + k / 2) % k * s);
+        let shift = |c: usize, k: usize, s: usize| k.is_multiple_of(2).then(|| p - c * s + (c + k / 2) % k * s);
         match &self.shape {
             Shape::Mesh { x, y, .. } => {
                 if x >= y {
@@ -668,7 +659,7 @@ impl Topology {
             }
             Shape::FatTree(_) | Shape::Crossbar => {
                 let n = self.nprocs;
-                is_even(n).then(|| (p + n / 2) % n)
+                n.is_multiple_of(2).then(|| (p + n / 2) % n)
             }
         }
     }
@@ -723,7 +714,7 @@ fn balanced_factors(n: usize, d: usize, maxf: usize) -> Option<Vec<usize>> {
     }
     for f in 1..=n.min(maxf) {
         // f must divide n, and d factors of at most f must be able to reach n.
-        if !divides(f, n) || f.saturating_pow(d as u32) < n {
+        if !n.is_multiple_of(f) || f.saturating_pow(d as u32) < n {
             continue;
         }
         if let Some(mut rest) = balanced_factors(n / f, d - 1, f) {
@@ -749,7 +740,8 @@ pub fn resize(kind: &TopologyKind, nprocs: usize) -> Result<TopologyKind, String
     }
     Ok(match kind {
         TopologyKind::Mesh { io_nodes, .. } => {
-            let y = (1..=nprocs).take_while(|d| d * d <= nprocs).filter(|&d| divides(d, nprocs)).last().unwrap_or(1);
+            let y =
+                (1..=nprocs).take_while(|d| d * d <= nprocs).filter(|&d| nprocs.is_multiple_of(d)).last().unwrap_or(1);
             TopologyKind::Mesh { dims: [nprocs / y, y], io_nodes: *io_nodes }
         }
         TopologyKind::Torus { dims } => {
