@@ -4,6 +4,7 @@
 //! every run completed and every answer check passed; 1 when a run failed (deadlock, limit)
 //! or a check failed; 2 for bad input (with one line naming it and what would be valid).
 
+mod bench;
 mod output;
 
 use clap::{Parser, Subcommand};
@@ -43,6 +44,18 @@ enum Command {
     Apps,
     /// Run an application on a simulated machine.
     Run(RunArgs),
+    /// Measure simulator speed (events/s) on fixed workloads.
+    Bench {
+        /// Repetitions per workload (the median is reported).
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
+        /// Run only this workload.
+        #[arg(long)]
+        only: Option<String>,
+        /// One JSON object per workload.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -113,6 +126,7 @@ fn main() -> ExitCode {
         Command::Machine { action: MachineAction::Show { machine, set, procs } } => show_machine(&machine, &set, procs),
         Command::Apps => list_apps(),
         Command::Run(args) => run(args),
+        Command::Bench { repeat, only, json } => bench::run(repeat, json, only.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

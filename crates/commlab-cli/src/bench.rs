@@ -1,0 +1,107 @@
+//! `commlab bench`: simulator speed on fixed workloads (events per second, messages per
+//! second, wall time), the median of several repetitions. Speed targets live here, not in
+//! timed unit tests.
+
+use crate::{input, Failure};
+use commlab_sim::machine::MachineConfig;
+use commlab_sim::Simulator;
+use serde_json::json;
+
+/// One benchmark workload: an app run with fixed machine and parameters.
+struct Workload {
+    name: &'static str,
+    app: &'static str,
+    variant: &'static str,
+    procs: usize,
+    set: &'static [&'static str],
+    params: &'static [&'static str],
+}
+
+const WORKLOADS: &[Workload] = &[
+    Workload {
+        name: "alltoall-256-int",
+        app: "alltoall-stress",
+        variant: "mp-int",
+        procs: 256,
+        set: &[],
+        params: &["messages=800"],
+    },
+    Workload {
+        name: "alltoall-256-poll",
+        app: "alltoall-stress",
+        variant: "mp-poll",
+        procs: 256,
+        set: &[],
+        params: &["messages=800"],
+    },
+    Workload {
+        name: "bisection-32-cross",
+        app: "bisection-bw",
+        variant: "mp-int",
+        procs: 32,
+        set: &["cross_traffic.rate_bytes_per_cycle=6"],
+        params: &["messages=400"],
+    },
+    Workload {
+        name: "hotspot-32",
+        app: "am-throughput",
+        variant: "mp-int",
+        procs: 32,
+        set: &[],
+        params: &["senders=31", "messages=400", "handler_cycles=200"],
+    },
+];
+
+pub fn run(repeat: usize, json_out: bool, only: Option<&str>) -> Result<(), Failure> {
+    if repeat == 0 {
+        return Err(input("--repeat 0: give at least 1 repetition"));
+    }
+    let selected: Vec<&Workload> = WORKLOADS.iter().filter(|w| only.is_none_or(|o| w.name == o)).collect();
+    if selected.is_empty() {
+        let names: Vec<&str> = WORKLOADS.iter().map(|w| w.name).collect();
+        return Err(input(format!("unknown workload `{}` (valid: {})", only.unwrap_or(""), names.join(", "))));
+    }
+    if !json_out {
+        println!(
+            "{:<20} {:>10} {:>10} {:>12} {:>12}   (median of {repeat})",
+            "workload", "events", "wall s", "M events/s", "k msgs/s"
+        );
+    }
+    for w in selected {
+        let set: Vec<String> = w.set.iter().map(|s| s.to_string()).collect();
+        let params: Vec<String> = w.params.iter().map(|s| s.to_string()).collect();
+        let cfg = MachineConfig::preset("alewife", &set, Some(w.procs)).map_err(|e| input(e.to_string()))?;
+        let sim = Simulator::new(cfg);
+        let mut walls = Vec::new();
+        let mut last = None;
+        for _ in 0..repeat {
+            let r = commlab_apps::run_app(&sim, w.app, w.variant, &params, 1)
+                .map_err(|e| Failure { status: 1, message: format!("bench {}: {e}", w.name) })?;
+            walls.push(r.stats.wall_seconds);
+            last = Some(r);
+        }
+        let r = last.expect("at least one repetition");
+        walls.sort_by(f64::total_cmp);
+        let wall = walls[walls.len() / 2];
+        let events = r.stats.events as f64;
+        let msgs = r.counters.get("messages").copied().unwrap_or(0.0);
+        if json_out {
+            let j = json!({
+                "workload": w.name, "app": w.app, "variant": w.variant, "procs": w.procs,
+                "events": r.stats.events, "wall_seconds": wall, "events_per_second": events / wall,
+                "messages_per_second": msgs / wall, "repeat": repeat,
+            });
+            println!("{j}");
+        } else {
+            println!(
+                "{:<20} {:>10} {:>10.4} {:>12.2} {:>12.1}",
+                w.name,
+                r.stats.events,
+                wall,
+                events / wall / 1e6,
+                msgs / wall / 1e3
+            );
+        }
+    }
+    Ok(())
+}
