@@ -25,6 +25,40 @@ use std::collections::BTreeMap;
 /// Index of a processor, `0..nprocs`.
 pub type ProcId = usize;
 
+/// A shared-memory byte address (always a multiple of 8: memory is accessed in 64-bit words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Addr(pub u64);
+
+impl Addr {
+    /// The address `words` 64-bit words further on.
+    pub fn word(self, words: usize) -> Addr {
+        Addr(self.0 + 8 * words as u64)
+    }
+}
+
+/// Where the words of a shared allocation live (their home node). Homes are per cache line:
+/// a line's home is the home of its first word.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Contiguous blocks of lines, one block per processor in id order.
+    Block,
+    /// Line `k` of the allocation on processor `k mod nprocs`.
+    Cyclic,
+    /// Every line on one processor.
+    OnNode(ProcId),
+    /// An explicit home for every word (the line takes its first word's home).
+    Owners(Vec<ProcId>),
+}
+
+/// How `Node::barrier` synchronizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarrierKind {
+    /// A combining tree of active messages.
+    Messages,
+    /// A combining tree of shared counters and flags (fetch-and-add and spinning).
+    SharedMemory,
+}
+
 /// A registered message handler: the index of the handler in [`Program::handlers`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct HandlerId(pub u32);
@@ -107,8 +141,38 @@ pub trait Node {
     /// Wait (spinning; polling if the node polls) until `cond` holds on the private state.
     /// `what` names the wait in deadlock reports.
     fn wait_until(&mut self, what: &'static str, cond: impl FnMut(&Self::State) -> bool);
-    /// Global barrier over all processors.
+    /// Global barrier over all processors (message or shared-memory tree: [`Program::barrier_kind`]).
     fn barrier(&mut self);
+
+    /// Allocate `words` 64-bit words of shared memory, zeroed, homed by `placement`.
+    /// Collective: every processor makes the same allocations in the same order and gets the
+    /// same addresses (the first to arrive creates the region).
+    fn alloc_shared(&mut self, words: usize, placement: Placement) -> Addr;
+    /// Coherent, sequentially consistent load of a 64-bit word (blocks on a miss).
+    fn load(&mut self, addr: Addr) -> u64;
+    /// Coherent store of a 64-bit word (blocks until the line is owned).
+    fn store(&mut self, addr: Addr, value: u64);
+    fn load_f64(&mut self, addr: Addr) -> f64 {
+        f64::from_bits(self.load(addr))
+    }
+    fn store_f64(&mut self, addr: Addr, value: f64) {
+        self.store(addr, value.to_bits())
+    }
+    /// Non-binding prefetch of a line for reading (does not block unless the prefetch buffer is full).
+    fn prefetch_read(&mut self, addr: Addr);
+    /// Non-binding prefetch of a line with ownership.
+    fn prefetch_write(&mut self, addr: Addr);
+    /// Atomically add `value` to a word; returns the previous value.
+    fn fetch_add(&mut self, addr: Addr, value: u64) -> u64;
+    /// Atomically replace the word with `new` if it equals `expected`; returns the previous value.
+    fn compare_swap(&mut self, addr: Addr, expected: u64, new: u64) -> u64;
+    /// Acquire a test-and-test-and-set spin lock on a shared word (0 = free).
+    fn lock(&mut self, addr: Addr);
+    /// Release a lock taken with [`Node::lock`].
+    fn unlock(&mut self, addr: Addr);
+    /// Spin on a shared word until `cond` holds for its value; returns that value. Spinning
+    /// hits in the cache and costs nothing until the line is invalidated.
+    fn spin_until(&mut self, what: &'static str, addr: Addr, cond: impl FnMut(u64) -> bool) -> u64;
 
     /// Mark the start of the timed region on this processor: statistics before this point
     /// (set-up) are discarded. Call it on every processor, normally right after a barrier.
@@ -129,6 +193,10 @@ pub trait Program: Send + Sync + 'static {
     /// Receive mode every node starts in.
     fn receive_mode(&self) -> ReceiveMode {
         ReceiveMode::Interrupt
+    }
+    /// How [`Node::barrier`] synchronizes.
+    fn barrier_kind(&self) -> BarrierKind {
+        BarrierKind::Messages
     }
     /// The initial private state of processor `id`.
     fn init_state(&self, id: ProcId, nprocs: usize) -> Self::State;
@@ -240,10 +308,19 @@ impl RunStats {
     }
 }
 
-/// The final private states and statistics of a run.
+/// The final private states, shared memory and statistics of a run.
 pub struct RunOutput<S> {
     pub states: Vec<S>,
+    /// Final contents of shared memory, one entry per 64-bit word (`Addr(a)` is `memory[a / 8]`).
+    pub memory: Vec<u64>,
     pub stats: RunStats,
+}
+
+impl<S> RunOutput<S> {
+    /// A word of final shared memory.
+    pub fn load(&self, addr: Addr) -> u64 {
+        self.memory[(addr.0 / 8) as usize]
+    }
 }
 
 /// Something that can run a [`Program`]: the simulator, later the host.

@@ -40,6 +40,7 @@
 
 mod engine;
 pub mod machine;
+pub mod mem;
 mod msg;
 mod net;
 mod stats;
@@ -55,11 +56,19 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct Simulator {
     cfg: Arc<MachineConfig>,
+    checked: bool,
 }
 
 impl Simulator {
     pub fn new(cfg: MachineConfig) -> Self {
-        Simulator { cfg: Arc::new(cfg) }
+        Simulator { cfg: Arc::new(cfg), checked: false }
+    }
+
+    /// Run the coherence invariant checker after every protocol event and on every access
+    /// (slow; for tests).
+    pub fn checked(mut self, on: bool) -> Self {
+        self.checked = on;
+        self
     }
 
     pub fn config(&self) -> &MachineConfig {
@@ -91,6 +100,6 @@ impl Backend for Simulator {
     }
 
     fn run<P: Program>(&self, program: Arc<P>) -> Result<RunOutput<P::State>, SimError> {
-        engine::run(Arc::clone(&self.cfg), program)
+        engine::run(Arc::clone(&self.cfg), program, self.checked)
     }
 }

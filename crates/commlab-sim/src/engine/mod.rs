@@ -13,11 +13,12 @@ mod node;
 pub(crate) mod queue;
 
 use crate::machine::MachineConfig;
+use crate::mem::{Memory, ProtoKind};
 use crate::msg::{self, Ctx, MessageRecord, Target};
 use crate::net::{NetNotice, Network, Packet, PacketId};
 use crate::stats::{TimeAccount, Traffic};
 use commlab_api::{
-    Category, Handler, Message, ProcId, ProcTimes, Program, ReceiveMode, RunOutput, RunStats, TrafficClass,
+    BarrierKind, Category, Handler, Message, ProcId, ProcTimes, Program, ReceiveMode, RunOutput, RunStats, TrafficClass,
 };
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult};
@@ -96,6 +97,11 @@ pub(crate) enum Event {
     CrossGen {
         pair: u32,
     },
+    /// A protocol message between a node and itself (no network) arrives.
+    Proto {
+        msg: u32,
+        dst: u32,
+    },
 }
 
 impl queue::Liveness for Event {
@@ -107,7 +113,7 @@ impl queue::Liveness for Event {
             | Event::Deliver { background, .. }
             | Event::Inject { background, .. } => background,
             Event::CrossGen { .. } => true,
-            Event::Wake { .. } | Event::HandlerDone { .. } => false,
+            Event::Wake { .. } | Event::HandlerDone { .. } | Event::Proto { .. } => false,
         }
     }
 }
@@ -137,6 +143,12 @@ pub(crate) enum Wait {
     Barrier(u64),
     NiOutput,
     Drain,
+    /// An outstanding miss on a line.
+    Miss(crate::mem::cache::Line),
+    /// A free prefetch-buffer entry.
+    PrefetchBuffer,
+    /// Spinning on a cached line until it is invalidated (`what`, line).
+    Spin(&'static str, crate::mem::cache::Line),
 }
 
 #[derive(Default)]
@@ -172,6 +184,10 @@ pub(crate) struct World<S> {
     msgs: Vec<Option<MessageRecord>>,
     free_msgs: Vec<u32>,
     pub traffic: Traffic,
+    pub mem: Memory,
+    pub barrier_kind: BarrierKind,
+    /// Base address of the shared-memory barrier's lines (counter and flag per processor).
+    pub barrier_region: u64,
     pub timing_start: Option<u64>,
     pub fatal: Option<SimError>,
     procs_done: usize,
@@ -196,7 +212,7 @@ impl<S> World<S> {
         self.fatal.get_or_insert(e);
     }
 
-    fn alloc_msg(&mut self, rec: MessageRecord) -> u32 {
+    pub(crate) fn alloc_msg(&mut self, rec: MessageRecord) -> u32 {
         match self.free_msgs.pop() {
             Some(id) => {
                 self.msgs[id as usize] = Some(rec);
@@ -207,6 +223,52 @@ impl<S> World<S> {
                 (self.msgs.len() - 1) as u32
             }
         }
+    }
+
+    /// Remove a message record, freeing its slot.
+    pub(crate) fn take_msg(&mut self, msg: u32) -> MessageRecord {
+        self.free_msgs.push(msg);
+        self.msgs[msg as usize].take().expect("live message")
+    }
+
+    /// Send a protocol message over the network as one packet: header, plus a line of data
+    /// for the kinds that carry one.
+    pub(crate) fn launch_protocol(
+        &mut self,
+        src: usize,
+        dst: usize,
+        kind: ProtoKind,
+        line: u64,
+        requester: usize,
+        ready_ps: u64,
+    ) {
+        let cfg = Arc::clone(&self.cfg);
+        let payload = if kind.carries_line() { cfg.mem.line_bytes } else { 0 };
+        if kind.carries_line() {
+            self.traffic.add(TrafficClass::Headers, cfg.header_bytes);
+            self.traffic.add(TrafficClass::Data, payload);
+        } else {
+            self.traffic.add(kind.class(), cfg.header_bytes);
+        }
+        self.traffic.packets += 1;
+        self.traffic.protocol_messages += 1;
+        let msg = self.alloc_msg(MessageRecord {
+            src: src as u32,
+            target: Target::Protocol(kind),
+            args: vec![line, requester as u64],
+            payload: Vec::new(),
+        });
+        let pkt = Packet {
+            msg,
+            dst: dst as u32,
+            bytes: (cfg.header_bytes + payload) as u32,
+            last: true,
+            background: false,
+            ready_ps,
+            link: None,
+            vc: 0,
+        };
+        self.net.send_packet(&mut self.q, self.now, src, pkt);
     }
 
     /// Packetize a message and queue its packets at `src`'s NI. Packet `i` is ready once the
@@ -300,7 +362,7 @@ impl<S> World<S> {
             }
             Target::BarrierArrive => proc.barrier.arrivals += 1,
             Target::BarrierRelease => proc.barrier.released = proc.barrier.released.max(rec.args[0]),
-            Target::Sink => unreachable!("cross-traffic is never dispatched to a processor"),
+            Target::Sink | Target::Protocol(_) => unreachable!("only handler messages reach a processor's inbox"),
         }
         let exit = if interrupt { cfg.msg.interrupt_exit } else { 0 };
         let duration_ps = cfg.cycles_to_ps((ctx.offset_cycles + exit) as f64);
@@ -368,6 +430,12 @@ impl<S> World<S> {
                         continue;
                     }
                     let dst = self.net.packet(packet).dst as usize;
+                    if let Some(MessageRecord { target: Target::Protocol(_), .. }) = &self.msgs[msg as usize] {
+                        // The memory controller takes protocol messages off the NI at once.
+                        self.net.consume(&mut self.q, self.now, dst);
+                        self.mem_receive(dst, msg);
+                        continue;
+                    }
                     self.procs[dst].inbox.push_back(msg);
                     self.try_dispatch(dst);
                 }
@@ -392,6 +460,7 @@ impl<S> World<S> {
                     self.push(next, Priority::Network, Event::CrossGen { pair });
                 }
             }
+            Event::Proto { msg, dst } => self.mem_receive(dst as usize, msg),
             Event::Wake { .. } => unreachable!("wake-ups are handled by the scheduler"),
         }
         self.drain_notices();
@@ -419,6 +488,19 @@ impl<S> World<S> {
                         ),
                         Wait::NiOutput => "waits for NI output queue space".to_string(),
                         Wait::Drain => "waits for its handlers to drain".to_string(),
+                        Wait::Miss(line) => format!("waits for a miss on line {line}"),
+                        Wait::PrefetchBuffer => "waits for a prefetch-buffer entry".to_string(),
+                        Wait::Spin(what, line) => {
+                            let addr = line * self.cfg.mem.line_bytes;
+                            let holder = self
+                                .mem
+                                .lock_holders
+                                .range(addr..addr + self.cfg.mem.line_bytes)
+                                .next()
+                                .map(|(_, h)| format!(", held by P{h}"))
+                                .unwrap_or_default();
+                            format!("spins in {what} on line {line} (address {addr:#x}{holder})")
+                        }
                     };
                     format!("{w} since cycle {:.1}", cfg.ps_to_cycles(since))
                 }
@@ -435,8 +517,12 @@ impl<S> World<S> {
     }
 }
 
-/// Run `program` on the machine `cfg`.
-pub fn run<P: Program>(cfg: Arc<MachineConfig>, program: Arc<P>) -> Result<RunOutput<P::State>, SimError> {
+/// Run `program` on the machine `cfg`; `checked` switches the coherence invariant checker on.
+pub fn run<P: Program>(
+    cfg: Arc<MachineConfig>,
+    program: Arc<P>,
+    checked: bool,
+) -> Result<RunOutput<P::State>, SimError> {
     let started = std::time::Instant::now();
     let n = cfg.nprocs();
     let mut costs = Vec::new();
@@ -469,6 +555,9 @@ pub fn run<P: Program>(cfg: Arc<MachineConfig>, program: Arc<P>) -> Result<RunOu
         0
     };
     let mode = program.receive_mode();
+    let mut mem = Memory::new(&cfg, checked);
+    let barrier_homes: Vec<usize> = (0..n).flat_map(|p| [p, p]).collect();
+    let barrier_region = mem.alloc_system(&barrier_homes);
     let procs = (0..n)
         .map(|i| Proc {
             state: program.init_state(i, n),
@@ -491,6 +580,9 @@ pub fn run<P: Program>(cfg: Arc<MachineConfig>, program: Arc<P>) -> Result<RunOu
         msgs: Vec::new(),
         free_msgs: Vec::new(),
         traffic: Traffic::default(),
+        mem,
+        barrier_kind: program.barrier_kind(),
+        barrier_region,
         timing_start: None,
         fatal: None,
         procs_done: 0,
@@ -508,6 +600,7 @@ pub fn run<P: Program>(cfg: Arc<MachineConfig>, program: Arc<P>) -> Result<RunOu
         coros.push(Coroutine::with_stack(stack, move |yielder, wp| {
             let mut node = SimNode::new(id, wp, yielder);
             prog.main(&mut node);
+            node.flush();
         }));
     }
 
@@ -581,8 +674,9 @@ pub fn run<P: Program>(cfg: Arc<MachineConfig>, program: Arc<P>) -> Result<RunOu
     }
     drop(coros);
     let stats = collect_stats(&world, events, started.elapsed().as_secs_f64())?;
+    let memory = std::mem::take(&mut world.mem.data);
     let states = world.procs.into_iter().map(|p| p.state).collect();
-    Ok(RunOutput { states, stats })
+    Ok(RunOutput { states, memory, stats })
 }
 
 fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, SimError> {
@@ -612,6 +706,17 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
     counters.insert("messages".to_string(), w.traffic.messages as f64);
     counters.insert("packets".to_string(), w.traffic.packets as f64);
     counters.insert("cross_traffic_messages".to_string(), w.traffic.cross_messages as f64);
+    let ms = &w.mem.stats;
+    if ms.hits + ms.misses > 0 {
+        counters.insert("cache_hits".to_string(), ms.hits as f64);
+        counters.insert("cache_misses".to_string(), ms.misses as f64);
+        counters.insert("local_misses".to_string(), ms.local_misses as f64);
+        counters.insert("forwards".to_string(), ms.forwards as f64);
+        counters.insert("invalidations".to_string(), ms.invalidations as f64);
+        counters.insert("software_traps".to_string(), ms.software_traps as f64);
+        counters.insert("prefetches".to_string(), ms.prefetches as f64);
+        counters.insert("protocol_messages".to_string(), w.traffic.protocol_messages as f64);
+    }
     // Utilisation of router-to-router links over the timed region.
     let topo = &w.net.topo;
     let router_links: Vec<(u32, u64)> =

@@ -1,19 +1,183 @@
 //! `SimNode`: the [`Node`] interface as seen from inside a processor's coroutine.
 
 use super::{MainState, SimError, Wait, World};
+use crate::mem::protocol::CacheState;
 use crate::msg::{self, Target};
-use commlab_api::{Category, HandlerId, Node, ProcId, ReceiveMode};
+use commlab_api::{Addr, BarrierKind, Category, HandlerId, Node, Placement, ProcId, ReceiveMode};
 use corosensei::Yielder;
 
 pub(crate) struct SimNode<'y, S> {
     id: usize,
     wp: *mut World<S>,
     yielder: &'y Yielder<*mut World<S>, ()>,
+    /// Time of cache hits not yet given to the scheduler (hits create no events: the processor
+    /// runs ahead of the global clock by at most `max_run_ahead`).
+    pending_ps: u64,
+    pending_cat: Category,
+    hit_ps: u64,
+    max_run_ahead_ps: u64,
+    /// Inside a lock, barrier or spin: waiting counts as synchronization.
+    sync_depth: u32,
 }
 
 impl<'y, S> SimNode<'y, S> {
     pub fn new(id: usize, wp: *mut World<S>, yielder: &'y Yielder<*mut World<S>, ()>) -> Self {
-        SimNode { id, wp, yielder }
+        // SAFETY: as in `w`.
+        let cfg = unsafe { &(*wp).cfg };
+        SimNode {
+            id,
+            wp,
+            yielder,
+            pending_ps: 0,
+            pending_cat: Category::Compute,
+            hit_ps: cfg.cycles_to_ps(cfg.mem.hit_cycles as f64),
+            max_run_ahead_ps: cfg.cycles_to_ps(cfg.mem.max_run_ahead_cycles as f64),
+            sync_depth: 0,
+        }
+    }
+
+    /// Give accumulated hit time to the scheduler (before anything other processors can see).
+    pub fn flush(&mut self) {
+        if self.pending_ps > 0 {
+            let ps = std::mem::take(&mut self.pending_ps);
+            let cat = self.pending_cat;
+            self.timed(ps, cat);
+        }
+    }
+
+    /// The category memory waits and hits are charged to right now.
+    fn mem_cat(&self, wait: bool) -> Category {
+        match (self.sync_depth > 0, wait) {
+            (true, _) => Category::Synchronization,
+            (false, true) => Category::MemoryNiWait,
+            (false, false) => Category::Compute,
+        }
+    }
+
+    /// Add local (event-free) time in category `cat`.
+    #[inline]
+    fn run_ahead(&mut self, ps: u64, cat: Category) {
+        if self.pending_cat != cat {
+            self.flush();
+            self.pending_cat = cat;
+        }
+        self.pending_ps += ps;
+        if self.pending_ps >= self.max_run_ahead_ps {
+            self.flush();
+        }
+    }
+
+    fn check_addr(&mut self, addr: Addr, what: &str) {
+        if !self.w().mem.valid(addr.0) {
+            let (id, words) = (self.id, self.w().mem.data.len());
+            self.fail(format!(
+                "processor {id}: {what} of address {:#x}, which is not an aligned word of shared memory (allocated: {} bytes)",
+                addr.0,
+                words * 8
+            ));
+        }
+    }
+
+    /// Bring `addr`'s line into the cache (owned if `write`), blocking on misses; returns the
+    /// line, which is present *now*: the caller must perform the access before anything can
+    /// yield, then charge its time with `charge_hit` (a hit takes `hit_cycles` and no event).
+    fn access(&mut self, addr: Addr, write: bool) -> u64 {
+        let id = self.id;
+        loop {
+            let w = self.w();
+            let line = w.mem.line_of(addr.0);
+            let st = w.mem.caches[id].state(line);
+            if st == CacheState::Modified || (!write && st == CacheState::Shared) {
+                w.mem.caches[id].touch(line);
+                w.mem.stats.hits += 1;
+                return line;
+            }
+            // A miss: issue it at the right time (after the hits before it), unless one is
+            // already in flight for the line. Flushing yields, so look at the line again after.
+            if self.pending_ps > 0 {
+                self.flush();
+                continue;
+            }
+            let w = self.w();
+            let pm = &w.mem.procs[id];
+            let in_flight = pm.waiting == Some(line) || pm.prefetches.contains(&line);
+            if !in_flight {
+                w.mem.procs[id].waiting = Some(line);
+                w.mem_issue(id, line, write);
+            }
+            let cat = self.mem_cat(true);
+            self.block(Wait::Miss(line), cat);
+        }
+    }
+
+    /// Charge the time of an access that just performed (plus `extra_ps`), releasing a line
+    /// held for this access.
+    fn charge_hit(&mut self, extra_ps: u64) {
+        let id = self.id;
+        if self.w().mem.procs[id].pinned.is_some() {
+            self.w().unpin(id);
+        }
+        let cat = self.mem_cat(false);
+        self.run_ahead(self.hit_ps + extra_ps, cat);
+    }
+
+    fn prefetch(&mut self, addr: Addr, write: bool) {
+        self.check_addr(addr, "prefetch");
+        let id = self.id;
+        let issue_ps = {
+            let cfg = &self.w().cfg;
+            cfg.cycles_to_ps(cfg.mem.prefetch_issue_cycles as f64)
+        };
+        self.run_ahead(issue_ps, Category::Compute);
+        let line = self.w().mem.line_of(addr.0);
+        let cap = self.w().cfg.mem.prefetch_buffer_entries as usize;
+        // Every yield (flushing, a full buffer) can change the line's state: look again after.
+        loop {
+            let st = self.w().mem.caches[id].state(line);
+            let pm = &self.w().mem.procs[id];
+            let enough = st == CacheState::Modified || (!write && st == CacheState::Shared);
+            if enough || pm.prefetches.contains(&line) || pm.waiting == Some(line) {
+                return;
+            }
+            if self.pending_ps > 0 {
+                self.flush();
+                continue;
+            }
+            if self.w().mem.procs[id].prefetches.len() >= cap {
+                self.block(Wait::PrefetchBuffer, Category::MemoryNiWait);
+                continue;
+            }
+            let w = self.w();
+            w.mem.procs[id].prefetches.push(line);
+            w.mem.stats.prefetches += 1;
+            w.mem_issue(id, line, write);
+            return;
+        }
+    }
+
+    /// Atomic read-modify-write of a word: `f(old) -> new`; returns the old value.
+    fn rmw(&mut self, addr: Addr, f: impl FnOnce(u64) -> u64) -> u64 {
+        self.check_addr(addr, "read-modify-write");
+        let line = self.access(addr, true);
+        let id = self.id;
+        let w = self.w();
+        let i = (addr.0 / 8) as usize;
+        let old = w.mem.data[i];
+        let new = f(old);
+        w.mem.data[i] = new;
+        let word = i % (w.cfg.mem.line_bytes / 8) as usize;
+        if let Some(c) = &mut w.mem.checker {
+            let r = c.load(id, line, word, old).and_then(|_| c.store(id, line, word, new));
+            if let Err(e) = r {
+                self.w().fail(SimError::Internal(format!("coherence invariant: {e}")));
+            }
+        }
+        let rmw_ps = {
+            let cfg = &self.w().cfg;
+            cfg.cycles_to_ps(cfg.mem.rmw_cycles as f64)
+        };
+        self.charge_hit(rmw_ps);
+        old
     }
 
     /// The world, valid until the next yield.
@@ -80,6 +244,70 @@ impl<'y, S> SimNode<'y, S> {
         }
     }
 
+    /// The message barrier: a combining tree of active messages.
+    fn barrier_messages(&mut self) {
+        let id = self.id;
+        let (n, arity) = {
+            let w = self.w();
+            (w.procs.len(), w.cfg.msg.barrier_arity as usize)
+        };
+        let epoch = {
+            let b = &mut self.w().procs[id].barrier;
+            b.epoch += 1;
+            b.epoch
+        };
+        let (parent, children) = msg::barrier_tree(id, n, arity);
+        let nchildren = children.len() as u64;
+        while self.w().procs[id].barrier.arrivals < nchildren {
+            self.block(Wait::Barrier(epoch), Category::Synchronization);
+        }
+        self.w().procs[id].barrier.arrivals -= nchildren;
+        match parent {
+            Some(parent) => {
+                self.send(parent, Target::BarrierArrive, &[], Vec::new(), None, Category::Synchronization);
+                while self.w().procs[id].barrier.released < epoch {
+                    self.block(Wait::Barrier(epoch), Category::Synchronization);
+                }
+            }
+            None => self.w().procs[id].barrier.released = epoch,
+        }
+        for c in children {
+            self.send(c, Target::BarrierRelease, &[epoch], Vec::new(), None, Category::Synchronization);
+        }
+    }
+
+    /// The shared-memory barrier: a combining tree of counters (children fetch-and-add their
+    /// parent's) and release flags (parents store their children's), each on its own line homed
+    /// at its processor, so every wait spins in the local cache.
+    fn barrier_shared_memory(&mut self) {
+        let id = self.id;
+        let (n, arity, base, line_bytes) = {
+            let w = self.w();
+            (w.procs.len(), w.cfg.msg.barrier_arity as usize, w.barrier_region, w.cfg.mem.line_bytes)
+        };
+        let counter = |p: usize| Addr(base + (2 * p as u64) * line_bytes);
+        let flag = |p: usize| Addr(base + (2 * p as u64 + 1) * line_bytes);
+        let epoch = {
+            let b = &mut self.w().procs[id].barrier;
+            b.epoch += 1;
+            b.epoch
+        };
+        let (parent, children) = msg::barrier_tree(id, n, arity);
+        let nchildren = children.len() as u64;
+        self.sync_depth += 1;
+        if nchildren > 0 {
+            self.spin_until("barrier (children arriving)", counter(id), |v| v >= epoch * nchildren);
+        }
+        if let Some(parent) = parent {
+            self.fetch_add(counter(parent), 1);
+            self.spin_until("barrier (release)", flag(id), |v| v >= epoch);
+        }
+        for c in children {
+            self.store(flag(c), epoch);
+        }
+        self.sync_depth -= 1;
+    }
+
     /// Pay the send cost, wait for NI output space, and launch.
     fn send(
         &mut self,
@@ -90,6 +318,7 @@ impl<'y, S> SimNode<'y, S> {
         regions: Option<usize>,
         cat: Category,
     ) {
+        self.flush();
         self.check_dest(dest);
         if let Err(e) = msg::check_args(&self.w().cfg, args.len()) {
             self.fail(e);
@@ -135,7 +364,7 @@ impl<S> Node for SimNode<'_, S> {
     fn now_cycles(&self) -> f64 {
         // SAFETY: as in `w`; shared read only.
         let w = unsafe { &*self.wp };
-        w.cfg.ps_to_cycles(w.now)
+        w.cfg.ps_to_cycles(w.now + self.pending_ps)
     }
 
     fn state<R>(&mut self, f: impl FnOnce(&mut S) -> R) -> R {
@@ -145,7 +374,8 @@ impl<S> Node for SimNode<'_, S> {
 
     fn compute(&mut self, cycles: u64) {
         let ps = self.w().cfg.cycles_to_ps(cycles as f64);
-        self.timed(ps, Category::Compute);
+        self.run_ahead(ps, Category::Compute);
+        self.flush();
     }
 
     fn cost(&self, name: &str) -> u64 {
@@ -155,6 +385,7 @@ impl<S> Node for SimNode<'_, S> {
     }
 
     fn set_receive_mode(&mut self, mode: ReceiveMode) {
+        self.flush();
         let id = self.id;
         self.w().procs[id].mode = mode;
         if mode == ReceiveMode::Interrupt {
@@ -175,6 +406,7 @@ impl<S> Node for SimNode<'_, S> {
     }
 
     fn poll(&mut self) {
+        self.flush();
         let ps = {
             let cfg = &self.w().cfg;
             cfg.cycles_to_ps(cfg.msg.poll as f64)
@@ -187,6 +419,7 @@ impl<S> Node for SimNode<'_, S> {
     }
 
     fn wait_until(&mut self, what: &'static str, mut cond: impl FnMut(&S) -> bool) {
+        self.flush();
         let id = self.id;
         while !cond(&self.w().procs[id].state) {
             self.block(Wait::Cond(what), Category::Synchronization);
@@ -194,37 +427,115 @@ impl<S> Node for SimNode<'_, S> {
     }
 
     fn barrier(&mut self) {
-        let id = self.id;
-        let (n, arity) = {
-            let w = self.w();
-            (w.procs.len(), w.cfg.msg.barrier_arity as usize)
-        };
-        let epoch = {
-            let b = &mut self.w().procs[id].barrier;
-            b.epoch += 1;
-            b.epoch
-        };
-        let (parent, children) = msg::barrier_tree(id, n, arity);
-        let nchildren = children.len() as u64;
-        while self.w().procs[id].barrier.arrivals < nchildren {
-            self.block(Wait::Barrier(epoch), Category::Synchronization);
-        }
-        self.w().procs[id].barrier.arrivals -= nchildren;
-        match parent {
-            Some(parent) => {
-                self.send(parent, Target::BarrierArrive, &[], Vec::new(), None, Category::Synchronization);
-                while self.w().procs[id].barrier.released < epoch {
-                    self.block(Wait::Barrier(epoch), Category::Synchronization);
-                }
-            }
-            None => self.w().procs[id].barrier.released = epoch,
-        }
-        for c in children {
-            self.send(c, Target::BarrierRelease, &[epoch], Vec::new(), None, Category::Synchronization);
+        self.flush();
+        match self.w().barrier_kind {
+            BarrierKind::Messages => self.barrier_messages(),
+            BarrierKind::SharedMemory => self.barrier_shared_memory(),
         }
     }
 
+    fn alloc_shared(&mut self, words: usize, placement: Placement) -> Addr {
+        let (id, n) = (self.id, self.nprocs());
+        match self.w().mem.alloc(id, words, placement, n) {
+            Ok(base) => Addr(base),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn load(&mut self, addr: Addr) -> u64 {
+        self.check_addr(addr, "load");
+        let line = self.access(addr, false);
+        let id = self.id;
+        let w = self.w();
+        let i = (addr.0 / 8) as usize;
+        let v = w.mem.data[i];
+        if let Some(c) = &w.mem.checker {
+            let word = i % (w.cfg.mem.line_bytes / 8) as usize;
+            if let Err(e) = c.load(id, line, word, v) {
+                w.fail(SimError::Internal(format!("coherence invariant: {e}")));
+            }
+        }
+        self.charge_hit(0);
+        v
+    }
+
+    fn store(&mut self, addr: Addr, value: u64) {
+        self.check_addr(addr, "store");
+        let line = self.access(addr, true);
+        let id = self.id;
+        let w = self.w();
+        let i = (addr.0 / 8) as usize;
+        w.mem.data[i] = value;
+        if let Some(c) = &mut w.mem.checker {
+            let word = i % (w.cfg.mem.line_bytes / 8) as usize;
+            if let Err(e) = c.store(id, line, word, value) {
+                w.fail(SimError::Internal(format!("coherence invariant: {e}")));
+            }
+        }
+        self.charge_hit(0);
+    }
+
+    fn prefetch_read(&mut self, addr: Addr) {
+        self.prefetch(addr, false);
+    }
+
+    fn prefetch_write(&mut self, addr: Addr) {
+        self.prefetch(addr, true);
+    }
+
+    fn fetch_add(&mut self, addr: Addr, value: u64) -> u64 {
+        self.rmw(addr, |old| old.wrapping_add(value))
+    }
+
+    fn compare_swap(&mut self, addr: Addr, expected: u64, new: u64) -> u64 {
+        self.rmw(addr, |old| if old == expected { new } else { old })
+    }
+
+    fn lock(&mut self, addr: Addr) {
+        self.sync_depth += 1;
+        // Test-and-set first (one write miss when the lock is free), then spin with loads
+        // in the cache until it looks free (test-and-test-and-set).
+        while self.rmw(addr, |_| 1) != 0 {
+            self.spin_until("lock", addr, |v| v == 0);
+        }
+        let overhead = {
+            let cfg = &self.w().cfg;
+            cfg.cycles_to_ps(cfg.mem.lock_overhead_cycles as f64)
+        };
+        self.run_ahead(overhead, Category::Synchronization);
+        self.sync_depth -= 1;
+        let id = self.id;
+        self.w().mem.lock_holders.insert(addr.0, id);
+    }
+
+    fn unlock(&mut self, addr: Addr) {
+        self.sync_depth += 1;
+        self.store(addr, 0);
+        self.sync_depth -= 1;
+        self.w().mem.lock_holders.remove(&addr.0);
+    }
+
+    fn spin_until(&mut self, what: &'static str, addr: Addr, mut cond: impl FnMut(u64) -> bool) -> u64 {
+        self.sync_depth += 1;
+        let id = self.id;
+        let v = loop {
+            let v = self.load(addr);
+            if cond(v) {
+                break v;
+            }
+            // Spinning hits in the cache and changes nothing until the line is taken away.
+            self.flush();
+            let line = self.w().mem.line_of(addr.0);
+            if self.w().mem.caches[id].state(line) != CacheState::Invalid {
+                self.block(Wait::Spin(what, line), Category::Synchronization);
+            }
+        };
+        self.sync_depth -= 1;
+        v
+    }
+
     fn begin_timing(&mut self) {
+        self.flush();
         let id = self.id;
         let w = self.w();
         let now = w.now;

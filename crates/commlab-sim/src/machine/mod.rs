@@ -6,7 +6,7 @@
 
 mod spec;
 
-pub use spec::{key_doc, key_list, KeyDoc, MachineSpec, KEYS};
+pub use spec::{key_doc, key_list, KeyDoc, MachineSpec, MemorySpec, KEYS};
 
 use crate::net::topology::{resize, Topology, TopologyKind};
 use std::fmt;
@@ -206,6 +206,9 @@ pub struct MachineConfig {
     pub cross_traffic_bytes_per_cycle: f64,
     pub cross_traffic_message_bytes: u64,
     pub msg: MessagingCosts,
+    pub mem: spec::MemorySpec,
+    /// Cache lines per processor.
+    pub cache_lines: u64,
     pub max_events: u64,
     pub max_time_ps: u64,
 }
@@ -364,6 +367,27 @@ impl MachineConfig {
             ));
         }
         at_least("messaging.barrier_arity", m.barrier_arity, 2)?;
+        let mem = &spec.memory;
+        if mem.line_bytes < 8 || !mem.line_bytes.is_power_of_two() {
+            return Err(ConfigError::key(
+                "memory.line_bytes",
+                format!("must be a power of two >= 8, got {}", mem.line_bytes),
+            ));
+        }
+        at_least("memory.associativity", mem.associativity, 1)?;
+        let cache_lines = mem.cache_bytes / mem.line_bytes;
+        if cache_lines < mem.associativity || !mem.cache_bytes.is_multiple_of(mem.line_bytes * mem.associativity) {
+            return Err(ConfigError::key(
+                "memory.cache_bytes",
+                format!(
+                    "must be a whole number of sets (line_bytes x associativity = {} bytes), got {}",
+                    mem.line_bytes * mem.associativity,
+                    mem.cache_bytes
+                ),
+            ));
+        }
+        at_least("memory.hw_pointers", mem.hw_pointers, 1)?;
+        at_least("memory.prefetch_buffer_entries", mem.prefetch_buffer_entries, 1)?;
         at_least("limits.max_events", spec.limits.max_events, 1)?;
         let max_time_ps = positive("limits.max_sim_time_ms", spec.limits.max_sim_time_ms)? * 1e9;
         if max_time_ps >= u64::MAX as f64 / 2.0 {
@@ -394,6 +418,8 @@ impl MachineConfig {
                 dma_align_bytes: m.dma_align_bytes,
                 barrier_arity: m.barrier_arity,
             },
+            mem: spec.memory.clone(),
+            cache_lines,
             max_events: spec.limits.max_events,
             max_time_ps: max_time_ps as u64,
             topology,

@@ -15,6 +15,7 @@ pub struct MachineSpec {
     pub network: NetworkSpec,
     pub cross_traffic: CrossTrafficSpec,
     pub messaging: MessagingSpec,
+    pub memory: MemorySpec,
     #[serde(default)]
     pub costs: BTreeMap<String, u64>,
     pub limits: LimitsSpec,
@@ -73,6 +74,33 @@ pub struct MessagingSpec {
     pub dma_bytes_per_cycle: f64,
     pub dma_align_bytes: u64,
     pub barrier_arity: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySpec {
+    pub line_bytes: u64,
+    pub cache_bytes: u64,
+    pub associativity: u64,
+    pub hit_cycles: u64,
+    pub local_miss_cycles: u64,
+    pub miss_issue_cycles: u64,
+    pub fill_cycles: u64,
+    pub dir_cycles: u64,
+    pub dir_occupancy_cycles: u64,
+    pub home_cache_cycles: u64,
+    pub owner_cycles: u64,
+    pub forward_reply_cycles: u64,
+    pub inv_send_cycles: u64,
+    pub ack_cycles: u64,
+    pub hw_pointers: u64,
+    pub sw_read_cycles: u64,
+    pub sw_write_cycles: u64,
+    pub rmw_cycles: u64,
+    pub lock_overhead_cycles: u64,
+    pub prefetch_buffer_entries: u64,
+    pub prefetch_issue_cycles: u64,
+    pub max_run_ahead_cycles: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -196,6 +224,84 @@ pub const KEYS: &[KeyDoc] = &[
         doc: "each DMA region is padded to a multiple of this (power of two, >= 8)",
     },
     KeyDoc { key: "messaging.barrier_arity", unit: "children", doc: "fan-in of the message combining-tree barrier" },
+    KeyDoc { key: "memory.line_bytes", unit: "bytes", doc: "cache line (coherence unit), a power of two >= 8" },
+    KeyDoc { key: "memory.cache_bytes", unit: "bytes", doc: "per-processor cache size" },
+    KeyDoc {
+        key: "memory.associativity",
+        unit: "ways",
+        doc: "cache associativity (1 = direct-mapped), LRU replacement",
+    },
+    KeyDoc {
+        key: "memory.hit_cycles",
+        unit: "cycles",
+        doc: "a load or store that hits in the cache (counted as compute)",
+    },
+    KeyDoc {
+        key: "memory.local_miss_cycles",
+        unit: "cycles",
+        doc: "miss served by the local memory with no other cache involved",
+    },
+    KeyDoc {
+        key: "memory.miss_issue_cycles",
+        unit: "cycles",
+        doc: "from a remote miss to its request leaving the node",
+    },
+    KeyDoc { key: "memory.fill_cycles", unit: "cycles", doc: "from data arriving to the processor resuming" },
+    KeyDoc { key: "memory.dir_cycles", unit: "cycles", doc: "home directory lookup + memory access for a request" },
+    KeyDoc {
+        key: "memory.dir_occupancy_cycles",
+        unit: "cycles",
+        doc: "home controller busy per request (requests queue behind it)",
+    },
+    KeyDoc {
+        key: "memory.home_cache_cycles",
+        unit: "cycles",
+        doc: "extra to take a dirty line from the home node's own cache",
+    },
+    KeyDoc { key: "memory.owner_cycles", unit: "cycles", doc: "a cache answering a forward or an invalidation" },
+    KeyDoc { key: "memory.forward_reply_cycles", unit: "cycles", doc: "home turning an owner's data into the reply" },
+    KeyDoc {
+        key: "memory.inv_send_cycles",
+        unit: "cycles",
+        doc: "home sending one invalidation (invalidations go out one after another)",
+    },
+    KeyDoc { key: "memory.ack_cycles", unit: "cycles", doc: "home processing one invalidation ack" },
+    KeyDoc {
+        key: "memory.hw_pointers",
+        unit: "sharers",
+        doc: "sharers the directory tracks in hardware; more trap to software (LimitLESS)",
+    },
+    KeyDoc {
+        key: "memory.sw_read_cycles",
+        unit: "cycles",
+        doc: "software directory handler for a read beyond the hardware pointers",
+    },
+    KeyDoc {
+        key: "memory.sw_write_cycles",
+        unit: "cycles",
+        doc: "software directory handler invalidating more sharers than the pointers hold",
+    },
+    KeyDoc {
+        key: "memory.rmw_cycles",
+        unit: "cycles",
+        doc: "the read-modify-write of fetch_add / compare_swap once the line is owned",
+    },
+    KeyDoc {
+        key: "memory.lock_overhead_cycles",
+        unit: "cycles",
+        doc: "instructions of one lock acquire + release besides its memory accesses",
+    },
+    KeyDoc {
+        key: "memory.prefetch_buffer_entries",
+        unit: "lines",
+        doc: "outstanding prefetches per processor; one more stalls (memory_ni_wait)",
+    },
+    KeyDoc { key: "memory.prefetch_issue_cycles", unit: "cycles", doc: "issuing one prefetch" },
+    KeyDoc {
+        key: "memory.max_run_ahead_cycles",
+        unit: "cycles",
+        doc: "cache hits accumulate locally (no events) up to this much time before the processor syncs",
+    },
     KeyDoc { key: "costs.*", unit: "cycles", doc: "named work costs applications charge (e.g. costs.iccg_edge)" },
     KeyDoc { key: "limits.max_events", unit: "events", doc: "a run that executes more events stops with an error" },
     KeyDoc {

@@ -15,6 +15,8 @@ pub(crate) enum Target {
     BarrierRelease,
     /// Cross-traffic: consumed by the I/O node's sink.
     Sink,
+    /// A coherence protocol message, handled by the destination's memory controller.
+    Protocol(crate::mem::ProtoKind),
 }
 
 /// A message in flight or waiting in an NI input queue.

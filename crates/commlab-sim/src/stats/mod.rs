@@ -64,6 +64,7 @@ pub(crate) struct Traffic {
     pub messages: u64,
     pub packets: u64,
     pub cross_messages: u64,
+    pub protocol_messages: u64,
 }
 
 impl Traffic {

@@ -1,0 +1,121 @@
+//! One processor's cache: set-associative, LRU, line-granular. Holds tags and protocol states
+//! only; data lives in the single backing store (functional-first).
+
+use super::protocol::CacheState;
+
+/// Line number: byte address / line size.
+pub(crate) type Line = u64;
+
+const EMPTY: Line = Line::MAX;
+
+#[derive(Clone)]
+pub(crate) struct Cache {
+    sets: u64,
+    ways: usize,
+    /// `tags[set * ways + way]`: the line held there, or EMPTY.
+    tags: Vec<Line>,
+    states: Vec<CacheState>,
+    /// Last-use stamps for LRU (only read when ways > 1).
+    used: Vec<u64>,
+    clock: u64,
+}
+
+impl Cache {
+    pub fn new(lines: u64, ways: usize) -> Cache {
+        let sets = (lines / ways as u64).max(1);
+        let n = (sets as usize) * ways;
+        Cache { sets, ways, tags: vec![EMPTY; n], states: vec![CacheState::Invalid; n], used: vec![0; n], clock: 0 }
+    }
+
+    #[inline]
+    fn slot(&self, line: Line) -> Option<usize> {
+        let base = (line % self.sets) as usize * self.ways;
+        (base..base + self.ways).find(|&i| self.tags[i] == line)
+    }
+
+    /// The line's state here (Invalid when absent).
+    #[inline]
+    pub fn state(&self, line: Line) -> CacheState {
+        self.slot(line).map_or(CacheState::Invalid, |i| self.states[i])
+    }
+
+    /// Mark a use of a present line (LRU).
+    #[inline]
+    pub fn touch(&mut self, line: Line) {
+        if self.ways > 1 {
+            if let Some(i) = self.slot(line) {
+                self.clock += 1;
+                self.used[i] = self.clock;
+            }
+        }
+    }
+
+    /// Change the state of a present line; Invalid removes it.
+    pub fn set_state(&mut self, line: Line, s: CacheState) {
+        if let Some(i) = self.slot(line) {
+            if s == CacheState::Invalid {
+                self.tags[i] = EMPTY;
+            }
+            self.states[i] = s;
+        }
+    }
+
+    /// What installing `line` needs: `Ok(None)` if a way is free or `line` is present,
+    /// `Ok(Some(victim))` for the least recently used line that is not `keep`, or `Err(())` if
+    /// every way holds `keep` (a direct-mapped conflict with a line that must stay).
+    #[allow(clippy::result_unit_err)]
+    pub fn victim(&self, line: Line, keep: Option<Line>) -> Result<Option<(Line, CacheState)>, ()> {
+        if self.slot(line).is_some() {
+            return Ok(None);
+        }
+        let base = (line % self.sets) as usize * self.ways;
+        let ways = base..base + self.ways;
+        if ways.clone().any(|i| self.tags[i] == EMPTY) {
+            return Ok(None);
+        }
+        let i = ways.filter(|&i| Some(self.tags[i]) != keep).min_by_key(|&i| self.used[i]).ok_or(())?;
+        Ok(Some((self.tags[i], self.states[i])))
+    }
+
+    /// Install `line` in state `s` (the victim, if any, must have been dealt with).
+    pub fn install(&mut self, line: Line, s: CacheState) {
+        let base = (line % self.sets) as usize * self.ways;
+        let i = self
+            .slot(line)
+            .or_else(|| (base..base + self.ways).find(|&i| self.tags[i] == EMPTY))
+            .unwrap_or_else(|| (base..base + self.ways).min_by_key(|&i| self.used[i]).expect("at least one way"));
+        self.tags[i] = line;
+        self.states[i] = s;
+        self.clock += 1;
+        self.used[i] = self.clock;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn direct_mapped_conflicts_evict() {
+        let mut c = Cache::new(4, 1);
+        c.install(1, CacheState::Shared);
+        assert_eq!(c.state(1), CacheState::Shared);
+        assert_eq!(c.victim(5, None), Ok(Some((1, CacheState::Shared))));
+        assert_eq!(c.victim(5, Some(1)), Err(()), "the only way holds a line that must stay");
+        c.install(5, CacheState::Modified);
+        assert_eq!(c.state(1), CacheState::Invalid);
+        assert_eq!(c.state(5), CacheState::Modified);
+    }
+
+    #[test]
+    fn lru_picks_least_recently_used_way() {
+        let mut c = Cache::new(4, 2); // 2 sets x 2 ways
+        c.install(0, CacheState::Shared);
+        c.install(2, CacheState::Shared);
+        c.touch(0);
+        assert_eq!(c.victim(4, None), Ok(Some((2, CacheState::Shared))));
+        assert_eq!(c.victim(4, Some(2)), Ok(Some((0, CacheState::Shared))), "a kept line is skipped");
+        c.set_state(2, CacheState::Invalid);
+        assert_eq!(c.victim(4, None), Ok(None), "a freed way takes the new line");
+    }
+}

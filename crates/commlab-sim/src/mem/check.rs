@@ -1,0 +1,106 @@
+//! The coherence invariant checker (switched on in tests). After every protocol event it checks
+//! the touched line:
+//! - one writer or many readers: at most one cache holds the line Modified, and then no other
+//!   cache holds it at all;
+//! - the directory agrees with the caches: when the line is not in a transaction, a Modified
+//!   copy is the directory's owner, a Shared copy is in its sharer set, and an Uncached line is
+//!   in no cache;
+//! - every load returns the last value stored: each cache keeps a shadow copy of the data it
+//!   was filled with and updates it on its own stores; every load compares the shadow word
+//!   with memory. A cache that kept a copy it should have lost would return a stale value.
+
+use super::cache::Line;
+use super::protocol::{CacheState, DirState};
+use super::Memory;
+use std::collections::BTreeMap;
+
+pub(crate) struct Checker {
+    /// Per processor: line -> the data its cached copy holds.
+    shadow: Vec<BTreeMap<Line, Vec<u64>>>,
+}
+
+impl Checker {
+    pub fn new(nprocs: usize) -> Checker {
+        Checker { shadow: vec![BTreeMap::new(); nprocs] }
+    }
+
+    pub fn fill(&mut self, p: usize, line: Line, data: &[u64], line_words: u64) {
+        let lw = line_words as usize;
+        let at = line as usize * lw;
+        self.shadow[p].insert(line, data[at..at + lw].to_vec());
+    }
+
+    pub fn drop_copy(&mut self, p: usize, line: Line) {
+        self.shadow[p].remove(&line);
+    }
+
+    /// `p` performed a store of `value` to word `word` of `line` (it must own the line).
+    pub fn store(&mut self, p: usize, line: Line, word: usize, value: u64) -> Result<(), String> {
+        match self.shadow[p].get_mut(&line) {
+            Some(copy) => {
+                copy[word] = value;
+                Ok(())
+            }
+            None => Err(format!("processor {p} stored to line {line} without a copy")),
+        }
+    }
+
+    /// `p` performed a load that returned `value` from word `word` of `line`.
+    pub fn load(&self, p: usize, line: Line, word: usize, value: u64) -> Result<(), String> {
+        match self.shadow[p].get(&line) {
+            Some(copy) if copy[word] == value => Ok(()),
+            Some(copy) => Err(format!(
+                "processor {p} read {value:#x} from line {line} word {word}, but its copy holds {:#x}: a stale copy survived",
+                copy[word]
+            )),
+            None => Err(format!("processor {p} loaded from line {line} without a copy")),
+        }
+    }
+
+    pub fn check_line(&self, mem: &Memory, line: Line) -> Result<(), String> {
+        let mut modified = Vec::new();
+        let mut shared = Vec::new();
+        for (p, c) in mem.caches.iter().enumerate() {
+            match c.state(line) {
+                CacheState::Modified => modified.push(p),
+                CacheState::Shared => shared.push(p),
+                CacheState::Invalid => {}
+            }
+        }
+        if modified.len() > 1 || (modified.len() == 1 && !shared.is_empty()) {
+            return Err(format!("line {line}: Modified at {modified:?} and Shared at {shared:?}"));
+        }
+        let lw = mem.line_words as usize;
+        let at = line as usize * lw;
+        for &p in modified.iter().chain(&shared) {
+            if self.shadow[p].get(&line).map(|c| c.as_slice()) != Some(&mem.data[at..at + lw]) {
+                return Err(format!("line {line}: the copy at processor {p} differs from memory"));
+            }
+        }
+        if mem.txns.contains_key(&line) {
+            return Ok(()); // mid-transaction: the directory runs ahead of the caches
+        }
+        let e = &mem.dir[line as usize];
+        match e.state {
+            DirState::Uncached if !modified.is_empty() || !shared.is_empty() => {
+                Err(format!("line {line}: directory says Uncached but cached at {modified:?} {shared:?}"))
+            }
+            DirState::Shared if !modified.is_empty() => {
+                Err(format!("line {line}: directory says Shared but Modified at {modified:?}"))
+            }
+            DirState::Shared => match shared.iter().find(|&&p| !e.sharers.contains(&(p as u32))) {
+                Some(p) => Err(format!("line {line}: cached at {p} but not in the sharer set {:?}", e.sharers)),
+                None => Ok(()),
+            },
+            // The new owner may still hold a Shared copy while its upgrade permission travels.
+            DirState::Exclusive if shared.iter().chain(&modified).any(|&p| p as u32 != e.owner) => Err(format!(
+                "line {line}: directory owner {} but Modified at {modified:?}, Shared at {shared:?}",
+                e.owner
+            )),
+            DirState::BusyInvalidating | DirState::BusyForwarding => {
+                Err(format!("line {line}: busy state {:?} without a transaction", e.state))
+            }
+            _ => Ok(()),
+        }
+    }
+}

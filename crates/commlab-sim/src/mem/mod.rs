@@ -1,0 +1,570 @@
+//! Coherent shared memory: caches, a directory at every home, and the protocol messages
+//! between them.
+//!
+//! Functional-first: all data lives in one backing store (`Memory::data`); loads read it and
+//! stores write it at the moment the access performs (sequential consistency: a processor
+//! blocks on every miss). The caches and the directory decide *when* an access can perform
+//! and *what traffic* it causes. Every state change is a transition of `protocol.rs`.
+//!
+//! A miss: the requester sends a request to the line's home (a network packet, or a local
+//! event when it is its own home); the home serializes requests per line (a busy line queues
+//! them) and per node (`dir_occupancy_cycles`), invalidates sharers or forwards to the owner,
+//! and finally replies with data; the requester installs the line and resumes. Hits create no
+//! events: the processor accumulates their time locally (see `engine/node.rs`).
+
+pub(crate) mod cache;
+pub(crate) mod check;
+pub mod protocol;
+
+use crate::engine::queue::Priority;
+use crate::engine::{Event, MainState, Wait, World};
+use crate::machine::MachineConfig;
+use crate::msg::{MessageRecord, Target};
+use cache::{Cache, Line};
+use commlab_api::{Placement, TrafficClass};
+use protocol::{
+    cache_transition, dir_transition, CacheAction, CacheEvent, CacheState, DirAction, DirEvent, DirGuard, DirState,
+};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Protocol messages between caches and homes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ProtoKind {
+    ReadRequest,
+    WriteRequest,
+    Invalidate,
+    InvalidationAck,
+    ForwardRead,
+    ForwardWrite,
+    OwnerData,
+    DataShared,
+    DataExclusive,
+    /// Ownership granted to a requester that already holds the data (an upgrade).
+    PermissionExclusive,
+    Writeback,
+}
+
+impl ProtoKind {
+    /// Whether the message carries a cache line of data.
+    pub fn carries_line(self) -> bool {
+        matches!(self, ProtoKind::OwnerData | ProtoKind::DataShared | ProtoKind::DataExclusive | ProtoKind::Writeback)
+    }
+
+    /// Traffic class of a message without data (with data: header + data).
+    pub fn class(self) -> TrafficClass {
+        match self {
+            ProtoKind::ReadRequest | ProtoKind::WriteRequest | ProtoKind::ForwardRead | ProtoKind::ForwardWrite => {
+                TrafficClass::Requests
+            }
+            ProtoKind::Invalidate | ProtoKind::InvalidationAck => TrafficClass::Invalidates,
+            _ => TrafficClass::Headers,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct DirEntry {
+    state: DirState,
+    owner: u32,
+    /// Sharers in the order they were added (deterministic; may hold stale entries after a
+    /// silent replacement).
+    sharers: Vec<u32>,
+}
+
+/// A transaction in progress on a busy line.
+struct Txn {
+    requester: u32,
+    write: bool,
+    acks_left: u32,
+    /// Requests that arrived while the line was busy: (requester, write).
+    queue: VecDeque<(u32, bool)>,
+}
+
+/// One shared allocation, for checking that every processor allocates the same regions.
+struct Region {
+    base: u64,
+    words: usize,
+    placement: Placement,
+}
+
+/// Per-processor memory-side state.
+#[derive(Default, Clone)]
+pub(crate) struct ProcMem {
+    /// Line of this processor's outstanding demand miss.
+    pub waiting: Option<Line>,
+    /// Lines with a prefetch in flight.
+    pub prefetches: Vec<Line>,
+    /// Allocations this processor has made (its index into the region list).
+    pub allocs: usize,
+    /// A line filled for a demand miss, held until the processor has performed its access
+    /// (otherwise a forward arriving before the processor resumes could take it away, again
+    /// and again: a livelock). Invalidations and forwards for it wait in `deferred`.
+    pub pinned: Option<Line>,
+    pub deferred: Vec<(CacheEvent, usize)>,
+}
+
+/// Counts of memory events over the run.
+#[derive(Default, Clone, Debug)]
+pub(crate) struct MemStats {
+    pub hits: u64,
+    pub misses: u64,
+    pub local_misses: u64,
+    pub forwards: u64,
+    pub invalidations: u64,
+    pub software_traps: u64,
+    pub prefetches: u64,
+}
+
+pub(crate) struct Memory {
+    pub data: Vec<u64>,
+    line_words: u64,
+    home: Vec<u32>,
+    dir: Vec<DirEntry>,
+    txns: BTreeMap<Line, Txn>,
+    pub caches: Vec<Cache>,
+    pub procs: Vec<ProcMem>,
+    /// Per node: the directory controller is busy until this time.
+    ctrl_busy: Vec<u64>,
+    regions: Vec<Region>,
+    pub stats: MemStats,
+    /// Lock word holders, for deadlock reports.
+    pub lock_holders: BTreeMap<u64, usize>,
+    /// Invariant checker (tests switch it on).
+    pub checker: Option<check::Checker>,
+}
+
+impl Memory {
+    pub fn new(cfg: &MachineConfig, checked: bool) -> Memory {
+        let n = cfg.nprocs();
+        Memory {
+            data: Vec::new(),
+            line_words: cfg.mem.line_bytes / 8,
+            home: Vec::new(),
+            dir: Vec::new(),
+            txns: BTreeMap::new(),
+            caches: (0..n).map(|_| Cache::new(cfg.cache_lines, cfg.mem.associativity as usize)).collect(),
+            procs: vec![ProcMem::default(); n],
+            ctrl_busy: vec![0; n],
+            regions: Vec::new(),
+            stats: MemStats::default(),
+            lock_holders: BTreeMap::new(),
+            checker: checked.then(|| check::Checker::new(n)),
+        }
+    }
+
+    /// The line holding byte address `addr`.
+    #[inline]
+    pub fn line_of(&self, addr: u64) -> Line {
+        addr / 8 / self.line_words
+    }
+
+    /// Whether `addr` is an allocated, aligned word.
+    pub fn valid(&self, addr: u64) -> bool {
+        addr.is_multiple_of(8) && ((addr / 8) as usize) < self.data.len()
+    }
+
+    pub fn home_of(&self, line: Line) -> usize {
+        self.home[line as usize] as usize
+    }
+
+    /// Lines for the runtime itself (the shared-memory barrier), one per entry of `homes`.
+    pub fn alloc_system(&mut self, homes: &[usize]) -> u64 {
+        let lw = self.line_words as usize;
+        let first_line = self.home.len();
+        for &h in homes {
+            self.home.push(h as u32);
+            self.dir.push(DirEntry { state: DirState::Uncached, owner: 0, sharers: Vec::new() });
+        }
+        self.data.resize((first_line + homes.len()) * lw, 0);
+        (first_line * lw * 8) as u64
+    }
+
+    /// Processor `p`'s `k`-th allocation (collective: the first caller creates it).
+    pub fn alloc(&mut self, p: usize, words: usize, placement: Placement, nprocs: usize) -> Result<u64, String> {
+        let k = self.procs[p].allocs;
+        self.procs[p].allocs += 1;
+        if let Some(r) = self.regions.get(k) {
+            if r.words != words || r.placement != placement {
+                return Err(format!(
+                    "processor {p}'s shared allocation #{k} ({words} words, {placement:?}) differs from the one other processors made ({} words, {:?}); allocations are collective",
+                    r.words, r.placement
+                ));
+            }
+            return Ok(r.base);
+        }
+        if let Placement::Owners(o) = &placement {
+            if o.len() != words || o.iter().any(|&h| h >= nprocs) {
+                return Err(format!(
+                    "Placement::Owners needs one owner in 0..{nprocs} per word ({words} words, got {} owners)",
+                    o.len()
+                ));
+            }
+        }
+        if let Placement::OnNode(h) = placement {
+            if h >= nprocs {
+                return Err(format!("Placement::OnNode({h}) but there are {nprocs} processors"));
+            }
+        }
+        let lw = self.line_words as usize;
+        let first_line = self.home.len();
+        let lines = words.div_ceil(lw).max(1);
+        for i in 0..lines {
+            let h = match &placement {
+                Placement::Block => i * nprocs / lines,
+                Placement::Cyclic => i % nprocs,
+                Placement::OnNode(h) => *h,
+                Placement::Owners(o) => o[(i * lw).min(words - 1)],
+            };
+            self.home.push(h as u32);
+            self.dir.push(DirEntry { state: DirState::Uncached, owner: 0, sharers: Vec::new() });
+        }
+        self.data.resize((first_line + lines) * lw, 0);
+        let base = (first_line * lw * 8) as u64;
+        self.regions.push(Region { base, words, placement });
+        Ok(base)
+    }
+}
+
+/// Fixed-point-free cycle arithmetic on the world's clock.
+impl<S> World<S> {
+    #[inline]
+    fn cyc(&self, cycles: u64) -> u64 {
+        self.cfg.cycles_to_ps(cycles as f64)
+    }
+
+    /// Send a protocol message from node `from` to node `to`, leaving at `at`.
+    fn send_proto(&mut self, from: usize, to: usize, kind: ProtoKind, line: Line, requester: usize, at: u64) {
+        if from == to {
+            let msg = self.alloc_msg(MessageRecord {
+                src: from as u32,
+                target: Target::Protocol(kind),
+                args: vec![line, requester as u64],
+                payload: Vec::new(),
+            });
+            self.push(at, Priority::Network, Event::Proto { msg, dst: to as u32 });
+        } else {
+            self.launch_protocol(from, to, kind, line, requester, at);
+        }
+    }
+
+    /// A processor starts a miss (demand or prefetch) on `line`.
+    pub(crate) fn mem_issue(&mut self, p: usize, line: Line, write: bool) {
+        let home = self.mem.home_of(line);
+        self.mem.stats.misses += 1;
+        let kind = if write { ProtoKind::WriteRequest } else { ProtoKind::ReadRequest };
+        if home == p {
+            self.mem.stats.local_misses += 1;
+            self.send_proto(p, p, kind, line, p, self.now);
+        } else {
+            let at = self.now + self.cyc(self.cfg.mem.miss_issue_cycles);
+            self.send_proto(p, home, kind, line, p, at);
+        }
+    }
+
+    /// A protocol message arrives at node `at_node`.
+    pub(crate) fn mem_receive(&mut self, at_node: usize, msg: u32) {
+        let rec = self.take_msg(msg);
+        let Target::Protocol(kind) = rec.target else { unreachable!("not a protocol message") };
+        let (line, requester) = (rec.args[0], rec.args[1] as usize);
+        let from = rec.src as usize;
+        match kind {
+            ProtoKind::ReadRequest => self.home_request(at_node, line, requester, false),
+            ProtoKind::WriteRequest => self.home_request(at_node, line, requester, true),
+            ProtoKind::InvalidationAck => self.home_event(at_node, line, DirEvent::InvalidationAck, from),
+            ProtoKind::OwnerData => self.home_event(at_node, line, DirEvent::OwnerData, from),
+            // The directory already applied the writeback when the line was replaced (see
+            // `evict`); the packet only carries the bytes across the network.
+            ProtoKind::Writeback => {}
+            ProtoKind::Invalidate => self.cache_event(at_node, line, CacheEvent::Invalidate, from),
+            ProtoKind::ForwardRead => self.cache_event(at_node, line, CacheEvent::ForwardRead, from),
+            ProtoKind::ForwardWrite => self.cache_event(at_node, line, CacheEvent::ForwardWrite, from),
+            ProtoKind::DataShared => self.cache_event(at_node, line, CacheEvent::FillShared, from),
+            ProtoKind::DataExclusive | ProtoKind::PermissionExclusive => {
+                self.cache_event(at_node, line, CacheEvent::FillExclusive, from)
+            }
+        }
+        self.check_line(line);
+    }
+
+    /// A request reaches the home: serve it, or queue it behind the line's transaction.
+    fn home_request(&mut self, home: usize, line: Line, requester: usize, write: bool) {
+        if let Some(t) = self.mem.txns.get_mut(&line) {
+            t.queue.push_back((requester as u32, write));
+            return;
+        }
+        self.mem.txns.insert(line, Txn { requester: requester as u32, write, acks_left: 0, queue: VecDeque::new() });
+        let ev = if write { DirEvent::WriteRequest } else { DirEvent::ReadRequest };
+        self.home_event(home, line, ev, requester);
+    }
+
+    /// Run one directory transition at `home` and perform its actions.
+    fn home_event(&mut self, home: usize, line: Line, ev: DirEvent, from: usize) {
+        let cfg = std::sync::Arc::clone(&self.cfg);
+        let m = &cfg.mem;
+        let now = self.now;
+        // The controller handles one message at a time.
+        let start = now.max(self.mem.ctrl_busy[home]);
+        self.mem.ctrl_busy[home] = start + self.cyc(m.dir_occupancy_cycles);
+        let entry = &self.mem.dir[line as usize];
+        let state = entry.state;
+        let txn = self.mem.txns.get(&line);
+        let (requester, write) = txn.map_or((from, false), |t| (t.requester as usize, t.write));
+        let guard = DirGuard {
+            others_share: entry.sharers.iter().any(|&s| s as usize != requester),
+            last_ack: txn.is_some_and(|t| t.acks_left == 1),
+            pending_write: write,
+        };
+        let (next, actions) = match dir_transition(state, ev, guard) {
+            Ok(t) => t,
+            Err(why) => {
+                return self.fail_internal(format!("protocol: home {home}, line {line}: {state:?} + {ev:?}: {}", why.0))
+            }
+        };
+        let local = requester == home;
+        // When the home's answer leaves: after the directory/memory access.
+        let mut t = start
+            + if local { self.cyc(m.local_miss_cycles.saturating_sub(m.fill_cycles)) } else { self.cyc(m.dir_cycles) };
+        if matches!(ev, DirEvent::InvalidationAck) {
+            t = start + self.cyc(m.ack_cycles);
+        }
+        if matches!(ev, DirEvent::OwnerData) {
+            t = start + self.cyc(m.forward_reply_cycles);
+        }
+        let requester_had_copy = self.mem.dir[line as usize].sharers.contains(&(requester as u32));
+        self.mem.dir[line as usize].state = next;
+        for &a in actions {
+            match a {
+                DirAction::AddRequesterToSharers => {
+                    let e = &mut self.mem.dir[line as usize];
+                    if !e.sharers.contains(&(requester as u32)) {
+                        e.sharers.push(requester as u32);
+                    }
+                    if e.sharers.len() as u64 > m.hw_pointers {
+                        // LimitLESS: the pointer overflow is handled in software at the home.
+                        self.mem.stats.software_traps += 1;
+                        t += self.cyc(m.sw_read_cycles);
+                        self.mem.ctrl_busy[home] = self.mem.ctrl_busy[home].max(t);
+                    }
+                }
+                DirAction::MakeRequesterOwner => {
+                    let e = &mut self.mem.dir[line as usize];
+                    e.owner = requester as u32;
+                    e.sharers.clear();
+                }
+                DirAction::ReplySharedData => {
+                    self.send_proto(home, requester, ProtoKind::DataShared, line, requester, t)
+                }
+                DirAction::ReplyExclusiveData => {
+                    let kind =
+                        if requester_had_copy { ProtoKind::PermissionExclusive } else { ProtoKind::DataExclusive };
+                    self.send_proto(home, requester, kind, line, requester, t)
+                }
+                DirAction::InvalidateOtherSharers => {
+                    let others: Vec<u32> = self.mem.dir[line as usize]
+                        .sharers
+                        .iter()
+                        .copied()
+                        .filter(|&s| s as usize != requester)
+                        .collect();
+                    if others.len() as u64 > m.hw_pointers {
+                        self.mem.stats.software_traps += 1;
+                        t += self.cyc(m.sw_write_cycles);
+                        self.mem.ctrl_busy[home] = self.mem.ctrl_busy[home].max(t);
+                    }
+                    self.mem.txns.get_mut(&line).expect("write transaction").acks_left = others.len() as u32;
+                    for s in others {
+                        t += self.cyc(m.inv_send_cycles);
+                        self.mem.stats.invalidations += 1;
+                        self.send_proto(home, s as usize, ProtoKind::Invalidate, line, requester, t);
+                    }
+                    self.mem.ctrl_busy[home] = self.mem.ctrl_busy[home].max(t);
+                }
+                DirAction::CountAck => {
+                    let txn = self.mem.txns.get_mut(&line).expect("acks belong to a transaction");
+                    txn.acks_left -= 1;
+                }
+                DirAction::ForwardToOwner => {
+                    let owner = self.mem.dir[line as usize].owner as usize;
+                    let kind = if write { ProtoKind::ForwardWrite } else { ProtoKind::ForwardRead };
+                    self.mem.stats.forwards += 1;
+                    self.send_proto(home, owner, kind, line, requester, t);
+                }
+                DirAction::WriteDataToMemory => {} // functional data is already in memory
+                DirAction::KeepOwnerAsSharer => {
+                    let e = &mut self.mem.dir[line as usize];
+                    let owner = e.owner;
+                    e.sharers.clear();
+                    e.sharers.push(owner);
+                }
+                DirAction::ClearOwner => {
+                    let e = &mut self.mem.dir[line as usize];
+                    e.sharers.clear();
+                }
+                DirAction::QueueUntilIdle => {
+                    // Only requests are queued, in `home_request`; a busy line never sees one here.
+                    return self.fail_internal(format!("protocol: request reached busy line {line} unqueued"));
+                }
+                DirAction::ServeNextQueued => {
+                    let txn = self.mem.txns.remove(&line).expect("a transaction ends");
+                    let mut queue = txn.queue;
+                    if let Some((r, w)) = queue.pop_front() {
+                        self.mem.txns.insert(line, Txn { requester: r, write: w, acks_left: 0, queue });
+                        let ev = if w { DirEvent::WriteRequest } else { DirEvent::ReadRequest };
+                        self.home_event(home, line, ev, r as usize);
+                    }
+                }
+                DirAction::IgnoreCrossedWriteback => {}
+            }
+        }
+        // Transactions that complete in one step leave no busy state behind.
+        if matches!(next, DirState::Uncached | DirState::Shared | DirState::Exclusive)
+            && matches!(ev, DirEvent::ReadRequest | DirEvent::WriteRequest)
+        {
+            let txn = self.mem.txns.remove(&line).expect("request transaction");
+            let mut queue = txn.queue;
+            if let Some((r, w)) = queue.pop_front() {
+                self.mem.txns.insert(line, Txn { requester: r, write: w, acks_left: 0, queue });
+                let ev = if w { DirEvent::WriteRequest } else { DirEvent::ReadRequest };
+                self.home_event(home, line, ev, r as usize);
+            }
+        }
+    }
+
+    /// Run one cache transition at node `p` and perform its actions.
+    fn cache_event(&mut self, p: usize, line: Line, ev: CacheEvent, from: usize) {
+        if self.mem.procs[p].pinned == Some(line)
+            && matches!(ev, CacheEvent::Invalidate | CacheEvent::ForwardRead | CacheEvent::ForwardWrite)
+        {
+            self.mem.procs[p].deferred.push((ev, from));
+            return;
+        }
+        let state = self.mem.caches[p].state(line);
+        let (next, actions) = match cache_transition(state, ev) {
+            Ok(t) => t,
+            Err(why) => {
+                return self.fail_internal(format!("protocol: cache {p}, line {line}: {state:?} + {ev:?}: {}", why.0))
+            }
+        };
+        let m = &self.cfg.mem;
+        let home = self.mem.home_of(line);
+        let respond = self.now + self.cyc(if p == home { m.home_cache_cycles } else { m.owner_cycles });
+        for &a in actions {
+            match a {
+                CacheAction::SendInvalidationAck => {
+                    self.mem.caches[p].set_state(line, next);
+                    self.send_proto(p, from, ProtoKind::InvalidationAck, line, p, respond);
+                    self.line_lost(p, line);
+                }
+                CacheAction::SendOwnerDataToHome => {
+                    self.mem.caches[p].set_state(line, next);
+                    self.send_proto(p, from, ProtoKind::OwnerData, line, p, respond);
+                    if next == CacheState::Invalid {
+                        self.line_lost(p, line);
+                    }
+                }
+                CacheAction::InstallAndResume => self.install(p, line, next),
+                CacheAction::HitInCache
+                | CacheAction::SendReadRequest
+                | CacheAction::SendWriteRequest
+                | CacheAction::DropSilently
+                | CacheAction::SendWritebackToHome => {
+                    return self.fail_internal(format!("protocol: {a:?} from a network event at cache {p}"));
+                }
+            }
+        }
+    }
+
+    /// Data (or ownership) for `line` arrived at `p`: make room, install, resume the processor.
+    fn install(&mut self, p: usize, line: Line, state: CacheState) {
+        let pinned = self.mem.procs[p].pinned;
+        let placed = match self.mem.caches[p].victim(line, pinned) {
+            Ok(Some((victim, vstate))) => {
+                self.evict(p, victim, vstate);
+                true
+            }
+            Ok(None) => true,
+            // Only a prefetch can conflict with the line held for a demand access: the
+            // prefetched line is given up as soon as it arrives (written back if owned).
+            Err(()) => false,
+        };
+        if placed {
+            self.mem.caches[p].install(line, state);
+            if let Some(c) = &mut self.mem.checker {
+                c.fill(p, line, &self.mem.data, self.mem.line_words);
+            }
+        } else if state == CacheState::Modified {
+            self.write_back(p, line);
+        }
+        let pm = &mut self.mem.procs[p];
+        pm.prefetches.retain(|&l| l != line);
+        if pm.waiting == Some(line) {
+            pm.waiting = None;
+            pm.pinned = Some(line);
+        }
+        let resume = self.now + self.cyc(self.cfg.mem.fill_cycles);
+        // Anyone blocked on this line (a demand miss, a full prefetch buffer) re-checks.
+        if let MainState::Blocked { wait: Wait::Miss(_) | Wait::PrefetchBuffer, .. } = self.procs[p].main {
+            if !self.procs[p].handler_active {
+                self.wake_at(p, resume);
+            }
+        }
+    }
+
+    /// `p` performed its access on its pinned line: let deferred requests for it through.
+    pub(crate) fn unpin(&mut self, p: usize) {
+        let Some(line) = self.mem.procs[p].pinned.take() else { return };
+        for (ev, from) in std::mem::take(&mut self.mem.procs[p].deferred) {
+            self.cache_event(p, line, ev, from);
+            self.check_line(line);
+        }
+    }
+
+    /// Replace `victim` at `p` (its state `vstate`).
+    pub(crate) fn evict(&mut self, p: usize, victim: Line, vstate: CacheState) {
+        let Ok((next, actions)) = cache_transition(vstate, CacheEvent::Evict) else {
+            return self.fail_internal(format!("protocol: evicting line {victim} in {vstate:?}"));
+        };
+        self.mem.caches[p].set_state(victim, next);
+        self.line_lost(p, victim);
+        if actions.contains(&CacheAction::SendWritebackToHome) {
+            self.write_back(p, victim);
+        }
+    }
+
+    /// `p` gives up its dirty `line`. The directory learns of it at once (so no forward is
+    /// sent to a cache that no longer has the line); the writeback's bytes still cross the
+    /// network.
+    fn write_back(&mut self, p: usize, line: Line) {
+        let home = self.mem.home_of(line);
+        self.home_event(home, line, DirEvent::OwnerWriteback, p);
+        if home != p {
+            self.launch_protocol(p, home, ProtoKind::Writeback, line, p, self.now);
+        }
+    }
+
+    /// `p` lost `line`: wake it if it spins on that line.
+    fn line_lost(&mut self, p: usize, line: Line) {
+        if let Some(c) = &mut self.mem.checker {
+            c.drop_copy(p, line);
+        }
+        if let MainState::Blocked { wait: Wait::Spin(_, l), .. } = self.procs[p].main {
+            if l == line && !self.procs[p].handler_active {
+                self.wake_at(p, self.now);
+            }
+        }
+    }
+
+    fn fail_internal(&mut self, msg: String) {
+        self.fail(crate::engine::SimError::Internal(msg));
+    }
+
+    /// Run the invariant checker (when on) over one line.
+    pub(crate) fn check_line(&mut self, line: Line) {
+        if let Some(c) = self.mem.checker.take() {
+            if let Err(e) = c.check_line(&self.mem, line) {
+                self.fail_internal(format!("coherence invariant at cycle {:.1}: {e}", self.cfg.ps_to_cycles(self.now)));
+            }
+            self.mem.checker = Some(c);
+        }
+    }
+}
