@@ -6,6 +6,7 @@
 
 mod micro;
 mod params;
+pub mod validate;
 
 pub use params::{ParamDoc, Params};
 
@@ -29,6 +30,9 @@ pub const APPS: &[AppInfo] = &[
     micro::bulk_bw::INFO,
     micro::alltoall_stress::INFO,
     micro::bisection_bw::INFO,
+    micro::miss_latency::INFO,
+    micro::lock_latency::INFO,
+    micro::barrier::INFO,
 ];
 
 /// Look an application up by name; the error lists the valid names.
@@ -115,6 +119,9 @@ pub fn run_app<B: Backend>(
         "bulk-bw" => micro::bulk_bw::run(backend, variant, &params)?,
         "alltoall-stress" => micro::alltoall_stress::run(backend, variant, &params, seed)?,
         "bisection-bw" => micro::bisection_bw::run(backend, variant, &params)?,
+        "miss-latency" => micro::miss_latency::run(backend, variant, &params)?,
+        "lock-latency" => micro::lock_latency::run(backend, variant, &params)?,
+        "barrier" => micro::barrier::run(backend, variant, &params)?,
         other => unreachable!("app `{other}` is listed but not dispatched"),
     };
     r.app = info.name;

@@ -27,6 +27,9 @@ fn small_params(app: &str, s: &Simulator) -> Vec<String> {
         "bulk-bw" => vec!["bytes=2048", hops.as_str()],
         "alltoall-stress" => vec!["messages=20"],
         "bisection-bw" => vec!["messages=10"],
+        "miss-latency" => vec!["kind=store-3party", "rounds=2", hops.as_str()],
+        "lock-latency" => vec!["kind=shared", "rounds=2", hops.as_str()],
+        "barrier" => vec!["barriers=3"],
         other => panic!("no small parameters for {other}"),
     };
     v.into_iter().map(String::from).collect()
@@ -191,4 +194,49 @@ fn polling_receive_avoids_interrupt_cost() {
     let saved = cfg.msg.interrupt_entry as f64 - cfg.msg.poll_dispatch as f64;
     assert!((int - poll - saved).abs() < 1.0, "interrupt {int} vs poll {poll}: expected a difference of {saved}");
     assert!(run(&s, "am-latency", "mp-poll", &["hops=3"]).stats.mean(Category::MessageOverhead) > 0.0);
+}
+
+#[test]
+fn alewife_validates_within_ten_percent() {
+    let rows = commlab_apps::validate::validate(&sim(&[], None), "alewife").unwrap();
+    assert_eq!(rows.len(), 20, "every shared-memory, lock and message row of the DESIGN.md table");
+    for r in &rows {
+        assert!(
+            r.ok(),
+            "{}: measured {:.2} vs published {:.2} ({:+.1}%)",
+            r.name,
+            r.measured,
+            r.published,
+            100.0 * r.error()
+        );
+    }
+}
+
+#[test]
+fn validation_fails_when_the_machine_is_miscalibrated() {
+    // Doubling the directory time must push the remote-miss rows out of tolerance.
+    let rows = commlab_apps::validate::validate(&sim(&["memory.dir_cycles=22"], None), "alewife").unwrap();
+    let remote = rows.iter().find(|r| r.name == "load miss, remote home, clean").unwrap();
+    assert!(!remote.ok(), "{remote:?}");
+}
+
+#[test]
+fn miss_classes_are_ordered_as_the_protocol_implies() {
+    let s = sim(&[], None);
+    let m = |kind: &str| run(&s, "miss-latency", "sm", &[format!("kind={kind}")]).counters["miss_cycles"];
+    let (local, remote, two, three, soft) =
+        (m("load-local"), m("load-remote"), m("load-2party"), m("load-3party"), m("load-software"));
+    assert!(local < remote && remote < two && two < three && three < soft, "{local} {remote} {two} {three} {soft}");
+    assert!(m("store-local-1inv") > m("store-local"));
+    assert!(m("store-6inv") > m("store-5inv") + 300.0, "the sixth sharer traps to software");
+}
+
+#[test]
+fn barriers_grow_logarithmically_with_processors() {
+    for v in ["sm", "mp"] {
+        let at = |p: usize| run(&sim(&[], Some(p)), "barrier", v, &["barriers=4"]).counters["cycles_per_barrier"];
+        let (small, big) = (at(16), at(256));
+        // 16x the processors: two more tree levels (arity 4), far less than 16x the time.
+        assert!(big > small && big < 4.0 * small, "{v}: {small} cycles at 16, {big} at 256");
+    }
 }

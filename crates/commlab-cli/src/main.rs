@@ -44,6 +44,18 @@ enum Command {
     Apps,
     /// Run an application on a simulated machine.
     Run(RunArgs),
+    /// Measure every published primitive cost of a machine and compare (exit 0 if all within 10%).
+    Validate {
+        /// Preset name or path to a machine TOML file.
+        #[arg(long, default_value = "alewife")]
+        machine: String,
+        /// Override a machine key (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// One JSON object per row.
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure simulator speed (events/s) on fixed workloads.
     Bench {
         /// Repetitions per workload (the median is reported).
@@ -127,6 +139,7 @@ fn main() -> ExitCode {
         Command::Apps => list_apps(),
         Command::Run(args) => run(args),
         Command::Bench { repeat, only, json } => bench::run(repeat, json, only.as_deref()),
+        Command::Validate { machine, set, json } => validate(&machine, &set, json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -247,6 +260,46 @@ impl<'a> Sink<'a> {
                 f.write_all(text.as_bytes()).and_then(|_| f.flush()).map_err(err)
             }
         }
+    }
+}
+
+fn validate(machine: &str, set: &[String], json: bool) -> Result<(), Failure> {
+    let cfg = load_machine(machine, set, None)?;
+    let name = cfg.spec.name.clone();
+    let sim = Simulator::new(cfg);
+    let rows = commlab_apps::validate::validate(&sim, &name).map_err(|e| match e {
+        AppError::Input(m) => input(m),
+        AppError::Run(m) => Failure { status: 1, message: format!("validate: {m}") },
+    })?;
+    if json {
+        for r in &rows {
+            let j = serde_json::json!({
+                "machine": name, "row": r.name, "unit": r.unit, "published": r.published,
+                "measured": r.measured, "error_pct": 100.0 * r.error(), "ok": r.ok(), "how": r.how,
+            });
+            println!("{j}");
+        }
+    } else {
+        println!("{:<52} {:>10} {:>10} {:>8}  {}", format!("{name}: primitive"), "published", "measured", "error", "");
+        for r in &rows {
+            println!(
+                "{:<52} {:>10.2} {:>10.2} {:>7.1}%  {}",
+                r.name,
+                r.published,
+                r.measured,
+                100.0 * r.error(),
+                if r.ok() { "ok" } else { "OUT OF TOLERANCE" }
+            );
+        }
+    }
+    let bad: Vec<&str> = rows.iter().filter(|r| !r.ok()).map(|r| r.name.as_str()).collect();
+    if bad.is_empty() {
+        if !json {
+            println!("all {} rows within {:.0}%", rows.len(), 100.0 * commlab_apps::validate::TOLERANCE);
+        }
+        Ok(())
+    } else {
+        Err(Failure { status: 1, message: format!("{} rows out of tolerance: {}", bad.len(), bad.join("; ")) })
     }
 }
 

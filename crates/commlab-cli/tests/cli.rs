@@ -427,3 +427,54 @@ fn runs_are_deterministic() {
     assert_eq!(a[0]["procs"], 16);
     assert_eq!(a, b);
 }
+
+#[test]
+fn validate_alewife_passes_every_row() {
+    let out =
+        Command::cargo_bin("commlab").unwrap().args(["validate", "--machine", "alewife", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<serde_json::Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 20);
+    for r in &rows {
+        assert_eq!(r["ok"], true, "{r}");
+        assert!(r["error_pct"].as_f64().unwrap().abs() <= 10.0, "{r}");
+    }
+}
+
+#[test]
+fn validate_fails_with_status_1_when_out_of_tolerance() {
+    let out = Command::cargo_bin("commlab")
+        .unwrap()
+        .args(["validate", "--set", "messaging.interrupt_entry_cycles=130"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("null handler via interrupt"), "{err}");
+}
+
+#[test]
+fn validate_an_uncalibrated_machine_is_bad_input() {
+    let dir = std::env::temp_dir().join(format!("commlab-validate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let show = Command::cargo_bin("commlab").unwrap().args(["machine", "show", "alewife"]).output().unwrap();
+    let text: String = String::from_utf8(show.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| if l.starts_with("name = ") { "name = \"mine\"".to_string() } else { l.to_string() })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let file = dir.join("mine.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = Command::cargo_bin("commlab")
+        .unwrap()
+        .args(["validate", "--machine", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no published calibration for machine `mine`") && err.contains("alewife"), "{err}");
+    assert_eq!(err.lines().count(), 1);
+}

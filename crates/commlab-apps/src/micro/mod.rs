@@ -1,10 +1,14 @@
-//! Microbenchmarks of the messaging machine: latency, throughput, bulk bandwidth, stress.
+//! Microbenchmarks: messaging latency, throughput, bulk bandwidth and stress; shared-memory
+//! miss and lock latency; barriers.
 
 pub mod alltoall_stress;
 pub mod am_latency;
 pub mod am_throughput;
+pub mod barrier;
 pub mod bisection_bw;
 pub mod bulk_bw;
+pub mod lock_latency;
+pub mod miss_latency;
 
 use commlab_api::ReceiveMode;
 

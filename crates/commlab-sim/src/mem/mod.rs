@@ -371,6 +371,8 @@ impl<S> World<S> {
                         t += self.cyc(m.sw_write_cycles);
                         self.mem.ctrl_busy[home] = self.mem.ctrl_busy[home].max(t);
                     }
+                    // Invalidations go out after a full directory lookup, even for a local requester.
+                    t = t.max(start + self.cyc(m.dir_cycles));
                     self.mem.txns.get_mut(&line).expect("write transaction").acks_left = others.len() as u32;
                     for s in others {
                         t += self.cyc(m.inv_send_cycles);

@@ -1,0 +1,187 @@
+//! `miss-latency`: the time of one class of shared-memory miss, as in the Alewife calibration
+//! table. Processor 0 (the requester R) accesses lines homed at a processor H that is `hops`
+//! network hops away (H = R for the local classes). Before each measured access, an untimed
+//! set-up puts the line in the state the class needs:
+//!
+//! | kind | set-up before R's access |
+//! |---|---|
+//! | `load-local`, `store-local` | nothing (R is the home; no cache holds the line) |
+//! | `store-local-1inv` | one processor next to the home reads the line |
+//! | `load-remote`, `store-remote` | nothing (clean at a remote home) |
+//! | `load-2party`, `store-2party` | the home itself writes the line (dirty in the home's cache) |
+//! | `load-3party`, `store-3party` | a processor next to the home writes it (dirty at a third node) |
+//! | `store-5inv` | five processors nearest the home read it (the hardware pointers are full) |
+//! | `store-6inv` | six processors read it (the directory overflowed to software) |
+//! | `load-software` | five processors read it, so R's read is the sixth sharer (software) |
+//!
+//! The measured time runs from the start of the access to its completion (it includes the
+//! access's own hit cycle, as an instruction's latency would).
+
+use crate::params::POSITIVE;
+use crate::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};
+use commlab_api::{Addr, Backend, Handler, Node, Placement, ProcId, Program};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub const KINDS: &[&str] = &[
+    "load-local",
+    "load-remote",
+    "load-2party",
+    "load-3party",
+    "load-software",
+    "store-local",
+    "store-local-1inv",
+    "store-remote",
+    "store-2party",
+    "store-3party",
+    "store-5inv",
+    "store-6inv",
+];
+
+pub const INFO: AppInfo = AppInfo {
+    name: "miss-latency",
+    summary: "latency of one class of shared-memory miss (--param kind=...), home --param hops away",
+    variants: &["sm"],
+    params: &[
+        ParamDoc {
+            name: "kind",
+            default: "load-remote",
+            doc: "load-local|load-remote|load-2party|load-3party|load-software|store-local|store-local-1inv|store-remote|store-2party|store-3party|store-5inv|store-6inv",
+        },
+        ParamDoc { name: "hops", default: "1", doc: "hops from the requester (processor 0) to the home" },
+        ParamDoc { name: "rounds", default: "8", doc: "accesses measured (each on a fresh line)" },
+    ],
+};
+
+/// Words between the lines of successive rounds: 512 bytes, the largest line size, so that
+/// every round uses a line of its own on any machine.
+const STRIDE_WORDS: usize = 64;
+
+/// What the set-up does to a line before the measured access.
+#[derive(Clone, Debug)]
+struct Plan {
+    home: ProcId,
+    /// Processors that read the line in set-up (in order).
+    readers: Vec<ProcId>,
+    /// Processor that writes the line in set-up.
+    writer: Option<ProcId>,
+    store: bool,
+    rounds: usize,
+}
+
+struct MissLatency {
+    plan: Plan,
+}
+
+#[derive(Default)]
+pub struct State {
+    latencies: Vec<f64>,
+}
+
+impl Program for MissLatency {
+    type State = State;
+    fn handlers(&self) -> Vec<Handler<State>> {
+        vec![]
+    }
+    fn init_state(&self, _: ProcId, _: usize) -> State {
+        State::default()
+    }
+    fn main<N: Node<State = State>>(&self, node: &mut N) {
+        let p = &self.plan;
+        let id = node.id();
+        let region = node.alloc_shared(p.rounds * STRIDE_WORDS, Placement::OnNode(p.home));
+        node.barrier();
+        node.begin_timing();
+        for r in 0..p.rounds {
+            let a: Addr = region.word(r * STRIDE_WORDS);
+            for &reader in &p.readers {
+                if id == reader {
+                    node.load(a);
+                }
+                node.barrier();
+            }
+            if p.writer == Some(id) {
+                node.store(a, r as u64 + 1);
+            }
+            node.barrier();
+            if id == 0 {
+                // Let the barrier's own messages drain before measuring.
+                node.compute(500);
+                let t0 = node.now_cycles();
+                if p.store {
+                    node.store(a, 1000 + r as u64);
+                } else {
+                    node.load(a);
+                }
+                let t1 = node.now_cycles();
+                node.state(|s| s.latencies.push(t1 - t0));
+            }
+            node.barrier();
+        }
+    }
+}
+
+/// Processors other than `exclude`, nearest to `home` first (ties by id).
+fn nearest<B: Backend>(b: &B, home: ProcId, exclude: &[ProcId], k: usize) -> Result<Vec<ProcId>, AppError> {
+    let mut others: Vec<ProcId> = (0..b.nprocs()).filter(|p| !exclude.contains(p)).collect();
+    others.sort_by_key(|&p| (b.hops(home, p), p));
+    if others.len() < k {
+        return Err(AppError::Input(format!("this class needs {k} more processors besides the requester and home")));
+    }
+    others.truncate(k);
+    Ok(others)
+}
+
+pub fn run<B: Backend>(backend: &B, _variant: &str, params: &Params) -> Result<AppResult, AppError> {
+    let kind: &str = &params.resolved()["kind"];
+    if !KINDS.contains(&kind) {
+        return Err(AppError::Input(format!("--param kind={kind}: valid kinds are {}", KINDS.join(", "))));
+    }
+    let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
+    let rounds: usize = params.get("rounds", POSITIVE)?;
+    let n = backend.nprocs();
+    let local = kind.ends_with("-local") || kind == "store-local-1inv";
+    let home = if local {
+        0
+    } else {
+        (1..n).find(|&p| backend.hops(0, p) == hops).ok_or_else(|| {
+            AppError::Input(format!("--param hops={hops}: no processor is {hops} hops from processor 0"))
+        })?
+    };
+    let (readers, writer) = match kind {
+        "store-local-1inv" => (nearest(backend, home, &[0], 1)?, None),
+        "load-2party" | "store-2party" => (vec![], Some(home)),
+        "load-3party" | "store-3party" => (vec![], Some(nearest(backend, home, &[0, home], 1)?[0])),
+        "store-5inv" | "load-software" => (nearest(backend, home, &[0], 5)?, None),
+        "store-6inv" => (nearest(backend, home, &[0], 6)?, None),
+        _ => (vec![], None),
+    };
+    let plan = Plan { home, readers, writer, store: kind.starts_with("store"), rounds };
+    let out = backend.run(Arc::new(MissLatency { plan: plan.clone() })).map_err(run_err)?;
+    let lat = &out.states[0].latencies;
+    let mean = lat.iter().sum::<f64>() / lat.len().max(1) as f64;
+    let spread = lat.iter().fold(0.0f64, |m, v| m.max((v - mean).abs()));
+    let mut counters = BTreeMap::new();
+    counters.insert("miss_cycles".into(), mean);
+    counters.insert("miss_spread_cycles".into(), spread);
+    counters.insert("home".into(), home as f64);
+    counters.insert("hops".into(), backend.hops(0, home) as f64);
+    // The stores must have landed: every line holds the requester's last value (or the set-up's).
+    let words_per_line = STRIDE_WORDS;
+    let base = out.memory.len() - rounds * words_per_line;
+    let ok = lat.len() == rounds
+        && (0..rounds).all(|r| {
+            let v = out.memory[base + r * words_per_line];
+            if plan.store {
+                v == 1000 + r as u64
+            } else {
+                v == plan.writer.map_or(0, |_| r as u64 + 1)
+            }
+        });
+    let check = Check {
+        ok,
+        max_error: if ok { 0.0 } else { 1.0 },
+        detail: format!("{kind}: {} accesses timed, values as stored", lat.len()),
+    };
+    Ok(result(out.stats, counters, check))
+}

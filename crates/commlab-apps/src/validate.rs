@@ -1,0 +1,183 @@
+//! `commlab validate`: measure every published primitive cost of a machine with a
+//! microbenchmark and compare. A row passes when the measurement is within 10% of the
+//! published figure.
+//!
+//! Published figures: the MIT Alewife primitive costs in DESIGN.md ("Alewife calibration").
+
+use crate::{run_app, run_err, AppError};
+use commlab_api::{Backend, Category, Handler, HandlerId, Node, ProcId, Program};
+use std::sync::Arc;
+
+/// Largest relative error that passes.
+pub const TOLERANCE: f64 = 0.10;
+
+/// One calibration row: what was measured, how, and against what.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub name: String,
+    pub unit: &'static str,
+    pub published: f64,
+    pub measured: f64,
+    /// The command (or method) that produced `measured`.
+    pub how: String,
+}
+
+impl Row {
+    pub fn error(&self) -> f64 {
+        (self.measured - self.published) / self.published
+    }
+    pub fn ok(&self) -> bool {
+        self.error().abs() <= TOLERANCE && self.measured.is_finite()
+    }
+}
+
+/// Machines with a published calibration table.
+pub const CALIBRATED: &[&str] = &["alewife"];
+
+/// Run every calibration row for `machine` on `backend`.
+pub fn validate<B: Backend>(backend: &B, machine: &str) -> Result<Vec<Row>, AppError> {
+    match machine {
+        "alewife" => alewife(backend),
+        other => Err(AppError::Input(format!(
+            "no published calibration for machine `{other}` (calibrated: {})",
+            CALIBRATED.join(", ")
+        ))),
+    }
+}
+
+fn counter<B: Backend>(b: &B, app: &str, variant: &str, params: &[&str], name: &str) -> Result<f64, AppError> {
+    let params: Vec<String> = params.iter().map(|s| s.to_string()).collect();
+    let r = run_app(b, app, variant, &params, 1)?;
+    if !r.check.ok {
+        return Err(AppError::Run(format!("{app} {params:?}: answer check failed: {}", r.check.detail)));
+    }
+    Ok(r.counters[name])
+}
+
+fn alewife<B: Backend>(b: &B) -> Result<Vec<Row>, AppError> {
+    let mut rows = Vec::new();
+    let mut row = |name: &str, unit: &'static str, published: f64, measured: f64, how: String| {
+        rows.push(Row { name: name.to_string(), unit, published, measured, how });
+    };
+    let misses: &[(&str, &str, f64)] = &[
+        ("load miss, local home", "load-local", 11.0),
+        ("load miss, remote home, clean", "load-remote", 38.0),
+        ("load miss, remote, dirty at home (2-party)", "load-2party", 42.0),
+        ("load miss, remote, dirty at third node (3-party)", "load-3party", 63.0),
+        ("load miss, remote, software-handled directory", "load-software", 425.0),
+        ("store miss, local home, 0 invalidations", "store-local", 12.0),
+        ("store miss, local home, 1 invalidation", "store-local-1inv", 40.0),
+        ("store miss, remote home, clean", "store-remote", 38.0),
+        ("store miss, remote, 2-party", "store-2party", 43.0),
+        ("store miss, remote, 3-party", "store-3party", 66.0),
+        ("store miss, remote, 5 invalidations (hardware)", "store-5inv", 84.0),
+        ("store miss, remote, 6 invalidations (software)", "store-6inv", 707.0),
+    ];
+    for (name, kind, published) in misses {
+        let k = format!("kind={kind}");
+        let m = counter(b, "miss-latency", "sm", &[&k, "hops=1"], "miss_cycles")?;
+        row(name, "cycles", *published, m, format!("commlab run miss-latency --param {k} --param hops=1"));
+    }
+    // Per-hop increments: between 1 hop and the farthest distance available (up to 5 / 10).
+    let far = (1..b.nprocs()).map(|p| b.hops(0, p)).max().unwrap_or(1);
+    let sm_far = far.min(5);
+    if sm_far > 1 {
+        let h = format!("hops={sm_far}");
+        let near = counter(b, "miss-latency", "sm", &["kind=load-remote", "hops=1"], "miss_cycles")?;
+        let farv = counter(b, "miss-latency", "sm", &["kind=load-remote", &h], "miss_cycles")?;
+        row(
+            "extra per network hop, shared-memory miss",
+            "cycles/hop",
+            1.6,
+            (farv - near) / (sm_far - 1) as f64,
+            format!("(miss-latency kind=load-remote at hops={sm_far} minus hops=1) / {}", sm_far - 1),
+        );
+    }
+    let near = counter(b, "am-latency", "mp-int", &["hops=1"], "one_way_cycles")?;
+    row(
+        "null active message, end to end (1 hop)",
+        "cycles",
+        102.8,
+        near,
+        "commlab run am-latency --variant mp-int --param hops=1".into(),
+    );
+    let am_far = far.min(10);
+    if am_far > 1 {
+        let h = format!("hops={am_far}");
+        let farv = counter(b, "am-latency", "mp-int", &[&h], "one_way_cycles")?;
+        row(
+            "null active message, per hop",
+            "cycles/hop",
+            0.8,
+            (farv - near) / (am_far - 1) as f64,
+            format!("(am-latency mp-int at hops={am_far} minus hops=1) / {}", am_far - 1),
+        );
+    }
+    let (send, handler) = message_overheads(b)?;
+    row("message send (describe + launch)", "cycles", 31.0, send, "sender's message overhead per null message".into());
+    row("null handler via interrupt", "cycles", 95.0, handler, "receiver's message overhead per null message".into());
+    let unshared = counter(b, "lock-latency", "sm", &["kind=unshared", "hops=1"], "lock_cycles")?;
+    row(
+        "remote lock acquire+release, unshared",
+        "cycles",
+        58.0,
+        unshared,
+        "commlab run lock-latency --param kind=unshared".into(),
+    );
+    let shared = counter(b, "lock-latency", "sm", &["kind=shared", "hops=1"], "lock_cycles")?;
+    row(
+        "remote lock acquire+release, shared",
+        "cycles",
+        144.0,
+        shared,
+        "commlab run lock-latency --param kind=shared".into(),
+    );
+    if sm_far > 1 {
+        let h = format!("hops={sm_far}");
+        let farv = counter(b, "lock-latency", "sm", &["kind=unshared", &h], "lock_cycles")?;
+        row(
+            "remote lock, extra per hop",
+            "cycles/hop",
+            1.5,
+            (farv - unshared) / (sm_far - 1) as f64,
+            format!("(lock-latency unshared at hops={sm_far} minus hops=1) / {}", sm_far - 1),
+        );
+    }
+    Ok(rows)
+}
+
+/// Processor 0 sends null messages, well apart, to processor 1 while it computes; the send
+/// cost is processor 0's message overhead per message, the interrupt cost processor 1's.
+fn message_overheads<B: Backend>(b: &B) -> Result<(f64, f64), AppError> {
+    const MESSAGES: u64 = 20;
+    struct Probe;
+    fn null(_: &mut (), _: &mut dyn commlab_api::HandlerCtx, _: &commlab_api::Message<'_>) {}
+    impl Program for Probe {
+        type State = ();
+        fn handlers(&self) -> Vec<Handler<()>> {
+            vec![null]
+        }
+        fn init_state(&self, _: ProcId, _: usize) {}
+        fn main<N: Node<State = ()>>(&self, node: &mut N) {
+            node.barrier();
+            node.compute(1000); // barrier messages are over
+            node.begin_timing();
+            match node.id() {
+                0 => {
+                    for _ in 0..MESSAGES {
+                        node.compute(2000); // processor 1 is timing by the first arrival
+                        node.send_am(1, HandlerId(0), &[]);
+                    }
+                }
+                1 => node.compute(MESSAGES * 2100 + 10_000),
+                _ => {}
+            }
+        }
+    }
+    if b.nprocs() < 2 {
+        return Err(AppError::Input("validation needs at least 2 processors".into()));
+    }
+    let out = b.run(Arc::new(Probe)).map_err(run_err)?;
+    let per = |p: usize| out.stats.procs[p].get(Category::MessageOverhead) / MESSAGES as f64;
+    Ok((per(0), per(1)))
+}
