@@ -280,7 +280,7 @@ fn validate(machine: &str, set: &[String], json: bool) -> Result<(), Failure> {
             println!("{j}");
         }
     } else {
-        println!("{:<52} {:>10} {:>10} {:>8}  {}", format!("{name}: primitive"), "published", "measured", "error", "");
+        println!("{:<52} {:>10} {:>10} {:>8}", format!("{name}: primitive"), "published", "measured", "error");
         for r in &rows {
             println!(
                 "{:<52} {:>10.2} {:>10.2} {:>7.1}%  {}",
