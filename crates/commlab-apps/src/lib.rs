@@ -33,6 +33,7 @@ pub const APPS: &[AppInfo] = &[
     micro::miss_latency::INFO,
     micro::lock_latency::INFO,
     micro::barrier::INFO,
+    micro::mem_refs::INFO,
 ];
 
 /// Look an application up by name; the error lists the valid names.
@@ -122,6 +123,7 @@ pub fn run_app<B: Backend>(
         "miss-latency" => micro::miss_latency::run(backend, variant, &params)?,
         "lock-latency" => micro::lock_latency::run(backend, variant, &params)?,
         "barrier" => micro::barrier::run(backend, variant, &params)?,
+        "mem-refs" => micro::mem_refs::run(backend, variant, &params)?,
         other => unreachable!("app `{other}` is listed but not dispatched"),
     };
     r.app = info.name;

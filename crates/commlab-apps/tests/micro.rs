@@ -30,6 +30,7 @@ fn small_params(app: &str, s: &Simulator) -> Vec<String> {
         "miss-latency" => vec!["kind=store-3party", "rounds=2", hops.as_str()],
         "lock-latency" => vec!["kind=shared", "rounds=2", hops.as_str()],
         "barrier" => vec!["barriers=3"],
+        "mem-refs" => vec!["pattern=misses", "refs=200", "words=256"],
         other => panic!("no small parameters for {other}"),
     };
     v.into_iter().map(String::from).collect()

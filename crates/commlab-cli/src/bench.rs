@@ -1,5 +1,7 @@
 //! `commlab bench`: simulator speed on fixed workloads (events per second, messages per
-//! second, wall time), the median of several repetitions. Speed targets live here, not in
+//! second, shared references and misses per second, wall time), the median of several
+//! repetitions. Wall time covers the whole run, set-up included; reference and miss counts
+//! cover the timed region, so the rates are slight underestimates. Speed targets live here, not in
 //! timed unit tests.
 
 use crate::{input, Failure};
@@ -43,6 +45,22 @@ const WORKLOADS: &[Workload] = &[
         params: &["messages=400"],
     },
     Workload {
+        name: "mem-hits-32",
+        app: "mem-refs",
+        variant: "sm",
+        procs: 32,
+        set: &[],
+        params: &["pattern=hits", "refs=400000"],
+    },
+    Workload {
+        name: "mem-misses-32",
+        app: "mem-refs",
+        variant: "sm",
+        procs: 32,
+        set: &[],
+        params: &["pattern=misses", "refs=20000"],
+    },
+    Workload {
         name: "hotspot-32",
         app: "am-throughput",
         variant: "mp-int",
@@ -63,8 +81,8 @@ pub fn run(repeat: usize, json_out: bool, only: Option<&str>) -> Result<(), Fail
     }
     if !json_out {
         println!(
-            "{:<20} {:>10} {:>10} {:>12} {:>12}   (median of {repeat})",
-            "workload", "events", "wall s", "M events/s", "k msgs/s"
+            "{:<20} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12}   (median of {repeat})",
+            "workload", "events", "wall s", "M events/s", "k msgs/s", "M refs/s", "M misses/s"
         );
     }
     for w in selected {
@@ -85,21 +103,27 @@ pub fn run(repeat: usize, json_out: bool, only: Option<&str>) -> Result<(), Fail
         let wall = walls[walls.len() / 2];
         let events = r.stats.events as f64;
         let msgs = r.counters.get("messages").copied().unwrap_or(0.0);
+        // Shared references: hits + misses of the timed region (set-up excluded).
+        let hits = r.counters.get("cache_hits").copied().unwrap_or(0.0);
+        let misses = r.counters.get("cache_misses").copied().unwrap_or(0.0);
         if json_out {
             let j = json!({
                 "workload": w.name, "app": w.app, "variant": w.variant, "procs": w.procs,
                 "events": r.stats.events, "wall_seconds": wall, "events_per_second": events / wall,
                 "messages_per_second": msgs / wall, "repeat": repeat,
+                "shared_refs_per_second": (hits + misses) / wall, "misses_per_second": misses / wall,
             });
             println!("{j}");
         } else {
             println!(
-                "{:<20} {:>10} {:>10.4} {:>12.2} {:>12.1}",
+                "{:<20} {:>10} {:>10.4} {:>12.2} {:>12.1} {:>12.1} {:>12.2}",
                 w.name,
                 r.stats.events,
                 wall,
                 events / wall / 1e6,
-                msgs / wall / 1e3
+                msgs / wall / 1e3,
+                (hits + misses) / wall / 1e6,
+                misses / wall / 1e6
             );
         }
     }

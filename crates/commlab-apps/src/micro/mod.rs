@@ -8,6 +8,7 @@ pub mod barrier;
 pub mod bisection_bw;
 pub mod bulk_bw;
 pub mod lock_latency;
+pub mod mem_refs;
 pub mod miss_latency;
 
 use commlab_api::ReceiveMode;

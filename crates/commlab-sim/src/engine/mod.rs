@@ -254,8 +254,8 @@ impl<S> World<S> {
         self.traffic.protocol_messages += 1;
         let msg = self.alloc_msg(MessageRecord {
             src: src as u32,
-            target: Target::Protocol(kind),
-            args: vec![line, requester as u64],
+            target: Target::Protocol { kind, line, requester: requester as u32 },
+            args: Vec::new(),
             payload: Vec::new(),
         });
         let pkt = Packet {
@@ -362,7 +362,7 @@ impl<S> World<S> {
             }
             Target::BarrierArrive => proc.barrier.arrivals += 1,
             Target::BarrierRelease => proc.barrier.released = proc.barrier.released.max(rec.args[0]),
-            Target::Sink | Target::Protocol(_) => unreachable!("only handler messages reach a processor's inbox"),
+            Target::Sink | Target::Protocol { .. } => unreachable!("only handler messages reach a processor's inbox"),
         }
         let exit = if interrupt { cfg.msg.interrupt_exit } else { 0 };
         let duration_ps = cfg.cycles_to_ps((ctx.offset_cycles + exit) as f64);
@@ -430,7 +430,7 @@ impl<S> World<S> {
                         continue;
                     }
                     let dst = self.net.packet(packet).dst as usize;
-                    if let Some(MessageRecord { target: Target::Protocol(_), .. }) = &self.msgs[msg as usize] {
+                    if let Some(MessageRecord { target: Target::Protocol { .. }, .. }) = &self.msgs[msg as usize] {
                         // The memory controller takes protocol messages off the NI at once.
                         self.net.consume(&mut self.q, self.now, dst);
                         self.mem_receive(dst, msg);

@@ -83,13 +83,16 @@ impl<'y, S> SimNode<'y, S> {
     /// yield, then charge its time with `charge_hit` (a hit takes `hit_cycles` and no event).
     fn access(&mut self, addr: Addr, write: bool) -> u64 {
         let id = self.id;
+        let mut missed = false;
         loop {
             let w = self.w();
             let line = w.mem.line_of(addr.0);
             let st = w.mem.caches[id].state(line);
             if st == CacheState::Modified || (!write && st == CacheState::Shared) {
                 w.mem.caches[id].touch(line);
-                w.mem.stats.hits += 1;
+                if !missed {
+                    w.mem.stats.hits += 1;
+                }
                 return line;
             }
             // A miss: issue it at the right time (after the hits before it), unless one is
@@ -105,6 +108,7 @@ impl<'y, S> SimNode<'y, S> {
                 w.mem.procs[id].waiting = Some(line);
                 w.mem_issue(id, line, write);
             }
+            missed = true;
             let cat = self.mem_cat(true);
             self.block(Wait::Miss(line), cat);
         }
@@ -543,6 +547,7 @@ impl<S> Node for SimNode<'_, S> {
         if w.timing_start.is_none() {
             w.timing_start = Some(now);
             w.traffic = Default::default();
+            w.mem.stats = Default::default();
             w.net.reset_link_stats();
         }
     }

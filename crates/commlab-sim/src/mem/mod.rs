@@ -115,7 +115,48 @@ pub(crate) struct MemStats {
     pub prefetches: u64,
 }
 
+/// Memory-system costs in picoseconds, converted once (the miss path is hot).
+#[derive(Clone, Copy, Debug)]
+struct Timing {
+    local_miss: u64,
+    miss_issue: u64,
+    fill: u64,
+    dir: u64,
+    dir_occupancy: u64,
+    home_cache: u64,
+    owner: u64,
+    forward_reply: u64,
+    inv_send: u64,
+    ack: u64,
+    sw_read: u64,
+    sw_write: u64,
+    hw_pointers: usize,
+}
+
+impl Timing {
+    fn new(cfg: &MachineConfig) -> Timing {
+        let m = &cfg.mem;
+        let ps = |c: u64| cfg.cycles_to_ps(c as f64);
+        Timing {
+            local_miss: ps(m.local_miss_cycles.saturating_sub(m.fill_cycles)),
+            miss_issue: ps(m.miss_issue_cycles),
+            fill: ps(m.fill_cycles),
+            dir: ps(m.dir_cycles),
+            dir_occupancy: ps(m.dir_occupancy_cycles),
+            home_cache: ps(m.home_cache_cycles),
+            owner: ps(m.owner_cycles),
+            forward_reply: ps(m.forward_reply_cycles),
+            inv_send: ps(m.inv_send_cycles),
+            ack: ps(m.ack_cycles),
+            sw_read: ps(m.sw_read_cycles),
+            sw_write: ps(m.sw_write_cycles),
+            hw_pointers: m.hw_pointers as usize,
+        }
+    }
+}
+
 pub(crate) struct Memory {
+    t: Timing,
     pub data: Vec<u64>,
     line_words: u64,
     home: Vec<u32>,
@@ -137,6 +178,7 @@ impl Memory {
     pub fn new(cfg: &MachineConfig, checked: bool) -> Memory {
         let n = cfg.nprocs();
         Memory {
+            t: Timing::new(cfg),
             data: Vec::new(),
             line_words: cfg.mem.line_bytes / 8,
             home: Vec::new(),
@@ -225,20 +267,14 @@ impl Memory {
     }
 }
 
-/// Fixed-point-free cycle arithmetic on the world's clock.
 impl<S> World<S> {
-    #[inline]
-    fn cyc(&self, cycles: u64) -> u64 {
-        self.cfg.cycles_to_ps(cycles as f64)
-    }
-
     /// Send a protocol message from node `from` to node `to`, leaving at `at`.
     fn send_proto(&mut self, from: usize, to: usize, kind: ProtoKind, line: Line, requester: usize, at: u64) {
         if from == to {
             let msg = self.alloc_msg(MessageRecord {
                 src: from as u32,
-                target: Target::Protocol(kind),
-                args: vec![line, requester as u64],
+                target: Target::Protocol { kind, line, requester: requester as u32 },
+                args: Vec::new(),
                 payload: Vec::new(),
             });
             self.push(at, Priority::Network, Event::Proto { msg, dst: to as u32 });
@@ -256,7 +292,7 @@ impl<S> World<S> {
             self.mem.stats.local_misses += 1;
             self.send_proto(p, p, kind, line, p, self.now);
         } else {
-            let at = self.now + self.cyc(self.cfg.mem.miss_issue_cycles);
+            let at = self.now + self.mem.t.miss_issue;
             self.send_proto(p, home, kind, line, p, at);
         }
     }
@@ -264,8 +300,8 @@ impl<S> World<S> {
     /// A protocol message arrives at node `at_node`.
     pub(crate) fn mem_receive(&mut self, at_node: usize, msg: u32) {
         let rec = self.take_msg(msg);
-        let Target::Protocol(kind) = rec.target else { unreachable!("not a protocol message") };
-        let (line, requester) = (rec.args[0], rec.args[1] as usize);
+        let Target::Protocol { kind, line, requester } = rec.target else { unreachable!("not a protocol message") };
+        let requester = requester as usize;
         let from = rec.src as usize;
         match kind {
             ProtoKind::ReadRequest => self.home_request(at_node, line, requester, false),
@@ -299,12 +335,11 @@ impl<S> World<S> {
 
     /// Run one directory transition at `home` and perform its actions.
     fn home_event(&mut self, home: usize, line: Line, ev: DirEvent, from: usize) {
-        let cfg = std::sync::Arc::clone(&self.cfg);
-        let m = &cfg.mem;
+        let m = self.mem.t;
         let now = self.now;
         // The controller handles one message at a time.
         let start = now.max(self.mem.ctrl_busy[home]);
-        self.mem.ctrl_busy[home] = start + self.cyc(m.dir_occupancy_cycles);
+        self.mem.ctrl_busy[home] = start + m.dir_occupancy;
         let entry = &self.mem.dir[line as usize];
         let state = entry.state;
         let txn = self.mem.txns.get(&line);
@@ -322,13 +357,12 @@ impl<S> World<S> {
         };
         let local = requester == home;
         // When the home's answer leaves: after the directory/memory access.
-        let mut t = start
-            + if local { self.cyc(m.local_miss_cycles.saturating_sub(m.fill_cycles)) } else { self.cyc(m.dir_cycles) };
+        let mut t = start + if local { m.local_miss } else { m.dir };
         if matches!(ev, DirEvent::InvalidationAck) {
-            t = start + self.cyc(m.ack_cycles);
+            t = start + m.ack;
         }
         if matches!(ev, DirEvent::OwnerData) {
-            t = start + self.cyc(m.forward_reply_cycles);
+            t = start + m.forward_reply;
         }
         let requester_had_copy = self.mem.dir[line as usize].sharers.contains(&(requester as u32));
         self.mem.dir[line as usize].state = next;
@@ -339,10 +373,10 @@ impl<S> World<S> {
                     if !e.sharers.contains(&(requester as u32)) {
                         e.sharers.push(requester as u32);
                     }
-                    if e.sharers.len() as u64 > m.hw_pointers {
+                    if e.sharers.len() > m.hw_pointers {
                         // LimitLESS: the pointer overflow is handled in software at the home.
                         self.mem.stats.software_traps += 1;
-                        t += self.cyc(m.sw_read_cycles);
+                        t += m.sw_read;
                         self.mem.ctrl_busy[home] = self.mem.ctrl_busy[home].max(t);
                     }
                 }
@@ -366,16 +400,16 @@ impl<S> World<S> {
                         .copied()
                         .filter(|&s| s as usize != requester)
                         .collect();
-                    if others.len() as u64 > m.hw_pointers {
+                    if others.len() > m.hw_pointers {
                         self.mem.stats.software_traps += 1;
-                        t += self.cyc(m.sw_write_cycles);
+                        t += m.sw_write;
                         self.mem.ctrl_busy[home] = self.mem.ctrl_busy[home].max(t);
                     }
                     // Invalidations go out after a full directory lookup, even for a local requester.
-                    t = t.max(start + self.cyc(m.dir_cycles));
+                    t = t.max(start + m.dir);
                     self.mem.txns.get_mut(&line).expect("write transaction").acks_left = others.len() as u32;
                     for s in others {
-                        t += self.cyc(m.inv_send_cycles);
+                        t += m.inv_send;
                         self.mem.stats.invalidations += 1;
                         self.send_proto(home, s as usize, ProtoKind::Invalidate, line, requester, t);
                     }
@@ -447,9 +481,8 @@ impl<S> World<S> {
                 return self.fail_internal(format!("protocol: cache {p}, line {line}: {state:?} + {ev:?}: {}", why.0))
             }
         };
-        let m = &self.cfg.mem;
         let home = self.mem.home_of(line);
-        let respond = self.now + self.cyc(if p == home { m.home_cache_cycles } else { m.owner_cycles });
+        let respond = self.now + if p == home { self.mem.t.home_cache } else { self.mem.t.owner };
         for &a in actions {
             match a {
                 CacheAction::SendInvalidationAck => {
@@ -503,7 +536,7 @@ impl<S> World<S> {
             pm.waiting = None;
             pm.pinned = Some(line);
         }
-        let resume = self.now + self.cyc(self.cfg.mem.fill_cycles);
+        let resume = self.now + self.mem.t.fill;
         // Anyone blocked on this line (a demand miss, a full prefetch buffer) re-checks.
         if let MainState::Blocked { wait: Wait::Miss(_) | Wait::PrefetchBuffer, .. } = self.procs[p].main {
             if !self.procs[p].handler_active {

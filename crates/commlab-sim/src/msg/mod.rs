@@ -15,8 +15,9 @@ pub(crate) enum Target {
     BarrierRelease,
     /// Cross-traffic: consumed by the I/O node's sink.
     Sink,
-    /// A coherence protocol message, handled by the destination's memory controller.
-    Protocol(crate::mem::ProtoKind),
+    /// A coherence protocol message about `line`, on behalf of `requester`, handled by the
+    /// destination's memory controller.
+    Protocol { kind: crate::mem::ProtoKind, line: u64, requester: u32 },
 }
 
 /// A message in flight or waiting in an NI input queue.
