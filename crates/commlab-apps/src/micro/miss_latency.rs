@@ -13,6 +13,7 @@
 //! | `store-5inv` | five processors nearest the home read it (the hardware pointers are full) |
 //! | `store-6inv` | six processors read it (the directory overflowed to software) |
 //! | `load-software` | five processors read it, so R's read is the sixth sharer (software) |
+//! | `load-store` | nothing: R reads the clean remote line, then writes it (the two misses' sum) |
 //!
 //! The measured time runs from the start of the access to its completion (it includes the
 //! access's own hit cycle, as an instruction's latency would).
@@ -36,6 +37,7 @@ pub const KINDS: &[&str] = &[
     "store-3party",
     "store-5inv",
     "store-6inv",
+    "load-store",
 ];
 
 pub const INFO: AppInfo = AppInfo {
@@ -46,7 +48,7 @@ pub const INFO: AppInfo = AppInfo {
         ParamDoc {
             name: "kind",
             default: "load-remote",
-            doc: "load-local|load-remote|load-2party|load-3party|load-software|store-local|store-local-1inv|store-remote|store-2party|store-3party|store-5inv|store-6inv",
+            doc: "load-local|load-remote|load-2party|load-3party|load-software|store-local|store-local-1inv|store-remote|store-2party|store-3party|store-5inv|store-6inv|load-store",
         },
         ParamDoc { name: "hops", default: "1", doc: "hops from the requester (processor 0) to the home" },
         ParamDoc { name: "rounds", default: "8", doc: "accesses measured (each on a fresh line)" },
@@ -66,6 +68,8 @@ struct Plan {
     /// Processor that writes the line in set-up.
     writer: Option<ProcId>,
     store: bool,
+    /// Time a load miss and then a store to the same line.
+    load_then_store: bool,
     rounds: usize,
 }
 
@@ -108,7 +112,10 @@ impl Program for MissLatency {
                 // Let the barrier's own messages drain before measuring.
                 node.compute(500);
                 let t0 = node.now_cycles();
-                if p.store {
+                if p.load_then_store {
+                    node.load(a);
+                    node.store(a, 1000 + r as u64);
+                } else if p.store {
                     node.store(a, 1000 + r as u64);
                 } else {
                     node.load(a);
@@ -156,7 +163,14 @@ pub fn run<B: Backend>(backend: &B, _variant: &str, params: &Params) -> Result<A
         "store-6inv" => (nearest(backend, home, &[0], 6)?, None),
         _ => (vec![], None),
     };
-    let plan = Plan { home, readers, writer, store: kind.starts_with("store"), rounds };
+    let plan = Plan {
+        home,
+        readers,
+        writer,
+        store: kind.starts_with("store") || kind == "load-store",
+        load_then_store: kind == "load-store",
+        rounds,
+    };
     let out = backend.run(Arc::new(MissLatency { plan: plan.clone() })).map_err(run_err)?;
     let lat = &out.states[0].latencies;
     let mean = lat.iter().sum::<f64>() / lat.len().max(1) as f64;

@@ -324,7 +324,12 @@ impl<S> World<S> {
         if proc.handler_active || proc.inbox.is_empty() {
             return;
         }
-        let interrupt = proc.mode == ReceiveMode::Interrupt;
+        // Software-DSM protocol handlers are always taken at once (the requester is stalled).
+        let protocol = matches!(
+            self.msgs[*proc.inbox.front().expect("non-empty") as usize].as_ref().map(|r| r.target),
+            Some(Target::Protocol { .. })
+        );
+        let interrupt = proc.mode == ReceiveMode::Interrupt || protocol;
         let allowed = match proc.main {
             MainState::Running => false,
             MainState::Timed { .. } => interrupt,
@@ -362,17 +367,34 @@ impl<S> World<S> {
             }
             Target::BarrierArrive => proc.barrier.arrivals += 1,
             Target::BarrierRelease => proc.barrier.released = proc.barrier.released.max(rec.args[0]),
-            Target::Sink | Target::Protocol { .. } => unreachable!("only handler messages reach a processor's inbox"),
+            Target::Protocol { .. } => {}
+            Target::Sink => unreachable!("cross-traffic never reaches a processor's inbox"),
         }
         let exit = if interrupt { cfg.msg.interrupt_exit } else { 0 };
-        let duration_ps = cfg.cycles_to_ps((ctx.offset_cycles + exit) as f64);
+        let mut duration_ps = cfg.cycles_to_ps((ctx.offset_cycles + exit) as f64);
+        if let Target::Protocol { kind, line, requester } = rec.target {
+            // A software protocol handler: its length is what its actions cost.
+            let (from, sw) = (rec.src as usize, self.mem.sw.expect("software DSM"));
+            drop(ctx);
+            let body_end = now + sw.entry + sw.handler;
+            self.run_software_handler(p, from, kind, line, requester as usize, body_end);
+            self.check_line(line);
+            duration_ps = self.mem.handler_end - now + sw.exit;
+            self.finish_handler_start(p, now, duration_ps, Vec::new());
+            return;
+        }
         let (sends, error) = (std::mem::take(&mut ctx.sends), ctx.error.take());
         drop(ctx);
         if let Some(e) = error {
             self.fail(SimError::Program(format!("in a handler on processor {p}: {e}")));
         }
+        self.finish_handler_start(p, now, duration_ps, sends);
+    }
+
+    /// Launch a started handler's sends and account for its length on the processor.
+    fn finish_handler_start(&mut self, p: usize, now: u64, duration_ps: u64, sends: Vec<msg::HandlerSend>) {
         for s in sends {
-            let at = now + cfg.cycles_to_ps(s.at_cycles as f64);
+            let at = now + self.cfg.cycles_to_ps(s.at_cycles as f64);
             self.launch(p, s.dest, s.target, s.args, Vec::new(), at);
         }
         // The interrupted main thread loses the handler's time; a blocked one is re-woken
@@ -430,11 +452,16 @@ impl<S> World<S> {
                         continue;
                     }
                     let dst = self.net.packet(packet).dst as usize;
+                    let on_compute = self.mem.sw.is_some_and(|sw| sw.on_compute);
                     if let Some(MessageRecord { target: Target::Protocol { .. }, .. }) = &self.msgs[msg as usize] {
-                        // The memory controller takes protocol messages off the NI at once.
-                        self.net.consume(&mut self.q, self.now, dst);
-                        self.mem_receive(dst, msg);
-                        continue;
+                        if !on_compute {
+                            // The memory controller (or protocol processor) takes protocol
+                            // messages off the NI at once.
+                            self.net.consume(&mut self.q, self.now, dst);
+                            self.mem_receive(dst, msg);
+                            continue;
+                        }
+                        // Software DSM on the compute processor: a handler like any other.
                     }
                     self.procs[dst].inbox.push_back(msg);
                     self.try_dispatch(dst);

@@ -116,13 +116,15 @@ impl<'y, S> SimNode<'y, S> {
 
     /// Charge the time of an access that just performed (plus `extra_ps`), releasing a line
     /// held for this access.
-    fn charge_hit(&mut self, extra_ps: u64) {
+    fn charge_hit(&mut self, extra_ps: u64, write: bool) {
         let id = self.id;
+        // Software DSM checks the access tag on every shared reference.
+        let check = self.w().mem.sw.map_or(0, |sw| if write { sw.store_check } else { sw.load_check });
         if self.w().mem.procs[id].pinned.is_some() {
             self.w().unpin(id);
         }
         let cat = self.mem_cat(false);
-        self.run_ahead(self.hit_ps + extra_ps, cat);
+        self.run_ahead(self.hit_ps + check + extra_ps, cat);
     }
 
     fn prefetch(&mut self, addr: Addr, write: bool) {
@@ -180,7 +182,7 @@ impl<'y, S> SimNode<'y, S> {
             let cfg = &self.w().cfg;
             cfg.cycles_to_ps(cfg.mem.rmw_cycles as f64)
         };
-        self.charge_hit(rmw_ps);
+        self.charge_hit(rmw_ps, true);
         old
     }
 
@@ -459,7 +461,7 @@ impl<S> Node for SimNode<'_, S> {
                 w.fail(SimError::Internal(format!("coherence invariant: {e}")));
             }
         }
-        self.charge_hit(0);
+        self.charge_hit(0, false);
         v
     }
 
@@ -476,7 +478,7 @@ impl<S> Node for SimNode<'_, S> {
                 w.fail(SimError::Internal(format!("coherence invariant: {e}")));
             }
         }
-        self.charge_hit(0);
+        self.charge_hit(0, true);
     }
 
     fn prefetch_read(&mut self, addr: Addr) {

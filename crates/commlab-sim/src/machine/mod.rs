@@ -6,13 +6,18 @@
 
 mod spec;
 
-pub use spec::{key_doc, key_list, KeyDoc, MachineSpec, MemorySpec, KEYS};
+pub use spec::{key_doc, key_list, DsmSpec, KeyDoc, MachineSpec, MemorySpec, KEYS};
 
 use crate::net::topology::{resize, Topology, TopologyKind};
 use std::fmt;
 
 /// Presets shipped with commlab (the files in `machines/`), compiled into the binary.
-pub const PRESETS: &[(&str, &str)] = &[("alewife", include_str!("../../../../machines/alewife.toml"))];
+pub const PRESETS: &[(&str, &str)] = &[
+    ("alewife", include_str!("../../../../machines/alewife.toml")),
+    ("blizzard-s", include_str!("../../../../machines/blizzard-s.toml")),
+    ("blizzard-e", include_str!("../../../../machines/blizzard-e.toml")),
+    ("blizzard-t", include_str!("../../../../machines/blizzard-t.toml")),
+];
 
 /// An invalid machine description: which input, and what would be valid.
 #[derive(Debug, Clone, PartialEq)]
@@ -387,6 +392,25 @@ impl MachineConfig {
             ));
         }
         at_least("memory.hw_pointers", mem.hw_pointers, 1)?;
+        match (mem.model.as_str(), &spec.dsm) {
+            ("hardware", _) => {}
+            ("software", None) => {
+                return Err(ConfigError::key("memory.model", "\"software\" needs a [dsm] section with the software protocol's costs"))
+            }
+            ("software", Some(d)) => {
+                if d.handlers != "compute" && d.handlers != "protocol-processor" {
+                    return Err(ConfigError::key("dsm.handlers", format!("must be compute or protocol-processor, got `{}`", d.handlers)));
+                }
+                positive("dsm.copy_bytes_per_cycle", d.copy_bytes_per_cycle)?;
+                if d.tag_granule_bytes < 8 || !d.tag_granule_bytes.is_power_of_two() || d.tag_granule_bytes > mem.line_bytes {
+                    return Err(ConfigError::key(
+                        "dsm.tag_granule_bytes",
+                        format!("must be a power of two from 8 to memory.line_bytes ({}), got {}", mem.line_bytes, d.tag_granule_bytes),
+                    ));
+                }
+            }
+            (other, _) => return Err(ConfigError::key("memory.model", format!("must be hardware or software, got `{other}`"))),
+        }
         at_least("memory.prefetch_buffer_entries", mem.prefetch_buffer_entries, 1)?;
         at_least("limits.max_events", spec.limits.max_events, 1)?;
         let max_time_ps = positive("limits.max_sim_time_ms", spec.limits.max_sim_time_ms)? * 1e9;

@@ -16,6 +16,9 @@ pub struct MachineSpec {
     pub cross_traffic: CrossTrafficSpec,
     pub messaging: MessagingSpec,
     pub memory: MemorySpec,
+    /// Software fine-grain DSM costs (required when `memory.model = "software"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsm: Option<DsmSpec>,
     #[serde(default)]
     pub costs: BTreeMap<String, u64>,
     pub limits: LimitsSpec,
@@ -52,6 +55,30 @@ fn default_arity() -> usize {
     4
 }
 
+fn default_model() -> String {
+    "hardware".to_string()
+}
+
+/// Software fine-grain distributed shared memory (Blizzard): access checks on every shared
+/// reference, and protocol handlers that exchange active messages.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DsmSpec {
+    pub handlers: String,
+    pub load_check_cycles: u64,
+    pub store_check_cycles: u64,
+    pub miss_trap_cycles: u64,
+    pub upgrade_fault_cycles: u64,
+    pub resume_cycles: u64,
+    pub handler_cycles: u64,
+    pub copy_bytes_per_cycle: f64,
+    pub tag_granule_bytes: u64,
+    pub tag_valid_cycles: u64,
+    pub tag_valid_per_granule_cycles: u64,
+    pub tag_invalidate_cycles: u64,
+    pub tag_invalidate_per_granule_cycles: u64,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CrossTrafficSpec {
@@ -79,6 +106,8 @@ pub struct MessagingSpec {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct MemorySpec {
+    #[serde(default = "default_model")]
+    pub model: String,
     pub line_bytes: u64,
     pub cache_bytes: u64,
     pub associativity: u64,
@@ -224,6 +253,7 @@ pub const KEYS: &[KeyDoc] = &[
         doc: "each DMA region is padded to a multiple of this (power of two, >= 8)",
     },
     KeyDoc { key: "messaging.barrier_arity", unit: "children", doc: "fan-in of the message combining-tree barrier" },
+    KeyDoc { key: "memory.model", unit: "hardware|software", doc: "coherence in hardware (directory controller) or in software (Blizzard-style fine-grain DSM, see [dsm])" },
     KeyDoc { key: "memory.line_bytes", unit: "bytes", doc: "cache line (coherence unit), a power of two >= 8" },
     KeyDoc { key: "memory.cache_bytes", unit: "bytes", doc: "per-processor cache size" },
     KeyDoc {
@@ -302,6 +332,19 @@ pub const KEYS: &[KeyDoc] = &[
         unit: "cycles",
         doc: "cache hits accumulate locally (no events) up to this much time before the processor syncs",
     },
+    KeyDoc { key: "dsm.handlers", unit: "compute|protocol-processor", doc: "where protocol handlers run: on the node's compute processor (stealing its time) or a dedicated protocol processor" },
+    KeyDoc { key: "dsm.load_check_cycles", unit: "cycles", doc: "access check on every shared load" },
+    KeyDoc { key: "dsm.store_check_cycles", unit: "cycles", doc: "access check on every shared store" },
+    KeyDoc { key: "dsm.miss_trap_cycles", unit: "cycles", doc: "from a failed access check to the protocol handler sending its request" },
+    KeyDoc { key: "dsm.upgrade_fault_cycles", unit: "cycles", doc: "extra when a write finds its block readable only (e.g. a page-protection fault and change)" },
+    KeyDoc { key: "dsm.resume_cycles", unit: "cycles", doc: "from the reply handler to the faulting access resuming" },
+    KeyDoc { key: "dsm.handler_cycles", unit: "cycles", doc: "body of one protocol handler (directory work)" },
+    KeyDoc { key: "dsm.copy_bytes_per_cycle", unit: "bytes/cycle", doc: "copying a block into or out of a message, at each end" },
+    KeyDoc { key: "dsm.tag_granule_bytes", unit: "bytes", doc: "granularity of access tags (a block is block_bytes / granule tags)" },
+    KeyDoc { key: "dsm.tag_valid_cycles", unit: "cycles", doc: "making a block accessible (base)" },
+    KeyDoc { key: "dsm.tag_valid_per_granule_cycles", unit: "cycles", doc: "making a block accessible, per tag granule" },
+    KeyDoc { key: "dsm.tag_invalidate_cycles", unit: "cycles", doc: "making a block inaccessible (base; e.g. writing bad ECC)" },
+    KeyDoc { key: "dsm.tag_invalidate_per_granule_cycles", unit: "cycles", doc: "making a block inaccessible, per tag granule" },
     KeyDoc { key: "costs.*", unit: "cycles", doc: "named work costs applications charge (e.g. costs.iccg_edge)" },
     KeyDoc { key: "limits.max_events", unit: "events", doc: "a run that executes more events stops with an error" },
     KeyDoc {

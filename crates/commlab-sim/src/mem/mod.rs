@@ -155,8 +155,68 @@ impl Timing {
     }
 }
 
+/// Software DSM (Blizzard) costs in picoseconds: protocol handlers exchange active messages,
+/// copy blocks and change access tags.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SwTiming {
+    pub on_compute: bool,
+    pub load_check: u64,
+    pub store_check: u64,
+    miss_trap: u64,
+    upgrade_fault: u64,
+    resume: u64,
+    pub handler: u64,
+    copy_block: u64,
+    /// Making a block accessible: base only (an upgrade of a readable block), and with every
+    /// granule's tag (a block that arrives with its data).
+    tag_valid_base: u64,
+    tag_valid: u64,
+    tag_invalidate: u64,
+    send_small: u64,
+    send_data: u64,
+    pub entry: u64,
+    pub exit: u64,
+}
+
+impl SwTiming {
+    fn new(cfg: &MachineConfig) -> Option<SwTiming> {
+        let d = cfg.spec.dsm.as_ref().filter(|_| cfg.mem.model == "software")?;
+        let ps = |c: u64| cfg.cycles_to_ps(c as f64);
+        let granules = cfg.mem.line_bytes / d.tag_granule_bytes;
+        let m = &cfg.msg;
+        Some(SwTiming {
+            on_compute: d.handlers == "compute",
+            load_check: ps(d.load_check_cycles),
+            store_check: ps(d.store_check_cycles),
+            miss_trap: ps(d.miss_trap_cycles),
+            upgrade_fault: ps(d.upgrade_fault_cycles),
+            resume: ps(d.resume_cycles),
+            handler: ps(d.handler_cycles),
+            copy_block: cfg.cycles_to_ps(cfg.mem.line_bytes as f64 / d.copy_bytes_per_cycle),
+            tag_valid_base: ps(d.tag_valid_cycles),
+            tag_valid: ps(d.tag_valid_cycles + granules * d.tag_valid_per_granule_cycles),
+            tag_invalidate: ps(d.tag_invalidate_cycles + granules * d.tag_invalidate_per_granule_cycles),
+            send_small: ps(m.send_overhead + 4 * m.send_per_arg_word),
+            send_data: ps(m.send_overhead + 4 * m.send_per_arg_word + m.dma_setup + m.dma_per_region),
+            entry: ps(m.interrupt_entry),
+            exit: ps(m.interrupt_exit),
+        })
+    }
+}
+
 pub(crate) struct Memory {
     t: Timing,
+    /// Software DSM costs (None: coherence in hardware).
+    pub sw: Option<SwTiming>,
+    /// While a software protocol handler runs: its clock (handler start + entry + body, plus
+    /// what its actions have cost so far); protocol actions are timed from it.
+    handler_clock: Option<u64>,
+    /// The latest time a software handler's actions reached (its end).
+    pub handler_end: u64,
+    /// Per node: its dedicated protocol processor is busy until this time.
+    pp_busy: Vec<u64>,
+    /// Whether the fill being installed carried the block (not just permission).
+    fill_has_data: bool,
     pub data: Vec<u64>,
     line_words: u64,
     home: Vec<u32>,
@@ -179,6 +239,11 @@ impl Memory {
         let n = cfg.nprocs();
         Memory {
             t: Timing::new(cfg),
+            sw: SwTiming::new(cfg),
+            handler_clock: None,
+            handler_end: 0,
+            pp_busy: vec![0; n],
+            fill_has_data: true,
             data: Vec::new(),
             line_words: cfg.mem.line_bytes / 8,
             home: Vec::new(),
@@ -288,11 +353,18 @@ impl<S> World<S> {
         let home = self.mem.home_of(line);
         self.mem.stats.misses += 1;
         let kind = if write { ProtoKind::WriteRequest } else { ProtoKind::ReadRequest };
+        // Software DSM: the failed check traps to a handler (a write to a readable block may
+        // fault differently), which then sends the request as an active message.
+        let trap = self.mem.sw.map_or(0, |sw| {
+            let upgrade = write && self.mem.caches[p].state(line) == CacheState::Shared;
+            sw.miss_trap + if upgrade { sw.upgrade_fault } else { 0 }
+        });
         if home == p {
             self.mem.stats.local_misses += 1;
-            self.send_proto(p, p, kind, line, p, self.now);
+            self.send_proto(p, p, kind, line, p, self.now + trap);
         } else {
-            let at = self.now + self.mem.t.miss_issue;
+            let send = self.mem.sw.map_or(0, |sw| sw.send_small);
+            let at = self.now + self.mem.t.miss_issue + trap + send;
             self.send_proto(p, home, kind, line, p, at);
         }
     }
@@ -301,8 +373,46 @@ impl<S> World<S> {
     pub(crate) fn mem_receive(&mut self, at_node: usize, msg: u32) {
         let rec = self.take_msg(msg);
         let Target::Protocol { kind, line, requester } = rec.target else { unreachable!("not a protocol message") };
-        let requester = requester as usize;
-        let from = rec.src as usize;
+        match self.mem.sw {
+            // Software DSM with protocol processors: handlers queue for the node's processor.
+            Some(sw) if !sw.on_compute => {
+                let start = self.now.max(self.mem.pp_busy[at_node]);
+                self.run_software_handler(at_node, rec.src as usize, kind, line, requester as usize, start + sw.handler);
+                self.mem.pp_busy[at_node] = self.mem.handler_end;
+            }
+            // Local protocol steps of software DSM (the requester is its own home).
+            Some(sw) => {
+                self.run_software_handler(at_node, rec.src as usize, kind, line, requester as usize, self.now + sw.handler)
+            }
+            None => self.mem_handle(at_node, rec.src as usize, kind, line, requester as usize),
+        }
+    }
+
+    /// Run a software protocol handler whose body ends at `clock`; its actions are timed from
+    /// there, and `handler_end` tells when the last of them is done.
+    pub(crate) fn run_software_handler(&mut self, at: usize, from: usize, kind: ProtoKind, line: Line, requester: usize, clock: u64) {
+        self.mem.handler_clock = Some(clock);
+        self.mem.handler_end = clock;
+        self.mem_handle(at, from, kind, line, requester);
+        self.mem.handler_clock = None;
+    }
+
+    /// The time protocol actions start from: now, or the running software handler's clock.
+    #[inline]
+    fn action_time(&self) -> u64 {
+        self.mem.handler_clock.unwrap_or(self.now).max(self.now)
+    }
+
+    /// Note that a software handler's actions reach `t`.
+    #[inline]
+    fn handler_reaches(&mut self, t: u64) {
+        if self.mem.handler_clock.is_some() {
+            self.mem.handler_end = self.mem.handler_end.max(t);
+        }
+    }
+
+    /// Perform one protocol message at node `at_node`.
+    pub(crate) fn mem_handle(&mut self, at_node: usize, from: usize, kind: ProtoKind, line: Line, requester: usize) {
         match kind {
             ProtoKind::ReadRequest => self.home_request(at_node, line, requester, false),
             ProtoKind::WriteRequest => self.home_request(at_node, line, requester, true),
@@ -314,9 +424,10 @@ impl<S> World<S> {
             ProtoKind::Invalidate => self.cache_event(at_node, line, CacheEvent::Invalidate, from),
             ProtoKind::ForwardRead => self.cache_event(at_node, line, CacheEvent::ForwardRead, from),
             ProtoKind::ForwardWrite => self.cache_event(at_node, line, CacheEvent::ForwardWrite, from),
-            ProtoKind::DataShared => self.cache_event(at_node, line, CacheEvent::FillShared, from),
-            ProtoKind::DataExclusive | ProtoKind::PermissionExclusive => {
-                self.cache_event(at_node, line, CacheEvent::FillExclusive, from)
+            ProtoKind::DataShared | ProtoKind::DataExclusive | ProtoKind::PermissionExclusive => {
+                self.mem.fill_has_data = kind != ProtoKind::PermissionExclusive;
+                let ev = if kind == ProtoKind::DataShared { CacheEvent::FillShared } else { CacheEvent::FillExclusive };
+                self.cache_event(at_node, line, ev, from)
             }
         }
         self.check_line(line);
@@ -336,7 +447,8 @@ impl<S> World<S> {
     /// Run one directory transition at `home` and perform its actions.
     fn home_event(&mut self, home: usize, line: Line, ev: DirEvent, from: usize) {
         let m = self.mem.t;
-        let now = self.now;
+        let sw = self.mem.sw;
+        let now = self.action_time();
         // The controller handles one message at a time.
         let start = now.max(self.mem.ctrl_busy[home]);
         self.mem.ctrl_busy[home] = start + m.dir_occupancy;
@@ -386,11 +498,19 @@ impl<S> World<S> {
                     e.sharers.clear();
                 }
                 DirAction::ReplySharedData => {
+                    if let Some(sw) = sw {
+                        t += sw.copy_block + sw.send_data;
+                    }
                     self.send_proto(home, requester, ProtoKind::DataShared, line, requester, t)
                 }
                 DirAction::ReplyExclusiveData => {
                     let kind =
                         if requester_had_copy { ProtoKind::PermissionExclusive } else { ProtoKind::DataExclusive };
+                    if let Some(sw) = sw {
+                        // The home's own copy becomes inaccessible; the data (if any) is copied out.
+                        t += sw.tag_invalidate;
+                        t += if requester_had_copy { sw.send_small } else { sw.copy_block + sw.send_data };
+                    }
                     self.send_proto(home, requester, kind, line, requester, t)
                 }
                 DirAction::InvalidateOtherSharers => {
@@ -409,7 +529,7 @@ impl<S> World<S> {
                     t = t.max(start + m.dir);
                     self.mem.txns.get_mut(&line).expect("write transaction").acks_left = others.len() as u32;
                     for s in others {
-                        t += m.inv_send;
+                        t += sw.map_or(m.inv_send, |sw| sw.send_small);
                         self.mem.stats.invalidations += 1;
                         self.send_proto(home, s as usize, ProtoKind::Invalidate, line, requester, t);
                     }
@@ -423,6 +543,7 @@ impl<S> World<S> {
                     let owner = self.mem.dir[line as usize].owner as usize;
                     let kind = if write { ProtoKind::ForwardWrite } else { ProtoKind::ForwardRead };
                     self.mem.stats.forwards += 1;
+                    t += sw.map_or(0, |sw| sw.send_small);
                     self.send_proto(home, owner, kind, line, requester, t);
                 }
                 DirAction::WriteDataToMemory => {} // functional data is already in memory
@@ -452,6 +573,7 @@ impl<S> World<S> {
                 DirAction::IgnoreCrossedWriteback => {}
             }
         }
+        self.handler_reaches(t);
         // Transactions that complete in one step leave no busy state behind.
         if matches!(next, DirState::Uncached | DirState::Shared | DirState::Exclusive)
             && matches!(ev, DirEvent::ReadRequest | DirEvent::WriteRequest)
@@ -482,7 +604,14 @@ impl<S> World<S> {
             }
         };
         let home = self.mem.home_of(line);
-        let respond = self.now + if p == home { self.mem.t.home_cache } else { self.mem.t.owner };
+        let mut respond = self.action_time() + if p == home { self.mem.t.home_cache } else { self.mem.t.owner };
+        if let Some(sw) = self.mem.sw {
+            respond += match ev {
+                CacheEvent::Invalidate => sw.tag_invalidate + sw.send_small,
+                CacheEvent::ForwardRead | CacheEvent::ForwardWrite => sw.copy_block + sw.tag_invalidate + sw.send_data,
+                _ => 0,
+            };
+        }
         for &a in actions {
             match a {
                 CacheAction::SendInvalidationAck => {
@@ -497,7 +626,7 @@ impl<S> World<S> {
                         self.line_lost(p, line);
                     }
                 }
-                CacheAction::InstallAndResume => self.install(p, line, next),
+                CacheAction::InstallAndResume => self.install(p, line, next, self.mem.fill_has_data),
                 CacheAction::HitInCache
                 | CacheAction::SendReadRequest
                 | CacheAction::SendWriteRequest
@@ -507,10 +636,13 @@ impl<S> World<S> {
                 }
             }
         }
+        if matches!(ev, CacheEvent::Invalidate | CacheEvent::ForwardRead | CacheEvent::ForwardWrite) {
+            self.handler_reaches(respond);
+        }
     }
 
     /// Data (or ownership) for `line` arrived at `p`: make room, install, resume the processor.
-    fn install(&mut self, p: usize, line: Line, state: CacheState) {
+    fn install(&mut self, p: usize, line: Line, state: CacheState, with_data: bool) {
         let pinned = self.mem.procs[p].pinned;
         let placed = match self.mem.caches[p].victim(line, pinned) {
             Ok(Some((victim, vstate))) => {
@@ -536,7 +668,13 @@ impl<S> World<S> {
             pm.waiting = None;
             pm.pinned = Some(line);
         }
-        let resume = self.now + self.mem.t.fill;
+        let mut resume = self.action_time() + self.mem.t.fill;
+        if let Some(sw) = self.mem.sw {
+            // Copy the block in (unless only permission came), open its access tag, return from
+            // the miss handler.
+            resume += if with_data { sw.copy_block + sw.tag_valid } else { sw.tag_valid_base } + sw.resume;
+            self.handler_reaches(resume);
+        }
         // Anyone blocked on this line (a demand miss, a full prefetch buffer) re-checks.
         if let MainState::Blocked { wait: Wait::Miss(_) | Wait::PrefetchBuffer, .. } = self.procs[p].main {
             if !self.procs[p].handler_active {
