@@ -2,7 +2,9 @@
 //! microbenchmark and compare. A row passes when the measurement is within 10% of the
 //! published figure.
 //!
-//! Published figures: the MIT Alewife primitive costs in DESIGN.md ("Alewife calibration").
+//! Published figures: the MIT Alewife primitive costs in DESIGN.md ("Alewife calibration"),
+//! and the Blizzard-S/E/T remote miss times (2 nodes, the home services the miss; block sizes
+//! 64 to 512 bytes) quoted in the shared-memory issue.
 
 use crate::{run_app, run_err, AppError};
 use commlab_api::{Backend, Category, Handler, HandlerId, Node, ProcId, Program};
@@ -32,17 +34,57 @@ impl Row {
 }
 
 /// Machines with a published calibration table.
-pub const CALIBRATED: &[&str] = &["alewife"];
+pub const CALIBRATED: &[&str] = &["alewife", "blizzard-s", "blizzard-e", "blizzard-t"];
 
-/// Run every calibration row for `machine` on `backend`.
-pub fn validate<B: Backend>(backend: &B, machine: &str) -> Result<Vec<Row>, AppError> {
+/// Run every calibration row for `machine`. `make(overrides)` builds the machine with extra
+/// `key=value` overrides (the Blizzard rows vary the block size).
+pub fn validate<B: Backend>(
+    machine: &str,
+    make: impl Fn(&[String]) -> Result<B, AppError>,
+) -> Result<Vec<Row>, AppError> {
     match machine {
-        "alewife" => alewife(backend),
+        "alewife" => alewife(&make(&[])?),
+        "blizzard-s" | "blizzard-e" | "blizzard-t" => blizzard(machine, make),
         other => Err(AppError::Input(format!(
             "no published calibration for machine `{other}` (calibrated: {})",
             CALIBRATED.join(", ")
         ))),
     }
+}
+
+/// Published remote miss times in microseconds for block sizes 64, 128, 256 and 512 bytes:
+/// read miss, write miss, read miss then write miss.
+fn blizzard_table(machine: &str) -> [[f64; 4]; 3] {
+    match machine {
+        "blizzard-s" => [[76.7, 85.4, 106.1, 147.4], [77.4, 86.0, 107.2, 149.7], [127.0, 137.2, 157.9, 205.7]],
+        "blizzard-e" => [[77.2, 84.4, 101.5, 135.1], [181.6, 196.2, 250.7, 356.3], [702.7, 728.9, 784.3, 881.6]],
+        _ => [[76.8, 92.6, 122.7, 184.9], [76.8, 91.2, 120.1, 177.4], [129.6, 144.2, 174.7, 237.4]],
+    }
+}
+
+fn blizzard<B: Backend>(machine: &str, make: impl Fn(&[String]) -> Result<B, AppError>) -> Result<Vec<Row>, AppError> {
+    let table = blizzard_table(machine);
+    let kinds =
+        [("read miss", "load-remote"), ("write miss", "store-remote"), ("read miss then write miss", "load-store")];
+    let mut rows = Vec::new();
+    for (i, bytes) in [64u64, 128, 256, 512].into_iter().enumerate() {
+        let b = make(&[format!("memory.line_bytes={bytes}")])?;
+        // Two nodes: processor 0 misses, the home is the other one (0 hops on a crossbar).
+        let home_hops = b.hops(0, 1);
+        let hops = format!("hops={home_hops}");
+        for (k, (name, kind)) in kinds.iter().enumerate() {
+            let kp = format!("kind={kind}");
+            let cycles = counter(&b, "miss-latency", "sm", &[&kp, &hops], "miss_cycles")?;
+            rows.push(Row {
+                name: format!("{name}, {bytes}-byte block"),
+                unit: "us",
+                published: table[k][i],
+                measured: cycles / b.cycles_per_us(),
+                how: format!("commlab run miss-latency --machine {machine} --set memory.line_bytes={bytes} --param {kp} --param {hops}"),
+            });
+        }
+    }
+    Ok(rows)
 }
 
 fn counter<B: Backend>(b: &B, app: &str, variant: &str, params: &[&str], name: &str) -> Result<f64, AppError> {

@@ -79,6 +79,7 @@ fn shapes() -> Vec<(&'static str, Simulator)> {
         ("hypercube 16", sim(&["network.topology=hypercube", "network.nprocs=16"], None)),
         ("ring 8", sim(&["network.topology=ring", "network.nprocs=8"], None)),
         ("crossbar 8", sim(&["network.topology=crossbar", "network.nprocs=8"], None)),
+        ("blizzard-e 16 (software DSM)", Simulator::new(MachineConfig::preset("blizzard-e", &[], None).unwrap())),
     ]
 }
 
@@ -199,7 +200,7 @@ fn polling_receive_avoids_interrupt_cost() {
 
 #[test]
 fn alewife_validates_within_ten_percent() {
-    let rows = commlab_apps::validate::validate(&sim(&[], None), "alewife").unwrap();
+    let rows = commlab_apps::validate::validate("alewife", |_: &[String]| Ok(sim(&[], None))).unwrap();
     assert_eq!(rows.len(), 20, "every shared-memory, lock and message row of the DESIGN.md table");
     for r in &rows {
         assert!(
@@ -216,7 +217,8 @@ fn alewife_validates_within_ten_percent() {
 #[test]
 fn validation_fails_when_the_machine_is_miscalibrated() {
     // Doubling the directory time must push the remote-miss rows out of tolerance.
-    let rows = commlab_apps::validate::validate(&sim(&["memory.dir_cycles=22"], None), "alewife").unwrap();
+    let rows =
+        commlab_apps::validate::validate("alewife", |_: &[String]| Ok(sim(&["memory.dir_cycles=22"], None))).unwrap();
     let remote = rows.iter().find(|r| r.name == "load miss, remote home, clean").unwrap();
     assert!(!remote.ok(), "{remote:?}");
 }
@@ -240,4 +242,54 @@ fn barriers_grow_logarithmically_with_processors() {
         // 16x the processors: two more tree levels (arity 4), far less than 16x the time.
         assert!(big > small && big < 4.0 * small, "{v}: {small} cycles at 16, {big} at 256");
     }
+}
+
+fn preset(name: &str, set: &[String]) -> Simulator {
+    Simulator::new(MachineConfig::preset(name, set, None).expect("preset"))
+}
+
+#[test]
+fn blizzard_presets_validate_within_ten_percent() {
+    for m in ["blizzard-s", "blizzard-e", "blizzard-t"] {
+        let rows = commlab_apps::validate::validate(m, |extra: &[String]| Ok(preset(m, extra))).unwrap();
+        assert_eq!(rows.len(), 12, "{m}: 3 miss kinds x 4 block sizes");
+        for r in &rows {
+            assert!(
+                r.ok(),
+                "{m} {}: measured {:.1} us vs published {:.1} ({:+.1}%)",
+                r.name,
+                r.measured,
+                r.published,
+                100.0 * r.error()
+            );
+        }
+    }
+}
+
+#[test]
+fn software_dsm_checks_every_shared_reference() {
+    // Blizzard-S pays 3 cycles per load and 9 per store even on hits; Blizzard-T pays nothing.
+    let hits = |m: &str| {
+        let r = run(&preset(m, &[]), "mem-refs", "sm", &["pattern=hits", "refs=1000", "words=64"]);
+        r.stats.mean(Category::Compute)
+    };
+    let (s, t) = (hits("blizzard-s"), hits("blizzard-t"));
+    assert!((s - t - 3.0 * 1000.0).abs() < 50.0, "S {s} vs T {t}: 1000 loads x 3 check cycles");
+}
+
+#[test]
+fn software_protocol_handlers_steal_the_home_processor() {
+    // With handlers on the compute processor, the home spends message overhead serving misses;
+    // with a protocol processor it does not.
+    let overhead = |handlers: &str| {
+        let set = [format!("dsm.handlers={handlers}")];
+        let r = run(&preset("blizzard-s", &set), "miss-latency", "sm", &["kind=load-remote", "hops=0", "rounds=4"]);
+        let home = r.counters["home"] as usize;
+        r.stats.procs[home].get(Category::MessageOverhead)
+    };
+    let (compute, pp) = (overhead("compute"), overhead("protocol-processor"));
+    assert!(
+        compute > pp + 4.0 * 800.0,
+        "home overhead {compute} on the compute processor vs {pp} with a protocol processor"
+    );
 }

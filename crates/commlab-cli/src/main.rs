@@ -264,10 +264,12 @@ impl<'a> Sink<'a> {
 }
 
 fn validate(machine: &str, set: &[String], json: bool) -> Result<(), Failure> {
-    let cfg = load_machine(machine, set, None)?;
-    let name = cfg.spec.name.clone();
-    let sim = Simulator::new(cfg);
-    let rows = commlab_apps::validate::validate(&sim, &name).map_err(|e| match e {
+    let name = load_machine(machine, set, None)?.spec.name.clone();
+    let make = |extra: &[String]| {
+        let all: Vec<String> = set.iter().chain(extra).cloned().collect();
+        load_machine(machine, &all, None).map(Simulator::new).map_err(|f| AppError::Input(f.message))
+    };
+    let rows = commlab_apps::validate::validate(&name, make).map_err(|e| match e {
         AppError::Input(m) => input(m),
         AppError::Run(m) => Failure { status: 1, message: format!("validate: {m}") },
     })?;

@@ -478,3 +478,13 @@ fn validate_an_uncalibrated_machine_is_bad_input() {
     assert!(err.contains("no published calibration for machine `mine`") && err.contains("alewife"), "{err}");
     assert_eq!(err.lines().count(), 1);
 }
+
+#[test]
+fn validate_blizzard_presets_exit_zero() {
+    for m in ["blizzard-s", "blizzard-e", "blizzard-t"] {
+        let out = Command::cargo_bin("commlab").unwrap().args(["validate", "--machine", m, "--json"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{m}: {}", String::from_utf8_lossy(&out.stderr));
+        let rows = String::from_utf8(out.stdout).unwrap().lines().count();
+        assert_eq!(rows, 12, "{m}");
+    }
+}

@@ -257,6 +257,7 @@ proptest! {
         hw_pointers in 1u64..6,
         words in 1usize..24,
         sm_barrier in any::<bool>(),
+        software in any::<bool>(),
         streams in prop::collection::vec(prop::collection::vec(rand_op(24), 0..60), 12),
     ) {
         let topo = ["network.topology=mesh", "network.topology=torus", "network.topology=fat-tree", "network.topology=crossbar"][topology];
@@ -273,8 +274,16 @@ proptest! {
             2 | 3 => set.push(format!("network.nprocs={procs}")),
             _ => {}
         }
+        // Software DSM (Blizzard-S costs, handlers on the compute processor) or hardware.
+        let base = if software { "blizzard-s" } else { "alewife" };
+        if software {
+            set.push("dsm.tag_granule_bytes=8".into());
+            if topology == 0 {
+                set.push("network.dims=[4,4]".into());
+            }
+        }
         let set_refs: Vec<&str> = set.iter().map(|s| s.as_str()).collect();
-        let cfg = MachineConfig::preset("alewife", &set.iter().map(|s| s.to_string()).collect::<Vec<_>>(), if topology == 0 { Some(procs) } else { None });
+        let cfg = MachineConfig::preset(base, &set.iter().map(|s| s.to_string()).collect::<Vec<_>>(), if topology == 0 { Some(procs) } else { None });
         let cfg = cfg.unwrap_or_else(|e| panic!("{set_refs:?}: {e}"));
         let n = cfg.nprocs();
         let streams: Vec<Vec<RandOp>> = streams.into_iter().take(n).map(|s| s.into_iter().map(|op| clamp(op, words)).collect()).collect();

@@ -59,6 +59,10 @@ pub const INFO: AppInfo = AppInfo {
 /// every round uses a line of its own on any machine.
 const STRIDE_WORDS: usize = 64;
 
+/// Idle time before each measured access, so the barrier's own messages (which interrupt
+/// processors) are over: long enough on a machine whose messages cost tens of microseconds.
+const SETTLE_CYCLES: u64 = 20_000;
+
 /// What the set-up does to a line before the measured access.
 #[derive(Clone, Debug)]
 struct Plan {
@@ -110,7 +114,7 @@ impl Program for MissLatency {
             node.barrier();
             if id == 0 {
                 // Let the barrier's own messages drain before measuring.
-                node.compute(500);
+                node.compute(SETTLE_CYCLES);
                 let t0 = node.now_cycles();
                 if p.load_then_store {
                     node.load(a);

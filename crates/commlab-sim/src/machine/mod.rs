@@ -395,21 +395,35 @@ impl MachineConfig {
         match (mem.model.as_str(), &spec.dsm) {
             ("hardware", _) => {}
             ("software", None) => {
-                return Err(ConfigError::key("memory.model", "\"software\" needs a [dsm] section with the software protocol's costs"))
+                return Err(ConfigError::key(
+                    "memory.model",
+                    "\"software\" needs a [dsm] section with the software protocol's costs",
+                ))
             }
             ("software", Some(d)) => {
                 if d.handlers != "compute" && d.handlers != "protocol-processor" {
-                    return Err(ConfigError::key("dsm.handlers", format!("must be compute or protocol-processor, got `{}`", d.handlers)));
+                    return Err(ConfigError::key(
+                        "dsm.handlers",
+                        format!("must be compute or protocol-processor, got `{}`", d.handlers),
+                    ));
                 }
                 positive("dsm.copy_bytes_per_cycle", d.copy_bytes_per_cycle)?;
-                if d.tag_granule_bytes < 8 || !d.tag_granule_bytes.is_power_of_two() || d.tag_granule_bytes > mem.line_bytes {
+                if d.tag_granule_bytes < 8
+                    || !d.tag_granule_bytes.is_power_of_two()
+                    || d.tag_granule_bytes > mem.line_bytes
+                {
                     return Err(ConfigError::key(
                         "dsm.tag_granule_bytes",
-                        format!("must be a power of two from 8 to memory.line_bytes ({}), got {}", mem.line_bytes, d.tag_granule_bytes),
+                        format!(
+                            "must be a power of two from 8 to memory.line_bytes ({}), got {}",
+                            mem.line_bytes, d.tag_granule_bytes
+                        ),
                     ));
                 }
             }
-            (other, _) => return Err(ConfigError::key("memory.model", format!("must be hardware or software, got `{other}`"))),
+            (other, _) => {
+                return Err(ConfigError::key("memory.model", format!("must be hardware or software, got `{other}`")))
+            }
         }
         at_least("memory.prefetch_buffer_entries", mem.prefetch_buffer_entries, 1)?;
         at_least("limits.max_events", spec.limits.max_events, 1)?;

@@ -217,6 +217,8 @@ pub(crate) struct Memory {
     pp_busy: Vec<u64>,
     /// Whether the fill being installed carried the block (not just permission).
     fill_has_data: bool,
+    /// Per node: when its last message to itself arrives (they arrive in order).
+    local_fifo: Vec<u64>,
     pub data: Vec<u64>,
     line_words: u64,
     home: Vec<u32>,
@@ -244,6 +246,7 @@ impl Memory {
             handler_end: 0,
             pp_busy: vec![0; n],
             fill_has_data: true,
+            local_fifo: vec![0; n],
             data: Vec::new(),
             line_words: cfg.mem.line_bytes / 8,
             home: Vec::new(),
@@ -335,7 +338,17 @@ impl Memory {
 impl<S> World<S> {
     /// Send a protocol message from node `from` to node `to`, leaving at `at`.
     fn send_proto(&mut self, from: usize, to: usize, kind: ProtoKind, line: Line, requester: usize, at: u64) {
+        // A software handler sends one message after another: later actions start after it.
+        if let Some(clock) = &mut self.mem.handler_clock {
+            *clock = (*clock).max(at);
+            self.mem.handler_end = self.mem.handler_end.max(at);
+        }
         if from == to {
+            // Messages a node sends itself arrive in the order sent, as the NI output queue
+            // keeps them for the network (a data reply must not be overtaken by a later
+            // invalidation of the same line).
+            let at = at.max(self.mem.local_fifo[from]);
+            self.mem.local_fifo[from] = at;
             let msg = self.alloc_msg(MessageRecord {
                 src: from as u32,
                 target: Target::Protocol { kind, line, requester: requester as u32 },
@@ -377,20 +390,40 @@ impl<S> World<S> {
             // Software DSM with protocol processors: handlers queue for the node's processor.
             Some(sw) if !sw.on_compute => {
                 let start = self.now.max(self.mem.pp_busy[at_node]);
-                self.run_software_handler(at_node, rec.src as usize, kind, line, requester as usize, start + sw.handler);
+                self.run_software_handler(
+                    at_node,
+                    rec.src as usize,
+                    kind,
+                    line,
+                    requester as usize,
+                    start + sw.handler,
+                );
                 self.mem.pp_busy[at_node] = self.mem.handler_end;
             }
             // Local protocol steps of software DSM (the requester is its own home).
-            Some(sw) => {
-                self.run_software_handler(at_node, rec.src as usize, kind, line, requester as usize, self.now + sw.handler)
-            }
+            Some(sw) => self.run_software_handler(
+                at_node,
+                rec.src as usize,
+                kind,
+                line,
+                requester as usize,
+                self.now + sw.handler,
+            ),
             None => self.mem_handle(at_node, rec.src as usize, kind, line, requester as usize),
         }
     }
 
     /// Run a software protocol handler whose body ends at `clock`; its actions are timed from
     /// there, and `handler_end` tells when the last of them is done.
-    pub(crate) fn run_software_handler(&mut self, at: usize, from: usize, kind: ProtoKind, line: Line, requester: usize, clock: u64) {
+    pub(crate) fn run_software_handler(
+        &mut self,
+        at: usize,
+        from: usize,
+        kind: ProtoKind,
+        line: Line,
+        requester: usize,
+        clock: u64,
+    ) {
         self.mem.handler_clock = Some(clock);
         self.mem.handler_end = clock;
         self.mem_handle(at, from, kind, line, requester);
