@@ -311,3 +311,40 @@ fn clamp(op: RandOp, words: usize) -> RandOp {
         RandOp::Compute(c) => RandOp::Compute(c),
     }
 }
+
+/// A store to a line the cache dropped silently (its sharer entry is stale) is a full write
+/// miss: the data must come back, not just ownership.
+#[test]
+fn store_after_silent_eviction_fetches_the_data() {
+    struct StaleSharer;
+    impl Program for StaleSharer {
+        type State = f64;
+        fn handlers(&self) -> Vec<Handler<f64>> {
+            vec![]
+        }
+        fn init_state(&self, _: ProcId, _: usize) -> f64 {
+            0.0
+        }
+        fn main<N: Node<State = f64>>(&self, node: &mut N) {
+            // Two lines homed at processor 1 that map to the same (only) cache line.
+            let a = node.alloc_shared(4, Placement::OnNode(1));
+            node.barrier();
+            if node.id() == 0 {
+                node.load(a);
+                node.load(a.word(2)); // evicts a's line silently: the home still lists us
+                node.compute(1000);
+                let t0 = node.now_cycles();
+                node.store(a, 7);
+                let t1 = node.now_cycles();
+                node.state(|s| *s = t1 - t0);
+            }
+            node.barrier();
+        }
+    }
+    let set = ["memory.cache_bytes=16".to_string()];
+    let sim = Simulator::new(MachineConfig::preset("alewife", &set, Some(2)).unwrap()).checked(true);
+    let out = sim.run(Arc::new(StaleSharer)).unwrap();
+    // A remote clean write miss on this machine takes 38.8 cycles; ownership alone would be ~31.7.
+    assert!(out.states[0] > 37.0, "store took {} cycles", out.states[0]);
+    assert_eq!(out.memory[out.memory.len() - 4], 7, "the stored word (first of the 4-word region)");
+}

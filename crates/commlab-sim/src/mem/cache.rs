@@ -61,10 +61,10 @@ impl Cache {
     }
 
     /// What installing `line` needs: `Ok(None)` if a way is free or `line` is present,
-    /// `Ok(Some(victim))` for the least recently used line that is not `keep`, or `Err(())` if
-    /// every way holds `keep` (a direct-mapped conflict with a line that must stay).
+    /// `Ok(Some(victim))` for the least recently used line that `keep` does not protect, or
+    /// `Err(())` if every way holds a protected line (a conflict with lines that must stay).
     #[allow(clippy::result_unit_err)]
-    pub fn victim(&self, line: Line, keep: Option<Line>) -> Result<Option<(Line, CacheState)>, ()> {
+    pub fn victim(&self, line: Line, keep: impl Fn(Line) -> bool) -> Result<Option<(Line, CacheState)>, ()> {
         if self.slot(line).is_some() {
             return Ok(None);
         }
@@ -73,7 +73,7 @@ impl Cache {
         if ways.clone().any(|i| self.tags[i] == EMPTY) {
             return Ok(None);
         }
-        let i = ways.filter(|&i| Some(self.tags[i]) != keep).min_by_key(|&i| self.used[i]).ok_or(())?;
+        let i = ways.filter(|&i| !keep(self.tags[i])).min_by_key(|&i| self.used[i]).ok_or(())?;
         Ok(Some((self.tags[i], self.states[i])))
     }
 
@@ -100,8 +100,8 @@ mod tests {
         let mut c = Cache::new(4, 1);
         c.install(1, CacheState::Shared);
         assert_eq!(c.state(1), CacheState::Shared);
-        assert_eq!(c.victim(5, None), Ok(Some((1, CacheState::Shared))));
-        assert_eq!(c.victim(5, Some(1)), Err(()), "the only way holds a line that must stay");
+        assert_eq!(c.victim(5, |_| false), Ok(Some((1, CacheState::Shared))));
+        assert_eq!(c.victim(5, |l| l == 1), Err(()), "the only way holds a line that must stay");
         c.install(5, CacheState::Modified);
         assert_eq!(c.state(1), CacheState::Invalid);
         assert_eq!(c.state(5), CacheState::Modified);
@@ -113,9 +113,9 @@ mod tests {
         c.install(0, CacheState::Shared);
         c.install(2, CacheState::Shared);
         c.touch(0);
-        assert_eq!(c.victim(4, None), Ok(Some((2, CacheState::Shared))));
-        assert_eq!(c.victim(4, Some(2)), Ok(Some((0, CacheState::Shared))), "a kept line is skipped");
+        assert_eq!(c.victim(4, |_| false), Ok(Some((2, CacheState::Shared))));
+        assert_eq!(c.victim(4, |l| l == 2), Ok(Some((0, CacheState::Shared))), "a kept line is skipped");
         c.set_state(2, CacheState::Invalid);
-        assert_eq!(c.victim(4, None), Ok(None), "a freed way takes the new line");
+        assert_eq!(c.victim(4, |_| false), Ok(None), "a freed way takes the new line");
     }
 }

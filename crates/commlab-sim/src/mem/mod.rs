@@ -32,6 +32,8 @@ use std::collections::{BTreeMap, VecDeque};
 pub(crate) enum ProtoKind {
     ReadRequest,
     WriteRequest,
+    /// A write request from a cache that holds the line Shared: only ownership is needed.
+    UpgradeRequest,
     Invalidate,
     InvalidationAck,
     ForwardRead,
@@ -53,9 +55,11 @@ impl ProtoKind {
     /// Traffic class of a message without data (with data: header + data).
     pub fn class(self) -> TrafficClass {
         match self {
-            ProtoKind::ReadRequest | ProtoKind::WriteRequest | ProtoKind::ForwardRead | ProtoKind::ForwardWrite => {
-                TrafficClass::Requests
-            }
+            ProtoKind::ReadRequest
+            | ProtoKind::WriteRequest
+            | ProtoKind::UpgradeRequest
+            | ProtoKind::ForwardRead
+            | ProtoKind::ForwardWrite => TrafficClass::Requests,
             ProtoKind::Invalidate | ProtoKind::InvalidationAck => TrafficClass::Invalidates,
             _ => TrafficClass::Headers,
         }
@@ -73,11 +77,19 @@ struct DirEntry {
 
 /// A transaction in progress on a busy line.
 struct Txn {
+    req: Req,
+    acks_left: u32,
+    /// Requests that arrived while the line was busy.
+    queue: VecDeque<Req>,
+}
+
+/// A request at the home.
+#[derive(Clone, Copy, Debug)]
+struct Req {
     requester: u32,
     write: bool,
-    acks_left: u32,
-    /// Requests that arrived while the line was busy: (requester, write).
-    queue: VecDeque<(u32, bool)>,
+    /// The requester held the line Shared when it asked (it needs ownership, not data).
+    upgrade: bool,
 }
 
 /// One shared allocation, for checking that every processor allocates the same regions.
@@ -365,13 +377,15 @@ impl<S> World<S> {
     pub(crate) fn mem_issue(&mut self, p: usize, line: Line, write: bool) {
         let home = self.mem.home_of(line);
         self.mem.stats.misses += 1;
-        let kind = if write { ProtoKind::WriteRequest } else { ProtoKind::ReadRequest };
+        let upgrade = write && self.mem.caches[p].state(line) == CacheState::Shared;
+        let kind = match (write, upgrade) {
+            (false, _) => ProtoKind::ReadRequest,
+            (true, false) => ProtoKind::WriteRequest,
+            (true, true) => ProtoKind::UpgradeRequest,
+        };
         // Software DSM: the failed check traps to a handler (a write to a readable block may
         // fault differently), which then sends the request as an active message.
-        let trap = self.mem.sw.map_or(0, |sw| {
-            let upgrade = write && self.mem.caches[p].state(line) == CacheState::Shared;
-            sw.miss_trap + if upgrade { sw.upgrade_fault } else { 0 }
-        });
+        let trap = self.mem.sw.map_or(0, |sw| sw.miss_trap + if upgrade { sw.upgrade_fault } else { 0 });
         if home == p {
             self.mem.stats.local_misses += 1;
             self.send_proto(p, p, kind, line, p, self.now + trap);
@@ -447,8 +461,9 @@ impl<S> World<S> {
     /// Perform one protocol message at node `at_node`.
     pub(crate) fn mem_handle(&mut self, at_node: usize, from: usize, kind: ProtoKind, line: Line, requester: usize) {
         match kind {
-            ProtoKind::ReadRequest => self.home_request(at_node, line, requester, false),
-            ProtoKind::WriteRequest => self.home_request(at_node, line, requester, true),
+            ProtoKind::ReadRequest => self.home_request(at_node, line, requester, false, false),
+            ProtoKind::WriteRequest => self.home_request(at_node, line, requester, true, false),
+            ProtoKind::UpgradeRequest => self.home_request(at_node, line, requester, true, true),
             ProtoKind::InvalidationAck => self.home_event(at_node, line, DirEvent::InvalidationAck, from),
             ProtoKind::OwnerData => self.home_event(at_node, line, DirEvent::OwnerData, from),
             // The directory already applied the writeback when the line was replaced (see
@@ -459,6 +474,11 @@ impl<S> World<S> {
             ProtoKind::ForwardWrite => self.cache_event(at_node, line, CacheEvent::ForwardWrite, from),
             ProtoKind::DataShared | ProtoKind::DataExclusive | ProtoKind::PermissionExclusive => {
                 self.mem.fill_has_data = kind != ProtoKind::PermissionExclusive;
+                if !self.mem.fill_has_data && self.mem.caches[at_node].state(line) != CacheState::Shared {
+                    return self.fail_internal(format!(
+                        "protocol: ownership without data for line {line} reached cache {at_node}, which does not hold it"
+                    ));
+                }
                 let ev = if kind == ProtoKind::DataShared { CacheEvent::FillShared } else { CacheEvent::FillExclusive };
                 self.cache_event(at_node, line, ev, from)
             }
@@ -467,12 +487,13 @@ impl<S> World<S> {
     }
 
     /// A request reaches the home: serve it, or queue it behind the line's transaction.
-    fn home_request(&mut self, home: usize, line: Line, requester: usize, write: bool) {
+    fn home_request(&mut self, home: usize, line: Line, requester: usize, write: bool, upgrade: bool) {
+        let req = Req { requester: requester as u32, write, upgrade };
         if let Some(t) = self.mem.txns.get_mut(&line) {
-            t.queue.push_back((requester as u32, write));
+            t.queue.push_back(req);
             return;
         }
-        self.mem.txns.insert(line, Txn { requester: requester as u32, write, acks_left: 0, queue: VecDeque::new() });
+        self.mem.txns.insert(line, Txn { req, acks_left: 0, queue: VecDeque::new() });
         let ev = if write { DirEvent::WriteRequest } else { DirEvent::ReadRequest };
         self.home_event(home, line, ev, requester);
     }
@@ -488,7 +509,8 @@ impl<S> World<S> {
         let entry = &self.mem.dir[line as usize];
         let state = entry.state;
         let txn = self.mem.txns.get(&line);
-        let (requester, write) = txn.map_or((from, false), |t| (t.requester as usize, t.write));
+        let (requester, write, upgrade) =
+            txn.map_or((from, false, false), |t| (t.req.requester as usize, t.req.write, t.req.upgrade));
         let guard = DirGuard {
             others_share: entry.sharers.iter().any(|&s| s as usize != requester),
             last_ack: txn.is_some_and(|t| t.acks_left == 1),
@@ -509,7 +531,9 @@ impl<S> World<S> {
         if matches!(ev, DirEvent::OwnerData) {
             t = start + m.forward_reply;
         }
-        let requester_had_copy = self.mem.dir[line as usize].sharers.contains(&(requester as u32));
+        // Only an upgrade from a listed sharer gets ownership without the data (a sharer entry
+        // may be stale: the cache dropped its clean copy silently).
+        let requester_had_copy = upgrade && self.mem.dir[line as usize].sharers.contains(&(requester as u32));
         self.mem.dir[line as usize].state = next;
         for &a in actions {
             match a {
@@ -597,10 +621,10 @@ impl<S> World<S> {
                 DirAction::ServeNextQueued => {
                     let txn = self.mem.txns.remove(&line).expect("a transaction ends");
                     let mut queue = txn.queue;
-                    if let Some((r, w)) = queue.pop_front() {
-                        self.mem.txns.insert(line, Txn { requester: r, write: w, acks_left: 0, queue });
-                        let ev = if w { DirEvent::WriteRequest } else { DirEvent::ReadRequest };
-                        self.home_event(home, line, ev, r as usize);
+                    if let Some(req) = queue.pop_front() {
+                        self.mem.txns.insert(line, Txn { req, acks_left: 0, queue });
+                        let ev = if req.write { DirEvent::WriteRequest } else { DirEvent::ReadRequest };
+                        self.home_event(home, line, ev, req.requester as usize);
                     }
                 }
                 DirAction::IgnoreCrossedWriteback => {}
@@ -613,10 +637,10 @@ impl<S> World<S> {
         {
             let txn = self.mem.txns.remove(&line).expect("request transaction");
             let mut queue = txn.queue;
-            if let Some((r, w)) = queue.pop_front() {
-                self.mem.txns.insert(line, Txn { requester: r, write: w, acks_left: 0, queue });
-                let ev = if w { DirEvent::WriteRequest } else { DirEvent::ReadRequest };
-                self.home_event(home, line, ev, r as usize);
+            if let Some(req) = queue.pop_front() {
+                self.mem.txns.insert(line, Txn { req, acks_left: 0, queue });
+                let ev = if req.write { DirEvent::WriteRequest } else { DirEvent::ReadRequest };
+                self.home_event(home, line, ev, req.requester as usize);
             }
         }
     }
@@ -676,8 +700,11 @@ impl<S> World<S> {
 
     /// Data (or ownership) for `line` arrived at `p`: make room, install, resume the processor.
     fn install(&mut self, p: usize, line: Line, state: CacheState, with_data: bool) {
-        let pinned = self.mem.procs[p].pinned;
-        let placed = match self.mem.caches[p].victim(line, pinned) {
+        // Lines with a request in flight (an upgrade keeps its Shared copy) and the line held
+        // for a demand access may not be evicted.
+        let pm = &self.mem.procs[p];
+        let keep = |l: Line| pm.pinned == Some(l) || pm.waiting == Some(l) || pm.prefetches.contains(&l);
+        let placed = match self.mem.caches[p].victim(line, keep) {
             Ok(Some((victim, vstate))) => {
                 self.evict(p, victim, vstate);
                 true
@@ -698,8 +725,11 @@ impl<S> World<S> {
         let pm = &mut self.mem.procs[p];
         pm.prefetches.retain(|&l| l != line);
         if pm.waiting == Some(line) {
+            // A demand fill that could not be placed is simply missed again.
             pm.waiting = None;
-            pm.pinned = Some(line);
+            if placed {
+                pm.pinned = Some(line);
+            }
         }
         let mut resume = self.action_time() + self.mem.t.fill;
         if let Some(sw) = self.mem.sw {
@@ -742,9 +772,21 @@ impl<S> World<S> {
     /// network.
     fn write_back(&mut self, p: usize, line: Line) {
         let home = self.mem.home_of(line);
+        // The directory update is the home's, not part of this node's handler.
+        let clock = self.mem.handler_clock.take();
         self.home_event(home, line, DirEvent::OwnerWriteback, p);
+        self.mem.handler_clock = clock;
         if home != p {
-            self.launch_protocol(p, home, ProtoKind::Writeback, line, p, self.now);
+            // In software DSM the evicting handler copies the block out and sends it.
+            let mut at = self.action_time();
+            if let Some(sw) = self.mem.sw {
+                at += sw.copy_block + sw.send_data;
+                self.handler_reaches(at);
+                if let Some(c) = &mut self.mem.handler_clock {
+                    *c = (*c).max(at);
+                }
+            }
+            self.launch_protocol(p, home, ProtoKind::Writeback, line, p, at);
         }
     }
 
