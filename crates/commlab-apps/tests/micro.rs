@@ -293,3 +293,21 @@ fn software_protocol_handlers_steal_the_home_processor() {
         "home overhead {compute} on the compute processor vs {pp} with a protocol processor"
     );
 }
+
+#[test]
+fn software_dsm_charges_the_home_for_its_own_protocol_steps() {
+    // Serving a read of a line dirty in the home's own cache takes the home's handler more
+    // work (taking its copy back, then replying) than serving a clean line; all of it must be
+    // charged to the home processor.
+    let home_overhead = |kind: &str| {
+        let r = run(
+            &preset("blizzard-s", &[]),
+            "miss-latency",
+            "sm",
+            &[format!("kind={kind}"), "hops=0".into(), "rounds=4".into()],
+        );
+        r.stats.procs[r.counters["home"] as usize].get(Category::MessageOverhead)
+    };
+    let (clean, dirty) = (home_overhead("load-remote"), home_overhead("load-2party"));
+    assert!(dirty > clean, "home overhead: {dirty} cycles for a line dirty at home vs {clean} for a clean one");
+}

@@ -120,11 +120,14 @@ impl<'y, S> SimNode<'y, S> {
         let id = self.id;
         // Software DSM checks the access tag on every shared reference.
         let check = self.w().mem.sw.map_or(0, |sw| if write { sw.store_check } else { sw.load_check });
-        if self.w().mem.procs[id].pinned.is_some() {
-            self.w().unpin(id);
-        }
+        let stolen = if self.w().mem.procs[id].pinned.is_some() { self.w().unpin(id) } else { 0 };
         let cat = self.mem_cat(false);
         self.run_ahead(self.hit_ps + check + extra_ps, cat);
+        if stolen > 0 {
+            // Software handlers for requests that waited on this line run now, on this processor.
+            self.flush();
+            self.timed(stolen, Category::MessageOverhead);
+        }
     }
 
     fn prefetch(&mut self, addr: Addr, write: bool) {

@@ -355,6 +355,15 @@ impl<S> World<S> {
             *clock = (*clock).max(at);
             self.mem.handler_end = self.mem.handler_end.max(at);
         }
+        if from == to && self.mem.handler_clock.is_some() {
+            // Inside a software protocol handler, a step on the node itself (invalidating its
+            // own copy, taking back its own dirty line) is more of that handler's work.
+            let clock = self.mem.handler_clock;
+            self.mem_handle(to, from, kind, line, requester);
+            // The handler goes on after the local step (its clock may have moved on).
+            self.mem.handler_clock = clock.map(|c| c.max(self.mem.handler_end));
+            return;
+        }
         if from == to {
             // Messages a node sends itself arrive in the order sent, as the NI output queue
             // keeps them for the network (a data reply must not be overtaken by a later
@@ -747,12 +756,31 @@ impl<S> World<S> {
     }
 
     /// `p` performed its access on its pinned line: let deferred requests for it through.
-    pub(crate) fn unpin(&mut self, p: usize) {
-        let Some(line) = self.mem.procs[p].pinned.take() else { return };
+    /// Returns the processor time their software handlers take (0 in hardware, or when a
+    /// protocol processor runs them): the caller spends it right after the access.
+    pub(crate) fn unpin(&mut self, p: usize) -> u64 {
+        let Some(line) = self.mem.procs[p].pinned.take() else { return 0 };
+        let mut stolen = 0;
         for (ev, from) in std::mem::take(&mut self.mem.procs[p].deferred) {
-            self.cache_event(p, line, ev, from);
+            match self.mem.sw {
+                None => self.cache_event(p, line, ev, from),
+                Some(sw) => {
+                    let start = if sw.on_compute { self.now + stolen } else { self.now.max(self.mem.pp_busy[p]) };
+                    let body = start + if sw.on_compute { sw.entry } else { 0 } + sw.handler;
+                    self.mem.handler_clock = Some(body);
+                    self.mem.handler_end = body;
+                    self.cache_event(p, line, ev, from);
+                    self.mem.handler_clock = None;
+                    if sw.on_compute {
+                        stolen = self.mem.handler_end + sw.exit - self.now;
+                    } else {
+                        self.mem.pp_busy[p] = self.mem.handler_end;
+                    }
+                }
+            }
             self.check_line(line);
         }
+        stolen
     }
 
     /// Replace `victim` at `p` (its state `vstate`).
