@@ -184,8 +184,10 @@ pub trait Program: Send + Sync + 'static {
     /// Per-processor private state, reachable from the main thread and from handlers.
     type State: Send + 'static;
 
-    /// Message handlers; `HandlerId(i)` names `handlers()[i]`.
-    fn handlers(&self) -> Vec<Handler<Self::State>>;
+    /// Message handlers; `HandlerId(i)` names `handlers()[i]` (none by default).
+    fn handlers(&self) -> Vec<Handler<Self::State>> {
+        Vec::new()
+    }
     /// Named cost entries (machine `[costs]` table) the program uses; checked before the run.
     fn costs(&self) -> Vec<&'static str> {
         Vec::new()

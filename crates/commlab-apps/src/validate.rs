@@ -124,16 +124,9 @@ fn alewife<B: Backend>(b: &B) -> Result<Vec<Row>, AppError> {
     let far = (1..b.nprocs()).map(|p| b.hops(0, p)).max().unwrap_or(1);
     let sm_far = far.min(5);
     if sm_far > 1 {
-        let h = format!("hops={sm_far}");
         let near = counter(b, "miss-latency", "sm", &["kind=load-remote", "hops=1"], "miss_cycles")?;
-        let farv = counter(b, "miss-latency", "sm", &["kind=load-remote", &h], "miss_cycles")?;
-        row(
-            "extra per network hop, shared-memory miss",
-            "cycles/hop",
-            1.6,
-            (farv - near) / (sm_far - 1) as f64,
-            format!("(miss-latency kind=load-remote at hops={sm_far} minus hops=1) / {}", sm_far - 1),
-        );
+        let (v, how) = per_hop(b, "miss-latency", "sm", "kind=load-remote", "miss_cycles", near, sm_far)?;
+        row("extra per network hop, shared-memory miss", "cycles/hop", 1.6, v, how);
     }
     let near = counter(b, "am-latency", "mp-int", &["hops=1"], "one_way_cycles")?;
     row(
@@ -145,15 +138,8 @@ fn alewife<B: Backend>(b: &B) -> Result<Vec<Row>, AppError> {
     );
     let am_far = far.min(10);
     if am_far > 1 {
-        let h = format!("hops={am_far}");
-        let farv = counter(b, "am-latency", "mp-int", &[&h], "one_way_cycles")?;
-        row(
-            "null active message, per hop",
-            "cycles/hop",
-            0.8,
-            (farv - near) / (am_far - 1) as f64,
-            format!("(am-latency mp-int at hops={am_far} minus hops=1) / {}", am_far - 1),
-        );
+        let (v, how) = per_hop(b, "am-latency", "mp-int", "rounds=20", "one_way_cycles", near, am_far)?;
+        row("null active message, per hop", "cycles/hop", 0.8, v, how);
     }
     let (send, handler) = message_overheads(b)?;
     row("message send (describe + launch)", "cycles", 31.0, send, "sender's message overhead per null message".into());
@@ -175,17 +161,27 @@ fn alewife<B: Backend>(b: &B) -> Result<Vec<Row>, AppError> {
         "commlab run lock-latency --param kind=shared".into(),
     );
     if sm_far > 1 {
-        let h = format!("hops={sm_far}");
-        let farv = counter(b, "lock-latency", "sm", &["kind=unshared", &h], "lock_cycles")?;
-        row(
-            "remote lock, extra per hop",
-            "cycles/hop",
-            1.5,
-            (farv - unshared) / (sm_far - 1) as f64,
-            format!("(lock-latency unshared at hops={sm_far} minus hops=1) / {}", sm_far - 1),
-        );
+        let (v, how) = per_hop(b, "lock-latency", "sm", "kind=unshared", "lock_cycles", unshared, sm_far)?;
+        row("remote lock, extra per hop", "cycles/hop", 1.5, v, how);
     }
     Ok(rows)
+}
+
+/// The increase of counter `name` per hop between 1 hop (`near`) and `far` hops, and how it
+/// was measured.
+fn per_hop<B: Backend>(
+    b: &B,
+    app: &str,
+    variant: &str,
+    param: &str,
+    name: &str,
+    near: f64,
+    far: usize,
+) -> Result<(f64, String), AppError> {
+    let h = format!("hops={far}");
+    let at_far = counter(b, app, variant, &[param, &h], name)?;
+    let how = format!("({app} --variant {variant} --param {param}: hops={far} minus hops=1) / {}", far - 1);
+    Ok(((at_far - near) / (far - 1) as f64, how))
 }
 
 /// Processor 0 sends null messages, well apart, to processor 1 while it computes; the send

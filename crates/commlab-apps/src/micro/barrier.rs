@@ -6,7 +6,7 @@
 
 use crate::params::POSITIVE;
 use crate::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};
-use commlab_api::{Backend, BarrierKind, Handler, Node, Placement, ProcId, Program};
+use commlab_api::{Backend, BarrierKind, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -33,9 +33,6 @@ pub struct State {
 
 impl Program for Barrier {
     type State = State;
-    fn handlers(&self) -> Vec<Handler<State>> {
-        vec![]
-    }
     fn barrier_kind(&self) -> BarrierKind {
         self.kind
     }

@@ -8,7 +8,7 @@
 
 use crate::params::POSITIVE;
 use crate::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};
-use commlab_api::{Backend, Handler, Node, Placement, ProcId, Program};
+use commlab_api::{Backend, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -47,9 +47,6 @@ pub struct State {
 
 impl Program for LockLatency {
     type State = State;
-    fn handlers(&self) -> Vec<Handler<State>> {
-        vec![]
-    }
     fn init_state(&self, _: ProcId, _: usize) -> State {
         State::default()
     }

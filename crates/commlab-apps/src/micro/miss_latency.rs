@@ -20,7 +20,7 @@
 
 use crate::params::POSITIVE;
 use crate::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};
-use commlab_api::{Addr, Backend, Handler, Node, Placement, ProcId, Program};
+use commlab_api::{Addr, Backend, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -88,9 +88,6 @@ pub struct State {
 
 impl Program for MissLatency {
     type State = State;
-    fn handlers(&self) -> Vec<Handler<State>> {
-        vec![]
-    }
     fn init_state(&self, _: ProcId, _: usize) -> State {
         State::default()
     }
