@@ -311,3 +311,17 @@ fn software_dsm_charges_the_home_for_its_own_protocol_steps() {
     let (clean, dirty) = (home_overhead("load-remote"), home_overhead("load-2party"));
     assert!(dirty > clean, "home overhead: {dirty} cycles for a line dirty at home vs {clean} for a clean one");
 }
+
+#[test]
+fn software_dsm_runs_are_deterministic() {
+    // Software handlers steal processor time and replay deferred requests: same inputs, same run.
+    for app in ["barrier", "lock-latency", "mem-refs"] {
+        let s = preset("blizzard-e", &[]);
+        let params = small_params(app, &s);
+        let (a, b) = (run(&s, app, "sm", &params), run(&s, app, "sm", &params));
+        assert_eq!(a.stats.cycles, b.stats.cycles, "{app}");
+        assert_eq!(a.stats.procs, b.stats.procs, "{app}");
+        assert_eq!(a.stats.volume_bytes, b.stats.volume_bytes, "{app}");
+        assert_eq!(a.counters, b.counters, "{app}");
+    }
+}

@@ -253,19 +253,22 @@ impl<'y, S> SimNode<'y, S> {
         }
     }
 
+    /// Enter the next barrier: its epoch, and this processor's parent and children in the
+    /// combining tree (shared by both barrier kinds).
+    fn enter_barrier(&mut self) -> (u64, Option<usize>, std::ops::Range<usize>) {
+        let id = self.id;
+        let w = self.w();
+        let (n, arity) = (w.procs.len(), w.cfg.msg.barrier_arity as usize);
+        let b = &mut w.procs[id].barrier;
+        b.epoch += 1;
+        let (parent, children) = msg::barrier_tree(id, n, arity);
+        (b.epoch, parent, children)
+    }
+
     /// The message barrier: a combining tree of active messages.
     fn barrier_messages(&mut self) {
         let id = self.id;
-        let (n, arity) = {
-            let w = self.w();
-            (w.procs.len(), w.cfg.msg.barrier_arity as usize)
-        };
-        let epoch = {
-            let b = &mut self.w().procs[id].barrier;
-            b.epoch += 1;
-            b.epoch
-        };
-        let (parent, children) = msg::barrier_tree(id, n, arity);
+        let (epoch, parent, children) = self.enter_barrier();
         let nchildren = children.len() as u64;
         while self.w().procs[id].barrier.arrivals < nchildren {
             self.block(Wait::Barrier(epoch), Category::Synchronization);
@@ -290,18 +293,13 @@ impl<'y, S> SimNode<'y, S> {
     /// at its processor, so every wait spins in the local cache.
     fn barrier_shared_memory(&mut self) {
         let id = self.id;
-        let (n, arity, base, line_bytes) = {
+        let (base, line_bytes) = {
             let w = self.w();
-            (w.procs.len(), w.cfg.msg.barrier_arity as usize, w.barrier_region, w.cfg.mem.line_bytes)
+            (w.barrier_region, w.cfg.mem.line_bytes)
         };
         let counter = |p: usize| Addr(base + (2 * p as u64) * line_bytes);
         let flag = |p: usize| Addr(base + (2 * p as u64 + 1) * line_bytes);
-        let epoch = {
-            let b = &mut self.w().procs[id].barrier;
-            b.epoch += 1;
-            b.epoch
-        };
-        let (parent, children) = msg::barrier_tree(id, n, arity);
+        let (epoch, parent, children) = self.enter_barrier();
         let nchildren = children.len() as u64;
         self.sync_depth += 1;
         if nchildren > 0 {

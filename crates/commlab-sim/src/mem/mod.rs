@@ -208,8 +208,10 @@ impl SwTiming {
             tag_valid_base: ps(d.tag_valid_cycles),
             tag_valid: ps(d.tag_valid_cycles + granules * d.tag_valid_per_granule_cycles),
             tag_invalidate: ps(d.tag_invalidate_cycles + granules * d.tag_invalidate_per_granule_cycles),
-            send_small: ps(m.send_overhead + 4 * m.send_per_arg_word),
-            send_data: ps(m.send_overhead + 4 * m.send_per_arg_word + m.dma_setup + m.dma_per_region),
+            // A protocol message carries two words of arguments (line, requester); data goes by
+            // DMA from one region (the block).
+            send_small: ps(crate::msg::send_cost_cycles(cfg, 2, None)),
+            send_data: ps(crate::msg::send_cost_cycles(cfg, 2, Some(1))),
             entry: ps(m.interrupt_entry),
             exit: ps(m.interrupt_exit),
         })
