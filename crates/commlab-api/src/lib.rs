@@ -127,6 +127,9 @@ pub trait Node {
     fn compute(&mut self, cycles: u64);
     /// Cycles of a named cost entry that the program declared in [`Program::costs`].
     fn cost(&self, name: &str) -> u64;
+    /// Spend `cycles` on message work done by the main thread itself (buffering values for a
+    /// later message, gathering a bulk buffer): counted as message overhead, not compute.
+    fn message_work(&mut self, cycles: u64);
 
     /// Switch how this node receives messages (the default is [`Program::receive_mode`]).
     fn set_receive_mode(&mut self, mode: ReceiveMode);
@@ -339,6 +342,16 @@ pub trait Backend {
     fn bisection_partner(&self, p: ProcId) -> Option<ProcId>;
     /// Bisection bandwidth in bytes per processor cycle, both directions (0 when unknown).
     fn bisection_bytes_per_cycle(&self) -> f64;
+    /// The most 64-bit argument words one active message may carry.
+    fn max_am_args(&self) -> usize;
+    /// Coherence (cache line) size in bytes, the unit of shared-memory transfers and of
+    /// bulk gather/scatter copy costs.
+    fn line_bytes(&self) -> usize;
+    /// The same machine with `nprocs` processors (a mesh or torus reshaped, per-node and
+    /// per-link parameters kept), e.g. for a one-processor baseline of a parallel kernel.
+    fn with_nprocs(&self, nprocs: usize) -> Result<Self, Self::Error>
+    where
+        Self: Sized;
     /// Run `program` on every processor.
     fn run<P: Program>(&self, program: std::sync::Arc<P>) -> Result<RunOutput<P::State>, Self::Error>;
 }

@@ -4,8 +4,10 @@
 //! variant, and checks its own answer. [`APPS`] lists them with their parameters and
 //! variants; [`run_app`] runs one variant on any [`Backend`].
 
+pub mod em3d;
 mod micro;
 mod params;
+pub mod sparse;
 pub mod validate;
 
 pub use params::{ParamDoc, Params};
@@ -34,6 +36,7 @@ pub const APPS: &[AppInfo] = &[
     micro::lock_latency::INFO,
     micro::barrier::INFO,
     micro::mem_refs::INFO,
+    em3d::INFO,
 ];
 
 /// Look an application up by name; the error lists the valid names.
@@ -124,6 +127,7 @@ pub fn run_app<B: Backend>(
         "lock-latency" => micro::lock_latency::run(backend, variant, &params)?,
         "barrier" => micro::barrier::run(backend, variant, &params)?,
         "mem-refs" => micro::mem_refs::run(backend, variant, &params)?,
+        "em3d" => em3d::run(backend, variant, &params, seed)?,
         other => unreachable!("app `{other}` is listed but not dispatched"),
     };
     r.app = info.name;

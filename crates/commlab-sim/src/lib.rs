@@ -99,6 +99,20 @@ impl Backend for Simulator {
         self.cfg.bisection_bytes_per_cycle()
     }
 
+    fn max_am_args(&self) -> usize {
+        (self.cfg.msg.max_arg_words / 2) as usize
+    }
+
+    fn line_bytes(&self) -> usize {
+        self.cfg.mem.line_bytes as usize
+    }
+
+    fn with_nprocs(&self, nprocs: usize) -> Result<Self, SimError> {
+        let spec = machine::resize_spec(self.cfg.spec.clone(), nprocs).map_err(|e| SimError::Program(e.to_string()))?;
+        let cfg = MachineConfig::from_spec(spec).map_err(|e| SimError::Program(e.to_string()))?;
+        Ok(Simulator { cfg: Arc::new(cfg), checked: self.checked })
+    }
+
     fn run<P: Program>(&self, program: Arc<P>) -> Result<RunOutput<P::State>, SimError> {
         engine::run(Arc::clone(&self.cfg), program, self.checked)
     }

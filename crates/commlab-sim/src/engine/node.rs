@@ -385,6 +385,12 @@ impl<S> Node for SimNode<'_, S> {
         self.flush();
     }
 
+    fn message_work(&mut self, cycles: u64) {
+        let ps = self.w().cfg.cycles_to_ps(cycles as f64);
+        self.run_ahead(ps, Category::MessageOverhead);
+        self.flush();
+    }
+
     fn cost(&self, name: &str) -> u64 {
         // SAFETY: as in `w`; shared read only.
         let w = unsafe { &*self.wp };

@@ -1,0 +1,353 @@
+//! `em3d`: electromagnetic wave propagation on an irregular bipartite graph (after the
+//! Split-C EM3D benchmark). Each iteration updates every E node from its H neighbours,
+//! barrier, then every H node from its E neighbours, barrier. The graph generator is
+//! documented in [`graph`].
+//!
+//! Variants:
+//! - `sm`: node values live in shared memory, each homed at its owner; updates are plain
+//!   loads of neighbour values and a store of the node's new value; shared-memory barrier.
+//! - `sm-pf`: as `sm`, plus a write-prefetch of each node as its update starts and a
+//!   read-prefetch of the neighbour value two edges ahead.
+//! - `mp-int` / `mp-poll`: before each phase, the owner of every value read remotely sends it
+//!   to each reader in active messages (as many values per message as the argument cap
+//!   allows after one word naming the ghost slot); the handler stores them into the reader's
+//!   ghost copies; the reader waits until all its ghosts of the phase have arrived. Receive by
+//!   interrupt or by polling; message barrier.
+//! - `bulk`: the owner gathers the values for each reader into a contiguous buffer (charged
+//!   `costs.bulk_copy_line` per cache line copied, as message overhead) and sends one DMA
+//!   message per reader per phase; the reader uses the payload in place as its ghost copies.
+//!
+//! Work costs (machine `[costs]`): `em3d_edge` per edge (load the coefficient and the
+//! neighbour's index, multiply-add; the load of the neighbour value itself is simulated in the
+//! shared-memory variants), `em3d_node` per node (loop, load and store of the node's value),
+//! `em3d_ghost_value` per ghost value a handler stores.
+
+pub mod graph;
+
+use crate::params::POSITIVE;
+use crate::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};
+use commlab_api::{
+    Addr, Backend, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program, ReceiveMode,
+};
+use graph::{Graph, GraphParams, ProcPlan, SharedLayout, E, H};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub const INFO: AppInfo = AppInfo {
+    name: "em3d",
+    summary: "EM3D: bipartite E/H graph relaxation; shared memory, prefetch, fine-grain messages, bulk DMA",
+    variants: &["sm", "sm-pf", "mp-int", "mp-poll", "bulk"],
+    params: &[
+        ParamDoc { name: "nodes", default: "10000", doc: "total E and H nodes (at least 2 per processor)" },
+        ParamDoc { name: "degree", default: "10", doc: "in-edges per node" },
+        ParamDoc { name: "remote", default: "0.2", doc: "fraction of edges whose source is on another processor" },
+        ParamDoc { name: "span", default: "3", doc: "remote sources lie on processors within this id distance" },
+        ParamDoc { name: "iterations", default: "50", doc: "E-then-H iterations timed" },
+    ],
+};
+
+const COSTS: &[&str] = &["em3d_edge", "em3d_node", "em3d_ghost_value", "bulk_copy_line"];
+const GHOSTS: HandlerId = HandlerId(0);
+const GHOSTS_BULK: HandlerId = HandlerId(1);
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Variant {
+    Sm,
+    SmPrefetch,
+    MpInt,
+    MpPoll,
+    Bulk,
+}
+
+impl Variant {
+    fn from_name(v: &str) -> Variant {
+        match v {
+            "sm" => Variant::Sm,
+            "sm-pf" => Variant::SmPrefetch,
+            "mp-int" => Variant::MpInt,
+            "mp-poll" => Variant::MpPoll,
+            "bulk" => Variant::Bulk,
+            other => unreachable!("em3d variant `{other}` is listed but not handled"),
+        }
+    }
+
+    fn shared_memory(self) -> bool {
+        matches!(self, Variant::Sm | Variant::SmPrefetch)
+    }
+}
+
+/// Private state of one processor (message variants): `vals[k]` holds this processor's own
+/// nodes of kind `k`, then its ghost copies of remote ones.
+pub struct State {
+    vals: [Vec<f64>; 2],
+    own: [usize; 2],
+    /// Ghost values of each kind received so far (all phases).
+    received: [u64; 2],
+    /// Shared arrays of E and H values (shared-memory variants).
+    arrays: Option<[Addr; 2]>,
+}
+
+struct Em3d {
+    variant: Variant,
+    iterations: usize,
+    plans: Vec<ProcPlan>,
+    layout: SharedLayout,
+    init: [Vec<f64>; 2],
+    /// Values per fine-grain message (the argument cap less the slot word).
+    per_message: usize,
+    line_bytes: usize,
+}
+
+/// Ghost-slot word of a message: kind in bit 0, first slot above.
+fn slot_word(kind: usize, offset: usize) -> u64 {
+    kind as u64 | (offset as u64) << 1
+}
+
+fn store_ghosts(s: &mut State, ctx: &mut dyn HandlerCtx, slot: u64, values: &[u64]) {
+    let (kind, offset) = ((slot & 1) as usize, (slot >> 1) as usize);
+    let base = s.own[kind] + offset;
+    for (i, &v) in values.iter().enumerate() {
+        s.vals[kind][base + i] = f64::from_bits(v);
+    }
+    s.received[kind] += values.len() as u64;
+    ctx.compute(ctx.cost("em3d_ghost_value") * values.len() as u64);
+}
+
+fn on_ghosts(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    store_ghosts(s, ctx, m.args[0], &m.args[1..]);
+}
+
+/// A bulk message's payload is used in place: no per-value handler work.
+fn on_ghosts_bulk(s: &mut State, _: &mut dyn HandlerCtx, m: &Message<'_>) {
+    let (slot, count) = (m.args[0], m.args[1] as usize);
+    let (kind, offset) = ((slot & 1) as usize, (slot >> 1) as usize);
+    let base = s.own[kind] + offset;
+    for (i, &v) in m.payload[..count].iter().enumerate() {
+        s.vals[kind][base + i] = f64::from_bits(v);
+    }
+    s.received[kind] += count as u64;
+}
+
+impl Em3d {
+    /// The shared-memory kernel: update this processor's nodes of `kind`.
+    fn phase_sm<N: Node<State = State>>(&self, node: &mut N, arrays: [Addr; 2], kind: usize) {
+        let plan = &self.plans[node.id()].phase[kind];
+        let (dst, src) = (arrays[kind], arrays[1 - kind]);
+        let (edge_cost, node_cost) = (node.cost("em3d_edge"), node.cost("em3d_node"));
+        let prefetch = self.variant == Variant::SmPrefetch;
+        let words = &self.layout.word[kind];
+        if prefetch {
+            for e in 0..plan.src_word.len().min(2) {
+                node.prefetch_read(src.word(plan.src_word[e] as usize));
+            }
+        }
+        for j in 0..plan.count {
+            let me = dst.word(words[plan.first + j] as usize);
+            if prefetch {
+                node.prefetch_write(me);
+            }
+            let mut acc = node.load_f64(me);
+            for e in plan.edge_ptr[j]..plan.edge_ptr[j + 1] {
+                if prefetch && e + 2 < plan.src_word.len() {
+                    node.prefetch_read(src.word(plan.src_word[e + 2] as usize));
+                }
+                acc -= plan.coef[e] * node.load_f64(src.word(plan.src_word[e] as usize));
+                node.compute(edge_cost);
+            }
+            node.store_f64(me, acc);
+            node.compute(node_cost);
+        }
+    }
+
+    /// Send this processor's values of `kind` to every reader (message variants).
+    fn send_ghosts<N: Node<State = State>>(&self, node: &mut N, kind: usize) {
+        let plan = &self.plans[node.id()];
+        let own: Vec<u64> = node.state(|s| s.vals[kind][..s.own[kind]].iter().map(|v| v.to_bits()).collect());
+        for send in &plan.sends[kind] {
+            let values: Vec<u64> = send.local.iter().map(|&l| own[l as usize]).collect();
+            if self.variant == Variant::Bulk {
+                let lines = (8 * values.len()).div_ceil(self.line_bytes) as u64;
+                node.message_work(lines * node.cost("bulk_copy_line"));
+                let args = [slot_word(kind, send.offset), values.len() as u64];
+                node.send_bulk(send.dest, GHOSTS_BULK, &args, &[&values]);
+            } else {
+                for (c, chunk) in values.chunks(self.per_message).enumerate() {
+                    let mut args = Vec::with_capacity(chunk.len() + 1);
+                    args.push(slot_word(kind, send.offset + c * self.per_message));
+                    args.extend_from_slice(chunk);
+                    node.send_am(send.dest, GHOSTS, &args);
+                }
+            }
+        }
+    }
+
+    /// The message-passing kernel: update this processor's nodes of `kind` from its own and
+    /// ghost values of the other kind.
+    fn phase_mp<N: Node<State = State>>(&self, node: &mut N, kind: usize, round: u64) {
+        let id = node.id();
+        let plan = &self.plans[id];
+        let src = 1 - kind;
+        let want = plan.ghosts[src] as u64 * round;
+        node.wait_until(if src == E { "em3d ghost E values" } else { "em3d ghost H values" }, |s| {
+            s.received[src] >= want
+        });
+        let ph = &plan.phase[kind];
+        let (edge_cost, node_cost) = (node.cost("em3d_edge"), node.cost("em3d_node"));
+        for j in 0..ph.count {
+            node.state(|s| {
+                let mut acc = s.vals[kind][j];
+                for e in ph.edge_ptr[j]..ph.edge_ptr[j + 1] {
+                    acc -= ph.coef[e] * s.vals[src][ph.src_local[e] as usize];
+                }
+                s.vals[kind][j] = acc;
+            });
+            node.compute(edge_cost * (ph.edge_ptr[j + 1] - ph.edge_ptr[j]) as u64 + node_cost);
+        }
+    }
+}
+
+impl Program for Em3d {
+    type State = State;
+
+    fn handlers(&self) -> Vec<Handler<State>> {
+        vec![on_ghosts, on_ghosts_bulk]
+    }
+    fn costs(&self) -> Vec<&'static str> {
+        COSTS.to_vec()
+    }
+    fn receive_mode(&self) -> ReceiveMode {
+        if self.variant == Variant::MpPoll {
+            ReceiveMode::Polling
+        } else {
+            ReceiveMode::Interrupt
+        }
+    }
+    fn barrier_kind(&self) -> BarrierKind {
+        if self.variant.shared_memory() {
+            BarrierKind::SharedMemory
+        } else {
+            BarrierKind::Messages
+        }
+    }
+    fn init_state(&self, id: ProcId, _: usize) -> State {
+        let plan = &self.plans[id];
+        let vals = [E, H].map(|k| {
+            let ph = &plan.phase[k];
+            let mut v = self.init[k][ph.first..ph.first + ph.count].to_vec();
+            v.resize(ph.count + plan.ghosts[k], 0.0);
+            v
+        });
+        State { vals, own: [plan.phase[E].count, plan.phase[H].count], received: [0, 0], arrays: None }
+    }
+    fn main<N: Node<State = State>>(&self, node: &mut N) {
+        if self.variant.shared_memory() {
+            let arrays = [E, H]
+                .map(|k| node.alloc_shared(self.layout.words[k], Placement::Owners(self.layout.owners[k].clone())));
+            node.state(|s| s.arrays = Some(arrays));
+            // Set-up: each owner stores its initial values (untimed).
+            for k in [E, H] {
+                let ph = &self.plans[node.id()].phase[k];
+                for j in 0..ph.count {
+                    let v = ph.first + j;
+                    node.store_f64(arrays[k].word(self.layout.word[k][v] as usize), self.init[k][v]);
+                }
+            }
+            node.barrier();
+            node.begin_timing();
+            for _ in 0..self.iterations {
+                for k in [E, H] {
+                    self.phase_sm(node, arrays, k);
+                    node.barrier();
+                }
+            }
+        } else {
+            node.barrier();
+            node.begin_timing();
+            for round in 1..=self.iterations as u64 {
+                for k in [E, H] {
+                    self.send_ghosts(node, 1 - k);
+                    self.phase_mp(node, k, round);
+                    node.barrier();
+                }
+            }
+        }
+    }
+}
+
+pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -> Result<AppResult, AppError> {
+    let procs = backend.nprocs();
+    let nodes: usize = params.get("nodes", POSITIVE)?;
+    if nodes < 2 * procs {
+        return Err(AppError::Input(format!(
+            "--param nodes={nodes}: em3d needs at least 2 nodes per processor ({} on {procs} processors)",
+            2 * procs
+        )));
+    }
+    let degree: usize = params.get("degree", POSITIVE)?;
+    let remote: f64 = params.get("remote", ("a fraction in [0, 1]", |r: f64| (0.0..=1.0).contains(&r)))?;
+    let span: usize = params.get("span", ("a whole number >= 0", |_: usize| true))?;
+    let iterations: usize = params.get("iterations", POSITIVE)?;
+    let variant = Variant::from_name(variant);
+    let per_message = backend.max_am_args().saturating_sub(1);
+    if per_message == 0 && matches!(variant, Variant::MpInt | Variant::MpPoll) {
+        return Err(AppError::Input(
+            "em3d message variants need at least 2 argument words per active message (messaging.max_arg_words >= 4)"
+                .into(),
+        ));
+    }
+    let g = Graph::generate(GraphParams { nodes, degree, remote, span, procs, seed });
+    // Blocks of 16 words (128 bytes) keep each owner's values on lines of its own.
+    let layout = SharedLayout::new(&g, 16.max(backend.line_bytes() / 8));
+    let plans = graph::plans(&g, &layout);
+    let ghost_values: usize = plans.iter().map(|p| p.ghosts[E] + p.ghosts[H]).sum();
+    let prog = Arc::new(Em3d {
+        variant,
+        iterations,
+        plans,
+        init: [g.half[E].init.clone(), g.half[H].init.clone()],
+        layout,
+        per_message,
+        line_bytes: backend.line_bytes(),
+    });
+    let out = backend.run(Arc::clone(&prog)).map_err(run_err)?;
+
+    // The answer: final values of every node, against the sequential computation.
+    let want = g.sequential(iterations);
+    let got: [Vec<f64>; 2] = [E, H].map(|k| {
+        (0..g.half[k].n)
+            .map(|v| {
+                if let Some(arrays) = out.states[0].arrays {
+                    f64::from_bits(out.load(arrays[k].word(prog.layout.word[k][v] as usize)))
+                } else {
+                    let p = g.owner(k, v);
+                    out.states[p].vals[k][v - prog.plans[p].phase[k].first]
+                }
+            })
+            .collect()
+    });
+    let scale = want.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
+    let max_error = want.iter().flatten().zip(got.iter().flatten()).fold(0.0f64, |m, (w, g)| {
+        let e = (w - g).abs() / scale;
+        if e.is_nan() {
+            f64::INFINITY
+        } else {
+            m.max(e)
+        }
+    });
+    let ok = max_error <= 1e-12;
+    let edges = g.edges();
+    let mut counters = BTreeMap::new();
+    counters.insert("edges".into(), edges as f64);
+    counters.insert("remote_edge_fraction".into(), g.remote_edges() as f64 / edges as f64);
+    counters.insert("ghost_values_per_iteration".into(), ghost_values as f64);
+    counters.insert("cycles_per_iteration".into(), out.stats.cycles / iterations as f64);
+    let check = Check {
+        ok,
+        max_error,
+        detail: format!(
+            "{} E and {} H values after {iterations} iterations vs sequential: max relative difference {max_error:.2e} (limit 1e-12)",
+            g.half[E].n, g.half[H].n
+        ),
+    };
+    Ok(result(out.stats, counters, check))
+}
