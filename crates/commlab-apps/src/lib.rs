@@ -5,6 +5,7 @@
 //! variants; [`run_app`] runs one variant on any [`Backend`].
 
 pub mod em3d;
+pub mod iccg;
 mod micro;
 mod params;
 pub mod sparse;
@@ -37,6 +38,7 @@ pub const APPS: &[AppInfo] = &[
     micro::barrier::INFO,
     micro::mem_refs::INFO,
     em3d::INFO,
+    iccg::INFO,
 ];
 
 /// Look an application up by name; the error lists the valid names.
@@ -128,6 +130,7 @@ pub fn run_app<B: Backend>(
         "barrier" => micro::barrier::run(backend, variant, &params)?,
         "mem-refs" => micro::mem_refs::run(backend, variant, &params)?,
         "em3d" => em3d::run(backend, variant, &params, seed)?,
+        "iccg" => iccg::run(backend, variant, &params)?,
         other => unreachable!("app `{other}` is listed but not dispatched"),
     };
     r.app = info.name;

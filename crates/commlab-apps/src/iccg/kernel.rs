@@ -1,0 +1,369 @@
+//! The timed ICCG kernel: one forward and one backward triangular solve, distributed as a DAG
+//! (see [`super::dag`]), in every communication variant.
+//!
+//! Each processor completes its nodes in order. A node waits until its presence counter
+//! reaches zero (every incoming edge has arrived), computes its value, then sends
+//! `coef * value` along each out-edge:
+//! - `sm` / `sm-pf` (producer-computes): every node has a record in shared memory, homed at
+//!   its owner, of two words on one cache line: the accumulated value, and a control word
+//!   holding the presence counter (shifted left by one) and a lock bit. The producer takes the
+//!   record's lock with a read-modify-write (test-and-set on the lock bit, spinning in its
+//!   cache while it is held), subtracts its contribution, and decrements the counter and
+//!   releases the lock with one store. The consumer spins on its control word until it reads
+//!   zero. `sm-pf` also write-prefetches the record two out-edges ahead.
+//! - `mp-int` / `mp-poll`: one active message per non-local edge; the handler subtracts the
+//!   contribution and decrements the counter. Polling processors poll after every node.
+//! - `buffer-N`: non-local edges are buffered per destination processor (charged
+//!   `costs.iccg_buffer_edge` each, as message overhead) and a buffer is sent when it holds
+//!   N edges or when the processor is about to wait; a buffer that does not fit in the
+//!   arguments of one active message (more than 4 edges on Alewife) goes by DMA.
+//!
+//! Work costs: `iccg_edge` per edge at the producer (the multiply and, for local edges, the
+//! update), `iccg_node` per node (the divide and loop), `iccg_recv_edge` per edge a handler
+//! applies, `iccg_buffer_edge` per buffered edge.
+
+use super::dag::Dag;
+use commlab_api::{
+    Addr, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program, ReceiveMode,
+};
+
+pub(crate) const COSTS: &[&str] = &["iccg_edge", "iccg_node", "iccg_recv_edge", "iccg_buffer_edge"];
+const EDGE: HandlerId = HandlerId(0);
+const EDGES: HandlerId = HandlerId(1);
+const EDGES_BULK: HandlerId = HandlerId(2);
+
+/// Communication variant of the kernel.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Variant {
+    Sm,
+    SmPrefetch,
+    MpInt,
+    MpPoll,
+    /// Aggregate up to N non-local edges per message.
+    Buffer(usize),
+}
+
+impl Variant {
+    pub fn from_name(v: &str) -> Variant {
+        match v {
+            "sm" => Variant::Sm,
+            "sm-pf" => Variant::SmPrefetch,
+            "mp-int" => Variant::MpInt,
+            "mp-poll" => Variant::MpPoll,
+            other => match other.strip_prefix("buffer-").and_then(|n| n.parse().ok()) {
+                Some(n) => Variant::Buffer(n),
+                None => unreachable!("iccg variant `{other}` is listed but not handled"),
+            },
+        }
+    }
+
+    fn shared_memory(self) -> bool {
+        matches!(self, Variant::Sm | Variant::SmPrefetch)
+    }
+}
+
+/// Private state of one processor. Index 0 is the forward solve, 1 the backward; node
+/// vectors are indexed by the node's local index on its owner.
+pub struct State {
+    /// Accumulated right-hand side minus the contributions received so far (message variants).
+    acc: [Vec<f64>; 2],
+    /// Incoming edges not yet received (message variants).
+    pending: [Vec<u32>; 2],
+    /// The computed `y` (forward) and `x` (backward) of this processor's nodes.
+    pub result: [Vec<f64>; 2],
+    /// Cycles spent waiting for nodes' inputs.
+    pub idle_cycles: f64,
+    /// Application messages sent and non-local edges they carried.
+    pub messages: u64,
+    pub edges_sent: u64,
+    /// Edges applied by handlers (message variants).
+    pub edges_received: u64,
+}
+
+/// The distributed kernel for one variant on one processor count.
+pub struct Kernel {
+    pub variant: Variant,
+    pub dags: [Dag; 2],
+    pub owner: Vec<u32>,
+    /// Position of each node in its owner's (forward) order.
+    pub local: Vec<u32>,
+    /// Right-hand side of the forward solve.
+    pub rhs: Vec<f64>,
+    /// Shared-memory records: word index of each node's record, words per array, homes.
+    pub record_word: Vec<u32>,
+    pub record_words: usize,
+    pub record_owners: Vec<usize>,
+    pub max_args: usize,
+}
+
+/// Word 0 of a message: solve (bit 0) and a count or local index above it.
+fn tag(phase: usize, rest: usize) -> u64 {
+    phase as u64 | (rest as u64) << 1
+}
+
+fn apply(s: &mut State, ctx: &mut dyn HandlerCtx, phase: usize, local: usize, value: f64) {
+    s.acc[phase][local] -= value;
+    s.pending[phase][local] -= 1;
+    s.edges_received += 1;
+    ctx.compute(ctx.cost("iccg_recv_edge"));
+}
+
+fn on_edge(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    let (phase, local) = ((m.args[0] & 1) as usize, (m.args[0] >> 1) as usize);
+    apply(s, ctx, phase, local, f64::from_bits(m.args[1]));
+}
+
+/// Apply `count` edges packed as local indices (two 32-bit halves per word) then values.
+fn apply_packed(s: &mut State, ctx: &mut dyn HandlerCtx, phase: usize, count: usize, words: &[u64]) {
+    let idx_words = count.div_ceil(2);
+    for k in 0..count {
+        let local = (words[k / 2] >> (32 * (k % 2))) as u32 as usize;
+        apply(s, ctx, phase, local, f64::from_bits(words[idx_words + k]));
+    }
+}
+
+fn on_edges(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    let (phase, count) = ((m.args[0] & 1) as usize, (m.args[0] >> 1) as usize);
+    apply_packed(s, ctx, phase, count, &m.args[1..]);
+}
+
+fn on_edges_bulk(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    let (phase, count) = ((m.args[0] & 1) as usize, (m.args[0] >> 1) as usize);
+    apply_packed(s, ctx, phase, count, m.payload);
+}
+
+/// Per-destination buffers of (local index, value) edges (`buffer-N`).
+struct Buffers {
+    edges: Vec<Vec<(u32, f64)>>,
+    /// Destinations with a non-empty buffer, in the order they became non-empty.
+    dirty: Vec<usize>,
+}
+
+impl Kernel {
+    fn layout_addr(&self, base: Addr, v: usize, word: usize) -> Addr {
+        base.word(self.record_word[v] as usize + word)
+    }
+
+    /// Send one buffer of edges: in the arguments of an active message if they fit, else by DMA.
+    fn send_buffer<N: Node<State = State>>(&self, node: &mut N, dest: usize, phase: usize, edges: &[(u32, f64)]) {
+        let count = edges.len();
+        let mut words = vec![0u64; count.div_ceil(2)];
+        for (k, (local, _)) in edges.iter().enumerate() {
+            words[k / 2] |= (*local as u64) << (32 * (k % 2));
+        }
+        words.extend(edges.iter().map(|(_, v)| v.to_bits()));
+        // Header word plus packed indices and values must fit the argument cap.
+        if words.len() < self.max_args && count <= 4 {
+            let mut args = vec![tag(phase, count)];
+            args.extend_from_slice(&words);
+            node.send_am(dest, EDGES, &args);
+        } else {
+            node.send_bulk(dest, EDGES_BULK, &[tag(phase, count)], &[&words]);
+        }
+        node.state(|s| {
+            s.messages += 1;
+            s.edges_sent += count as u64;
+        });
+    }
+
+    fn flush_all<N: Node<State = State>>(&self, node: &mut N, phase: usize, buf: &mut Buffers) {
+        for dest in std::mem::take(&mut buf.dirty) {
+            let edges = std::mem::take(&mut buf.edges[dest]);
+            self.send_buffer(node, dest, phase, &edges);
+        }
+    }
+
+    /// One solve with messages (`mp-*`, `buffer-N`).
+    fn solve_mp<N: Node<State = State>>(&self, node: &mut N, phase: usize) {
+        let me = node.id();
+        let dag = &self.dags[phase];
+        let (edge_cost, node_cost, buffer_cost) =
+            (node.cost("iccg_edge"), node.cost("iccg_node"), node.cost("iccg_buffer_edge"));
+        let mut buf = Buffers { edges: vec![Vec::new(); node.nprocs()], dirty: Vec::new() };
+        for &v in &dag.order[me] {
+            let (v, lv) = (v as usize, self.local[v as usize] as usize);
+            if node.state(|s| s.pending[phase][lv]) > 0 {
+                if let Variant::Buffer(_) = self.variant {
+                    self.flush_all(node, phase, &mut buf);
+                }
+                let t = node.now_cycles();
+                node.wait_until("iccg node inputs (presence counter)", |s| s.pending[phase][lv] == 0);
+                let waited = node.now_cycles() - t;
+                node.state(|s| s.idle_cycles += waited);
+            }
+            let x = node.state(|s| {
+                let base = if phase == 0 { 0.0 } else { s.result[0][lv] };
+                let x = (base + s.acc[phase][lv]) / dag.diag[v];
+                s.result[phase][lv] = x;
+                x
+            });
+            let mut work = node_cost;
+            for e in dag.out_ptr[v]..dag.out_ptr[v + 1] {
+                let (dst, w) = (dag.out_dst[e] as usize, dag.out_coef[e] * x);
+                let (q, lq) = (self.owner[dst] as usize, self.local[dst]);
+                work += edge_cost;
+                if q == me {
+                    node.state(|s| {
+                        s.acc[phase][lq as usize] -= w;
+                        s.pending[phase][lq as usize] -= 1;
+                    });
+                    continue;
+                }
+                node.compute(std::mem::take(&mut work));
+                match self.variant {
+                    Variant::Buffer(limit) => {
+                        node.message_work(buffer_cost);
+                        if buf.edges[q].is_empty() {
+                            buf.dirty.push(q);
+                        }
+                        buf.edges[q].push((lq, w));
+                        if buf.edges[q].len() >= limit {
+                            let edges = std::mem::take(&mut buf.edges[q]);
+                            buf.dirty.retain(|&d| d != q);
+                            self.send_buffer(node, q, phase, &edges);
+                        }
+                    }
+                    _ => {
+                        node.send_am(q, EDGE, &[tag(phase, lq as usize), w.to_bits()]);
+                        node.state(|s| {
+                            s.messages += 1;
+                            s.edges_sent += 1;
+                        });
+                    }
+                }
+            }
+            node.compute(work);
+            if self.variant == Variant::MpPoll {
+                node.poll();
+            }
+        }
+        self.flush_all(node, phase, &mut buf);
+    }
+
+    /// One solve in shared memory, producer-computes (`sm`, `sm-pf`).
+    fn solve_sm<N: Node<State = State>>(&self, node: &mut N, phase: usize, base: Addr) {
+        let me = node.id();
+        let dag = &self.dags[phase];
+        let (edge_cost, node_cost) = (node.cost("iccg_edge"), node.cost("iccg_node"));
+        let prefetch = self.variant == Variant::SmPrefetch;
+        // The out-edge targets of this processor's nodes, in the order it will update them.
+        let stream: Vec<u32> = if prefetch {
+            dag.order[me]
+                .iter()
+                .flat_map(|&v| dag.out_dst[dag.out_ptr[v as usize]..dag.out_ptr[v as usize + 1]].iter().copied())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut k = 0;
+        for &v in &dag.order[me] {
+            let (v, lv) = (v as usize, self.local[v as usize] as usize);
+            let ctrl = self.layout_addr(base, v, 1);
+            let t = node.now_cycles();
+            node.spin_until("iccg node inputs (presence counter)", ctrl, |c| c == 0);
+            let waited = node.now_cycles() - t;
+            let sum = node.load_f64(self.layout_addr(base, v, 0));
+            let x = node.state(|s| {
+                s.idle_cycles += waited;
+                let rhs = if phase == 0 { self.rhs[v] } else { s.result[0][lv] };
+                let x = (rhs - sum) / dag.diag[v];
+                s.result[phase][lv] = x;
+                x
+            });
+            node.compute(node_cost);
+            for e in dag.out_ptr[v]..dag.out_ptr[v + 1] {
+                if prefetch && k + 2 < stream.len() {
+                    node.prefetch_write(self.layout_addr(base, stream[k + 2] as usize, 1));
+                }
+                k += 1;
+                let dst = dag.out_dst[e] as usize;
+                node.compute(edge_cost);
+                self.producer_update(node, base, dst, dag.out_coef[e] * x);
+            }
+        }
+    }
+
+    /// Add `w` to a consumer's record and decrement its counter under the record's lock.
+    fn producer_update<N: Node<State = State>>(&self, node: &mut N, base: Addr, dst: usize, w: f64) {
+        let (sum, ctrl) = (self.layout_addr(base, dst, 0), self.layout_addr(base, dst, 1));
+        loop {
+            // Read the control word with ownership, then set the lock bit if it is clear.
+            let c = node.fetch_add(ctrl, 0);
+            if c & 1 == 0 && node.compare_swap(ctrl, c, c | 1) == c {
+                let old = node.load_f64(sum);
+                node.store_f64(sum, old + w);
+                // Counter - 1, lock bit clear: one store releases and counts.
+                node.store(ctrl, c - 2);
+                return;
+            }
+            node.spin_until("iccg node lock", ctrl, |c| c & 1 == 0);
+        }
+    }
+}
+
+impl Program for Kernel {
+    type State = State;
+
+    fn handlers(&self) -> Vec<Handler<State>> {
+        vec![on_edge, on_edges, on_edges_bulk]
+    }
+    fn costs(&self) -> Vec<&'static str> {
+        COSTS.to_vec()
+    }
+    fn receive_mode(&self) -> ReceiveMode {
+        if self.variant == Variant::MpPoll {
+            ReceiveMode::Polling
+        } else {
+            ReceiveMode::Interrupt
+        }
+    }
+    fn barrier_kind(&self) -> BarrierKind {
+        if self.variant.shared_memory() {
+            BarrierKind::SharedMemory
+        } else {
+            BarrierKind::Messages
+        }
+    }
+    fn init_state(&self, id: ProcId, _: usize) -> State {
+        let nodes = &self.dags[0].order[id];
+        let acc0: Vec<f64> = nodes.iter().map(|&v| self.rhs[v as usize]).collect();
+        let pending = [0, 1].map(|p| nodes.iter().map(|&v| self.dags[p].indeg[v as usize]).collect());
+        State {
+            acc: [acc0, vec![0.0; nodes.len()]],
+            pending,
+            result: [vec![0.0; nodes.len()], vec![0.0; nodes.len()]],
+            idle_cycles: 0.0,
+            messages: 0,
+            edges_sent: 0,
+            edges_received: 0,
+        }
+    }
+    fn main<N: Node<State = State>>(&self, node: &mut N) {
+        if self.variant.shared_memory() {
+            let me = node.id();
+            let records =
+                [0, 1].map(|_| node.alloc_shared(self.record_words, Placement::Owners(self.record_owners.clone())));
+            // Set-up (untimed): each owner writes its records: no contribution yet, and the
+            // presence counter.
+            for (phase, &base) in records.iter().enumerate() {
+                for &v in &self.dags[0].order[me] {
+                    let v = v as usize;
+                    node.store(self.layout_addr(base, v, 1), (self.dags[phase].indeg[v] as u64) << 1);
+                }
+            }
+            node.barrier();
+            node.begin_timing();
+            for (phase, &base) in records.iter().enumerate() {
+                self.solve_sm(node, phase, base);
+                node.barrier();
+            }
+        } else {
+            node.barrier();
+            node.begin_timing();
+            for phase in 0..2 {
+                self.solve_mp(node, phase);
+                node.barrier();
+            }
+        }
+    }
+}
