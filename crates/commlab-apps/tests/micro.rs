@@ -31,6 +31,8 @@ fn small_params(app: &str, s: &Simulator) -> Vec<String> {
         "lock-latency" => vec!["kind=shared", "rounds=2", hops.as_str()],
         "barrier" => vec!["barriers=3"],
         "mem-refs" => vec!["pattern=misses", "refs=200", "words=256"],
+        "em3d" => vec!["nodes=320", "iterations=2"],
+        "iccg" => vec!["fe_elements=8"],
         other => panic!("no small parameters for {other}"),
     };
     v.into_iter().map(String::from).collect()

@@ -372,9 +372,9 @@ mod tests {
                     a
                 })
                 .collect();
-            for q in 0..8 {
+            for (q, plan) in plans.iter().enumerate() {
                 let first = g.range(k, q).start;
-                for s in &plans[q].sends[k] {
+                for s in &plan.sends[k] {
                     let base = g.range(k, s.dest).len() + s.offset;
                     for (i, &l) in s.local.iter().enumerate() {
                         arrays[s.dest][base + i] = vals[first + l as usize];

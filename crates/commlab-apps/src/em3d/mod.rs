@@ -341,6 +341,8 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     counters.insert("remote_edge_fraction".into(), g.remote_edges() as f64 / edges as f64);
     counters.insert("ghost_values_per_iteration".into(), ghost_values as f64);
     counters.insert("cycles_per_iteration".into(), out.stats.cycles / iterations as f64);
+    let received: u64 = out.states.iter().map(|s| s.received[E] + s.received[H]).sum();
+    counters.insert("ghost_values_received".into(), received as f64);
     let check = Check {
         ok,
         max_error,

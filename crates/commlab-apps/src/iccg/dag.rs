@@ -94,3 +94,24 @@ impl Dag {
         self.out_dst.len()
     }
 }
+
+impl Dag {
+    /// The solve done functionally in DAG form: nodes in increasing (forward) or decreasing
+    /// (backward) index order, each subtracting its contributions from its consumers, as the
+    /// distributed kernel does. `base` is added to what a node accumulated before dividing.
+    pub fn solve(&self, dir: Direction, rhs: &[f64]) -> Vec<f64> {
+        let mut acc = rhs.to_vec();
+        let mut x = vec![0.0; self.n];
+        let mut visit = |v: usize| {
+            x[v] = acc[v] / self.diag[v];
+            for e in self.out_ptr[v]..self.out_ptr[v + 1] {
+                acc[self.out_dst[e] as usize] -= self.out_coef[e] * x[v];
+            }
+        };
+        match dir {
+            Direction::Forward => (0..self.n).for_each(&mut visit),
+            Direction::Backward => (0..self.n).rev().for_each(&mut visit),
+        }
+        x
+    }
+}

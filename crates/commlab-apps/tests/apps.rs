@@ -1,0 +1,238 @@
+//! EM3D and ICCG on the simulated machine: every variant's answer on several machine shapes,
+//! determinism, time accounting, message balance, and the ICCG pipeline on real matrices.
+
+use commlab_api::RunStats;
+use commlab_apps::{app_info, run_app, AppError, AppResult};
+use commlab_sim::machine::MachineConfig;
+use commlab_sim::Simulator;
+
+fn preset(name: &str, set: &[&str], procs: Option<usize>) -> Simulator {
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    Simulator::new(MachineConfig::preset(name, &set, procs).expect("machine"))
+}
+
+fn run(s: &Simulator, app: &str, variant: &str, params: &[&str]) -> AppResult {
+    let params: Vec<String> = params.iter().map(|p| p.to_string()).collect();
+    let r = run_app(s, app, variant, &params, 3).unwrap_or_else(|e| panic!("{app} [{variant}]: {e}"));
+    assert!(r.check.ok, "{app} [{variant}] answer check: {}", r.check.detail);
+    r
+}
+
+fn assert_categories_sum(stats: &RunStats, what: &str) {
+    for (i, p) in stats.procs.iter().enumerate() {
+        assert!(
+            (p.sum() - p.busy).abs() <= 1e-6 * p.busy.max(1.0),
+            "{what}: processor {i} categories sum to {} but busy time is {}",
+            p.sum(),
+            p.busy
+        );
+    }
+}
+
+/// Machine shapes the applications run on: the calibrated mesh, a resized mesh, a torus with
+/// 64-byte lines and 8 hardware pointers, and software shared memory.
+fn shapes() -> Vec<(&'static str, Simulator)> {
+    vec![
+        ("alewife 4x8 mesh", preset("alewife", &[], None)),
+        ("alewife resized to 12", preset("alewife", &[], Some(12))),
+        (
+            "torus 4x2x2, 64-byte lines",
+            preset(
+                "alewife",
+                &[
+                    "network.topology=torus",
+                    "network.dims=[4,2,2]",
+                    "network.io_nodes=false",
+                    "memory.line_bytes=64",
+                    "memory.hw_pointers=8",
+                ],
+                None,
+            ),
+        ),
+        ("blizzard-e (software DSM)", preset("blizzard-e", &[], None)),
+    ]
+}
+
+const EM3D_SMALL: &[&str] = &["nodes=600", "degree=6", "remote=0.3", "span=2", "iterations=3"];
+const ICCG_SMALL: &[&str] = &["fe_elements=10"];
+
+#[test]
+fn every_variant_of_em3d_and_iccg_is_right_on_every_shape() {
+    for (shape, s) in shapes() {
+        for (app, params) in [("em3d", EM3D_SMALL), ("iccg", ICCG_SMALL)] {
+            for v in app_info(app).unwrap().variants {
+                let r = run(&s, app, v, params);
+                let what = format!("{app} [{v}] on {shape}");
+                assert_categories_sum(&r.stats, &what);
+                assert!(r.stats.cycles > 0.0, "{what}: no time passed");
+                assert!(r.check.max_error <= 1e-10, "{what}: error {}", r.check.max_error);
+            }
+        }
+    }
+}
+
+#[test]
+fn em3d_and_iccg_are_deterministic() {
+    let s = preset("alewife", &["cross_traffic.rate_bytes_per_cycle=3"], Some(16));
+    for (app, params) in [("em3d", EM3D_SMALL), ("iccg", ICCG_SMALL)] {
+        for v in app_info(app).unwrap().variants {
+            let (a, b) = (run(&s, app, v, params), run(&s, app, v, params));
+            let what = format!("{app} [{v}]");
+            assert_eq!(a.stats.cycles, b.stats.cycles, "{what}: cycles");
+            assert_eq!(a.stats.procs, b.stats.procs, "{what}: per-processor times");
+            assert_eq!(a.stats.volume_bytes, b.stats.volume_bytes, "{what}: traffic");
+            assert_eq!(a.stats.events, b.stats.events, "{what}: events");
+            assert_eq!(a.counters, b.counters, "{what}: counters");
+        }
+    }
+}
+
+#[test]
+fn em3d_seed_changes_the_graph_and_the_time() {
+    let s = preset("alewife", &[], Some(8));
+    let params: Vec<String> = EM3D_SMALL.iter().map(|p| p.to_string()).collect();
+    let a = run_app(&s, "em3d", "sm", &params, 1).unwrap();
+    let b = run_app(&s, "em3d", "sm", &params, 2).unwrap();
+    assert!(a.check.ok && b.check.ok);
+    assert_ne!(a.stats.cycles, b.stats.cycles, "different seeds should give different graphs");
+}
+
+#[test]
+fn em3d_message_variants_deliver_every_ghost_value_once_per_phase() {
+    let s = preset("alewife", &[], None);
+    for v in ["mp-int", "mp-poll", "bulk"] {
+        let r = run(&s, "em3d", v, EM3D_SMALL);
+        let per_iteration = r.counters["ghost_values_per_iteration"];
+        assert!(per_iteration > 0.0, "{v}: the graph has remote edges");
+        assert_eq!(r.counters["ghost_values_received"], 3.0 * per_iteration, "{v}: ghost values received");
+        assert_eq!(r.stats.volume_bytes[0] + r.stats.volume_bytes[1], 0, "{v}: no coherence traffic");
+    }
+    // Shared memory moves the same values as cache lines instead.
+    let sm = run(&s, "em3d", "sm", EM3D_SMALL);
+    assert!(sm.counters["cache_misses"] > 0.0 && sm.counters["messages"] == 0.0);
+}
+
+#[test]
+fn em3d_without_remote_edges_sends_no_ghosts() {
+    let s = preset("alewife", &[], Some(8));
+    let r = run(&s, "em3d", "mp-int", &["nodes=400", "remote=0", "iterations=2"]);
+    assert_eq!(r.counters["remote_edge_fraction"], 0.0);
+    assert_eq!(r.counters["ghost_values_received"], 0.0);
+}
+
+#[test]
+fn em3d_prefetching_hides_miss_latency() {
+    let s = preset("alewife", &[], None);
+    let plain = run(&s, "em3d", "sm", &["nodes=3200", "iterations=3"]);
+    let pf = run(&s, "em3d", "sm-pf", &["nodes=3200", "iterations=3"]);
+    let wait = |r: &AppResult| r.stats.mean(commlab_api::Category::MemoryNiWait);
+    assert!(pf.counters["prefetches"] > 0.0);
+    assert!(wait(&pf) < wait(&plain), "prefetching: memory wait {} vs {} without", wait(&pf), wait(&plain));
+}
+
+#[test]
+fn iccg_messages_carry_every_nonlocal_edge_exactly_once() {
+    let s = preset("alewife", &[], None);
+    for v in ["mp-int", "mp-poll", "buffer-2", "buffer-3", "buffer-4", "buffer-8", "buffer-16"] {
+        let r = run(&s, "iccg", v, &["fe_elements=20"]);
+        let nonlocal = r.counters["nonlocal_edges"];
+        assert!(nonlocal > 0.0, "{v}: the partition cuts edges");
+        // Two solves, each sending every non-local edge once.
+        assert_eq!(r.counters["edges_sent"], 2.0 * nonlocal, "{v}: edges sent");
+        assert_eq!(r.counters["edges_received"], 2.0 * nonlocal, "{v}: edges received");
+        let limit: f64 = v.strip_prefix("buffer-").map_or(1.0, |n| n.parse().unwrap());
+        let per_message = r.counters["edges_per_message"];
+        assert!(per_message >= 1.0 && per_message <= limit, "{v}: {per_message} edges per message");
+    }
+    let sm = run(&s, "iccg", "sm", &["fe_elements=20"]);
+    assert_eq!(sm.counters["app_messages"], 0.0);
+}
+
+#[test]
+fn iccg_on_one_processor_has_speedup_one() {
+    let s = preset("alewife", &[], Some(1));
+    for v in ["sm", "mp-int", "buffer-4"] {
+        let r = run(&s, "iccg", v, ICCG_SMALL);
+        assert_eq!(r.counters["speedup"], 1.0, "{v}");
+        assert_eq!(r.counters["nonlocal_edge_fraction"], 0.0, "{v}");
+    }
+}
+
+#[test]
+fn iccg_scales_on_a_larger_problem() {
+    let s = preset("alewife", &[], None);
+    let r = run(&s, "iccg", "mp-poll", &["fe_elements=60"]);
+    let speedup = r.counters["speedup"];
+    assert!(speedup > 4.0 && speedup < 32.0, "speedup {speedup} on 32 processors");
+}
+
+fn matrix(name: &str) -> String {
+    format!("matrix={}/../../../shared/data/matrices/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn iccg_solves_the_real_matrices() {
+    let s = preset("alewife", &[], Some(16));
+    // can_1072's values are all 1 (a placeholder, not positive definite): it needs values=spd.
+    for (name, values, pattern) in [
+        ("1138_bus.mtx", "values=file", false),
+        ("can_1072.mtx", "values=spd", true),
+        ("bcspwr10.mtx", "values=file", true),
+    ] {
+        let m = matrix(name);
+        for v in ["sm", "mp-int", "buffer-8"] {
+            let r = run(&s, "iccg", v, &[&m, values]);
+            assert_eq!(r.counters["pattern_values"] == 1.0, pattern, "{name}: pattern flag");
+            assert!(r.counters["pcg_iterations"] >= 1.0, "{name}");
+            assert!(r.counters["pcg_rel_residual"] <= 1e-8, "{name}");
+            if pattern {
+                assert!(r.check.detail.contains("diagonal = row degree + 1"), "{name}: {}", r.check.detail);
+            }
+        }
+    }
+}
+
+#[test]
+fn iccg_bad_inputs_are_input_errors() {
+    let s = preset("alewife", &[], Some(4));
+    let err = |params: &[&str]| {
+        let params: Vec<String> = params.iter().map(|p| p.to_string()).collect();
+        match run_app(&s, "iccg", "sm", &params, 1) {
+            Err(AppError::Input(m)) => m,
+            other => panic!("{params:?}: expected an input error, got {:?}", other.map(|r| r.check)),
+        }
+    };
+    assert!(err(&["matrix=/nonexistent/m.mtx"]).contains("/nonexistent/m.mtx"));
+    assert!(err(&["fe_dim=4"]).contains("fe_dim"));
+    assert!(err(&[&matrix("can_1072.mtx")]).contains("values=spd"), "a non-SPD matrix names the way out");
+    assert!(err(&["values=ones"]).contains("values"));
+    assert!(err(&["fe_elements=0"]).contains("fe_elements"));
+    let dir = std::env::temp_dir().join(format!("commlab-apps-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.mtx");
+    std::fs::write(&bad, "%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n1 1 1.0\n2 x 1.0\n").unwrap();
+    let m = err(&[&format!("matrix={}", bad.display())]);
+    assert!(m.contains(":4:"), "line number in: {m}");
+    let unsym = dir.join("unsym.mtx");
+    std::fs::write(&unsym, "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 4.0\n2 1 1.0\n2 2 4.0\n")
+        .unwrap();
+    let m = err(&[&format!("matrix={}", unsym.display())]);
+    assert!(m.contains("unsym.mtx"), "{m}");
+    let tiny = dir.join("tiny.mtx");
+    std::fs::write(&tiny, "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 1 4.0\n2 2 4.0\n").unwrap();
+    assert!(err(&[&format!("matrix={}", tiny.display())]).contains("processors"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn em3d_bad_inputs_are_input_errors() {
+    let s = preset("alewife", &[], None);
+    for (p, needle) in
+        [("nodes=10", "nodes"), ("remote=1.5", "remote"), ("degree=0", "degree"), ("iterations=0", "iterations")]
+    {
+        match run_app(&s, "em3d", "sm", &[p.to_string()], 1) {
+            Err(AppError::Input(m)) => assert!(m.contains(needle), "{p}: {m}"),
+            other => panic!("{p}: expected an input error, got {:?}", other.map(|r| r.check)),
+        }
+    }
+}
