@@ -488,3 +488,79 @@ fn validate_blizzard_presets_exit_zero() {
         assert_eq!(rows, 12, "{m}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Applications: EM3D and ICCG
+
+/// Parse JSON Lines output into objects.
+fn json_lines(text: &str) -> Vec<Value> {
+    text.lines().map(|l| serde_json::from_str(l).expect("each line is a JSON object")).collect()
+}
+
+#[test]
+fn em3d_and_iccg_all_variants_give_one_checked_object_each() {
+    for (app, params, variants) in [
+        (
+            "em3d",
+            vec!["--param", "nodes=640", "--param", "iterations=2"],
+            vec!["sm", "sm-pf", "mp-int", "mp-poll", "bulk"],
+        ),
+        (
+            "iccg",
+            vec!["--param", "fe_elements=12"],
+            vec!["sm", "sm-pf", "mp-int", "mp-poll", "buffer-2", "buffer-3", "buffer-4", "buffer-8", "buffer-16"],
+        ),
+    ] {
+        let mut args = vec!["run", app, "--variant", "all", "--json"];
+        args.extend(params.iter().copied());
+        let rows = json_lines(&ok(&args));
+        let got: Vec<&str> = rows.iter().map(|r| r["variant"].as_str().unwrap()).collect();
+        assert_eq!(got, variants, "{app}: one object per variant, in order");
+        for r in &rows {
+            assert_eq!(r["check"]["ok"], Value::Bool(true), "{app}: {r}");
+            assert!(r["cycles"].as_f64().unwrap() > 0.0);
+            if app == "iccg" {
+                for c in [
+                    "speedup",
+                    "pcg_iterations",
+                    "nonlocal_edge_fraction",
+                    "app_messages",
+                    "edges_per_message",
+                    "idle_cycles_per_node",
+                ] {
+                    assert!(r["counters"][c].is_number(), "iccg counter {c} in {r}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn iccg_malformed_matrix_names_file_and_line() {
+    let f = TempFile::with_text(
+        "bad.mtx",
+        "%%MatrixMarket matrix coordinate real symmetric\n% a comment\n3 3 3\n1 1 2.0\n2 1 -1.0\n3 9 1.0\n",
+    );
+    let param = format!("matrix={}", f.arg());
+    bad_input(&["run", "iccg", "--param", &param], &[f.arg(), ":6:", "9"]);
+}
+
+#[test]
+fn iccg_non_square_and_non_symmetric_matrices_are_refused() {
+    let f = TempFile::with_text("rect.mtx", "%%MatrixMarket matrix coordinate real general\n3 4 1\n1 1 1.0\n");
+    let param = format!("matrix={}", f.arg());
+    bad_input(&["run", "iccg", "--param", &param], &[f.arg(), ":2:"]);
+    let f = TempFile::with_text(
+        "unsym.mtx",
+        "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 4.0\n2 1 1.0\n2 2 4.0\n",
+    );
+    let param = format!("matrix={}", f.arg());
+    bad_input(&["run", "iccg", "--param", &param], &[f.arg(), ":4:"]);
+}
+
+#[test]
+fn iccg_missing_matrix_file() {
+    let f = TempFile::new("missing.mtx");
+    let param = format!("matrix={}", f.arg());
+    bad_input(&["run", "iccg", "--param", &param], &[f.arg()]);
+}

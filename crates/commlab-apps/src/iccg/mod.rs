@@ -57,7 +57,7 @@ pub const INFO: AppInfo = AppInfo {
 /// PCG stopping rule: relative residual.
 const PCG_RTOL: f64 = 1e-8;
 /// Tolerance to which the two PCGs whose solutions are compared are run.
-const COMPARE_RTOL: f64 = 1e-12;
+const COMPARE_RTOL: f64 = 1e-14;
 /// Largest relative difference allowed between a computed vector and its sequential reference.
 const TOLERANCE: f64 = 1e-10;
 
@@ -189,9 +189,9 @@ fn prepare(params: &Params, procs: usize) -> Result<Arc<Prepared>, AppError> {
             z[old] = zp[new];
         }
     };
-    // Two summation orders stopped at 1e-8 differ by up to cond(A) x 1e-8 (1.5e-9 on
-    // 1138_bus); both are therefore also run on to COMPARE_RTOL, where they agree to far
-    // better than the 1e-10 the check demands.
+    // Two summation orders stopped at 1e-8 differ by up to about cond(A) x 1e-8 (1.5e-9 on
+    // 1138_bus, cond ~ 1e7); both are therefore also run on to COMPARE_RTOL, where they agree
+    // to better than the 1e-10 the check demands (1e-12 on 1138_bus).
     let compare = sparse::pcg(&ap, &rhs, dag_precond, COMPARE_RTOL, max_iter);
     let sequential = sparse::pcg(&a, &b, seq_precond, COMPARE_RTOL, max_iter);
     let mut x_back = vec![0.0; n];
@@ -316,7 +316,7 @@ pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Resu
         ok,
         max_error,
         detail: format!(
-            "{}: order {}, {} colours; forward/backward solve vs sequential: {ey:.1e}/{ex:.1e}; PCG {} iterations to {:.1e}; solution vs sequential PCG (both to 1e-12): {:.1e} (limits 1e-10){}",
+            "{}: order {}, {} colours; forward/backward solve vs sequential: {ey:.1e}/{ex:.1e}; PCG {} iterations to {:.1e}; solution vs sequential PCG (both to {COMPARE_RTOL:.0e}): {:.1e} (limits 1e-10){}",
             p.describe,
             p.n,
             p.colours,
