@@ -13,7 +13,7 @@ pub mod validate;
 
 pub use params::{ParamDoc, Params};
 
-use commlab_api::{Backend, RunStats};
+use commlab_api::{Backend, BarrierKind, ReceiveMode, RunStats};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -159,4 +159,22 @@ pub(crate) fn component_seed(seed: u64, component: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// How a variant's nodes receive: by polling for `mp-poll`-style variants, else by interrupt.
+pub(crate) fn receive_mode_of(polling: bool) -> ReceiveMode {
+    if polling {
+        ReceiveMode::Polling
+    } else {
+        ReceiveMode::Interrupt
+    }
+}
+
+/// A variant's barrier: shared-memory variants use the shared-memory tree, the others messages.
+pub(crate) fn barrier_kind_of(shared_memory: bool) -> BarrierKind {
+    if shared_memory {
+        BarrierKind::SharedMemory
+    } else {
+        BarrierKind::Messages
+    }
 }

@@ -216,18 +216,10 @@ impl Program for Em3d {
         COSTS.to_vec()
     }
     fn receive_mode(&self) -> ReceiveMode {
-        if self.variant == Variant::MpPoll {
-            ReceiveMode::Polling
-        } else {
-            ReceiveMode::Interrupt
-        }
+        crate::receive_mode_of(self.variant == Variant::MpPoll)
     }
     fn barrier_kind(&self) -> BarrierKind {
-        if self.variant.shared_memory() {
-            BarrierKind::SharedMemory
-        } else {
-            BarrierKind::Messages
-        }
+        crate::barrier_kind_of(self.variant.shared_memory())
     }
     fn init_state(&self, id: ProcId, _: usize) -> State {
         let plan = &self.plans[id];
