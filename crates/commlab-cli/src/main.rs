@@ -5,7 +5,9 @@
 //! or a check failed; 2 for bad input (with one line naming it and what would be valid).
 
 mod bench;
+mod crossover;
 mod output;
+mod sweep;
 
 use clap::{Parser, Subcommand};
 use commlab_apps::{AppError, APPS};
@@ -33,8 +35,17 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// List the machine presets.
-    Machines,
+    /// List the machine presets; `--table` measures and compares them.
+    #[command(long_about = MACHINES_TABLE_HELP)]
+    Machines {
+        /// One row per preset: bisection, network latency, remote and local miss, and the
+        /// bisection and latency normalised by the local miss time (see the long help, --help).
+        #[arg(long)]
+        table: bool,
+        /// With --table: one JSON object per machine (JSON Lines).
+        #[arg(long, requires = "table")]
+        json: bool,
+    },
     /// Machine descriptions.
     Machine {
         #[command(subcommand)]
@@ -44,6 +55,9 @@ enum Command {
     Apps,
     /// Run an application on a simulated machine.
     Run(RunArgs),
+    /// Run an application over a range or grid of machine keys and app parameters; find crossovers.
+    #[command(long_about = sweep::LONG_ABOUT)]
+    Sweep(sweep::SweepArgs),
     /// Measure every published primitive cost of a machine and compare (exit 0 if all within 10%).
     Validate {
         /// Preset name or path to a machine TOML file.
@@ -134,10 +148,11 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let result = match cli.command {
-        Command::Machines => list_machines(),
+        Command::Machines { table, json } => list_machines(table, json),
         Command::Machine { action: MachineAction::Show { machine, set, procs } } => show_machine(&machine, &set, procs),
         Command::Apps => list_apps(),
         Command::Run(args) => run(args),
+        Command::Sweep(args) => sweep::run(args),
         Command::Bench { repeat, only, json } => bench::run(repeat, json, only.as_deref()),
         Command::Validate { machine, set, json } => validate(&machine, &set, json),
     };
@@ -188,11 +203,152 @@ fn load_machine(machine: &str, set: &[String], procs: Option<usize>) -> Result<M
     cfg.map_err(|e| input(e.to_string()))
 }
 
-fn list_machines() -> Result<(), Failure> {
+/// Long help of `commlab machines`: how every column of `--table` is obtained.
+const MACHINES_TABLE_HELP: &str = "List the machine presets (name, processors, network, summary).
+
+With --table, one row per preset, each figure taken from the preset's own configuration or
+measured on the simulator:
+  MHz             processor.clock_mhz
+  bisection       bytes per processor cycle across the bisection, both directions
+                  (links crossing the cut x link bandwidth; as `commlab machine show` prints)
+  net latency     one-way latency of a lone 24-byte packet (header included) in processor
+                  cycles, between two processors at the mean distance: injection + ejection
+                  NI latency + mean router hops (over all ordered pairs of distinct
+                  processors) x router latency + the packet's serialization once (cut-through)
+  remote miss     mean of the best and worst write miss to a clean remote line, measured
+                  with `miss-latency` kind=store-remote: the home at the nearest distance
+                  from the requester (processor 0), and at the farthest
+  local miss      measured with `miss-latency` kind=load-local
+  bisection per local miss   bisection x local miss (bytes per local-miss time)
+  latency in local misses    net latency / local miss
+
+--json prints the same as one JSON object per machine, with the best and worst write misses
+and the mean hops as well.";
+
+/// One row of `commlab machines --table`.
+struct MachineRow {
+    name: String,
+    mhz: f64,
+    topology: String,
+    procs: usize,
+    mean_hops: f64,
+    bisection: f64,
+    latency: f64,
+    remote_best: f64,
+    remote_worst: f64,
+    local: f64,
+}
+
+impl MachineRow {
+    fn remote(&self) -> f64 {
+        (self.remote_best + self.remote_worst) / 2.0
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "machine": self.name,
+            "clock_mhz": self.mhz,
+            "topology": self.topology,
+            "procs": self.procs,
+            "mean_hops": self.mean_hops,
+            "bisection_bytes_per_cycle": self.bisection,
+            "net_latency_cycles": self.latency,
+            "remote_miss_cycles": self.remote(),
+            "remote_miss_best_cycles": self.remote_best,
+            "remote_miss_worst_cycles": self.remote_worst,
+            "local_miss_cycles": self.local,
+            "bisection_bytes_per_local_miss": self.bisection * self.local,
+            "net_latency_local_misses": self.latency / self.local,
+        })
+    }
+}
+
+/// Measure one preset for the machine table (see `MACHINES_TABLE_HELP`).
+fn machine_row(name: &str) -> Result<MachineRow, Failure> {
+    let cfg = load_machine(name, &[], None)?;
+    let n = cfg.nprocs();
+    let near = (1..n).map(|p| cfg.topology.hops(0, p)).min().unwrap_or(0);
+    let far = cfg.topology.max_hops_from(0);
+    let mut row = MachineRow {
+        name: name.to_string(),
+        mhz: cfg.spec.processor.clock_mhz,
+        topology: cfg.topology.describe(),
+        procs: n,
+        mean_hops: cfg.mean_hops(),
+        bisection: cfg.bisection_bytes_per_cycle(),
+        latency: cfg.packet_latency_cycles(24),
+        remote_best: 0.0,
+        remote_worst: 0.0,
+        local: 0.0,
+    };
+    let sim = Simulator::new(cfg);
+    let miss = |kind: &str, hops: usize| -> Result<f64, Failure> {
+        let params = [format!("kind={kind}"), format!("hops={hops}")];
+        let fail =
+            |m: String| Failure { status: 1, message: format!("machine table, {name}, miss-latency {kind}: {m}") };
+        let r = commlab_apps::run_app(&sim, "miss-latency", "sm", &params, 1).map_err(|e| fail(e.to_string()))?;
+        if !r.check.ok {
+            return Err(fail(format!("answer check failed: {}", r.check.detail)));
+        }
+        Ok(r.counters["miss_cycles"])
+    };
+    row.remote_best = miss("store-remote", near)?;
+    row.remote_worst = miss("store-remote", far)?;
+    row.local = miss("load-local", 0)?;
+    Ok(row)
+}
+
+fn list_machines(table: bool, json: bool) -> Result<(), Failure> {
+    if table {
+        return machine_table(json);
+    }
     println!("{:<12} {:>6}  {:<28} summary", "name", "procs", "network");
     for name in machine::preset_names() {
         let cfg = load_machine(name, &[], None)?;
         println!("{:<12} {:>6}  {:<28} {}", name, cfg.nprocs(), cfg.topology.describe(), cfg.spec.summary);
+    }
+    Ok(())
+}
+
+fn machine_table(json: bool) -> Result<(), Failure> {
+    if !json {
+        println!(
+            "{:<12} {:>6}  {:<36} {:>5} {:>11} {:>11} {:>11} {:>10} {:>14} {:>14}",
+            "", "clock", "", "", "bisection", "net lat.", "remote", "local", "bisection", "net lat."
+        );
+        println!(
+            "{:<12} {:>6}  {:<36} {:>5} {:>11} {:>11} {:>11} {:>10} {:>14} {:>14}",
+            "name",
+            "(MHz)",
+            "topology",
+            "procs",
+            "(B/cycle)",
+            "(cycles)",
+            "miss (cyc)",
+            "miss (cyc)",
+            "(B/local miss)",
+            "(local misses)"
+        );
+    }
+    for name in machine::preset_names() {
+        let r = machine_row(name)?;
+        if json {
+            println!("{}", r.json());
+        } else {
+            println!(
+                "{:<12} {:>6.1}  {:<36} {:>5} {:>11.1} {:>11.1} {:>11.1} {:>10.1} {:>14.1} {:>14.2}",
+                r.name,
+                r.mhz,
+                r.topology,
+                r.procs,
+                r.bisection,
+                r.latency,
+                r.remote(),
+                r.local,
+                r.bisection * r.local,
+                r.latency / r.local
+            );
+        }
     }
     Ok(())
 }

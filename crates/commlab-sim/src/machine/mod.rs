@@ -17,6 +17,19 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("blizzard-s", include_str!("../../../../machines/blizzard-s.toml")),
     ("blizzard-e", include_str!("../../../../machines/blizzard-e.toml")),
     ("blizzard-t", include_str!("../../../../machines/blizzard-t.toml")),
+    ("cm5", include_str!("../../../../machines/cm5.toml")),
+    ("ksr2", include_str!("../../../../machines/ksr2.toml")),
+    ("jmachine", include_str!("../../../../machines/jmachine.toml")),
+    ("mmachine", include_str!("../../../../machines/mmachine.toml")),
+    ("delta", include_str!("../../../../machines/delta.toml")),
+    ("paragon", include_str!("../../../../machines/paragon.toml")),
+    ("dash", include_str!("../../../../machines/dash.toml")),
+    ("flash", include_str!("../../../../machines/flash.toml")),
+    ("t0", include_str!("../../../../machines/t0.toml")),
+    ("t1", include_str!("../../../../machines/t1.toml")),
+    ("t3d", include_str!("../../../../machines/t3d.toml")),
+    ("t3e", include_str!("../../../../machines/t3e.toml")),
+    ("origin", include_str!("../../../../machines/origin.toml")),
 ];
 
 /// An invalid machine description: which input, and what would be valid.
@@ -484,6 +497,29 @@ impl MachineConfig {
     /// Bisection bandwidth of the network in bytes per processor cycle (both directions).
     pub fn bisection_bytes_per_cycle(&self) -> f64 {
         self.topology.bisection_links().len() as f64 * self.cycle_ps / self.link_ps_per_byte
+    }
+
+    /// Mean router hops between two distinct processors (over all ordered pairs; 0 with fewer
+    /// than two processors).
+    pub fn mean_hops(&self) -> f64 {
+        let n = self.nprocs();
+        if n < 2 {
+            return 0.0;
+        }
+        let total: usize =
+            (0..n).flat_map(|a| (0..n).map(move |b| (a, b))).map(|(a, b)| self.topology.hops(a, b)).sum();
+        total as f64 / (n * (n - 1)) as f64
+    }
+
+    /// Uncontended one-way network latency of a `bytes`-byte packet (header included) between two
+    /// processors at the mean distance, in processor cycles: injection and ejection NI latency,
+    /// [`Self::mean_hops`] router hops, and the packet's serialization once (cut-through). This is
+    /// what the network model charges a lone packet; NI queueing and message overheads are not in it.
+    pub fn packet_latency_cycles(&self, bytes: u64) -> f64 {
+        let ps = 2.0 * self.ni_latency_ps as f64
+            + self.mean_hops() * self.router_latency_ps as f64
+            + bytes as f64 * self.link_ps_per_byte;
+        ps / self.cycle_ps
     }
 }
 

@@ -1,0 +1,294 @@
+//! Black-box tests of `commlab sweep`: results independent of `--jobs`, `--resume` after an
+//! interrupted sweep (including a half-written last line), grids, the summary, and the
+//! bad-input contract (exit status 2, one `commlab: ` line) for bad specs and output dirs.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+fn commlab() -> Command {
+    Command::cargo_bin("commlab").expect("the commlab binary is built")
+}
+
+/// A directory path under the system temp directory, unique to this process and call (not
+/// created); removed with its contents when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        TempDir(std::env::temp_dir().join(format!("commlab-sweep-test-{}-{n}-{name}", std::process::id())))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+
+    fn arg(&self) -> &str {
+        self.0.to_str().expect("temp path is UTF-8")
+    }
+
+    fn results(&self) -> PathBuf {
+        self.0.join("results.jsonl")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// A small EM3D on 8 processors, every variant: 5 runs per point, well under a second each.
+const EM3D: &[&str] = &["sweep", "em3d", "--procs", "8", "--param", "nodes=320", "--param", "iterations=1"];
+
+/// Run `commlab sweep ...` expecting success; return stdout.
+fn sweep_ok(args: &[&str]) -> String {
+    let out = commlab().args(args).output().expect("run commlab");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "commlab {args:?} failed ({:?}):\n{stderr}", out.status.code());
+    assert!(!stderr.contains("panicked"), "commlab {args:?} panicked:\n{stderr}");
+    String::from_utf8(out.stdout).expect("stdout is UTF-8")
+}
+
+/// Run `commlab args` expecting the bad-input contract; return the single stderr line.
+fn bad_input(args: &[&str], needles: &[&str]) -> String {
+    let out = commlab().args(args).output().expect("run commlab");
+    let stderr = String::from_utf8(out.stderr).expect("stderr is UTF-8");
+    assert!(!stderr.contains("panicked"), "commlab {args:?} panicked:\n{stderr}");
+    assert_eq!(out.status.code(), Some(2), "commlab {args:?}: exit status; stderr:\n{stderr}");
+    assert!(out.stdout.is_empty(), "commlab {args:?}: nothing expected on stdout");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "commlab {args:?}: expected exactly one stderr line, got:\n{stderr}");
+    let line = lines[0];
+    assert!(line.starts_with("commlab: "), "commlab {args:?}: {line}");
+    for n in needles {
+        assert!(line.contains(n), "commlab {args:?}: stderr line should mention `{n}`: {line}");
+    }
+    line.to_string()
+}
+
+fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+    base.iter().chain(more).copied().collect()
+}
+
+/// Every line of a results file, parsed.
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .expect("results.jsonl exists")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
+        .collect()
+}
+
+/// Results keyed by (point, variant), without the wall-clock fields; every pair exactly once.
+fn by_point(results: &[Value]) -> BTreeMap<(u64, String), Value> {
+    let mut out = BTreeMap::new();
+    for r in results {
+        let mut r = r.clone();
+        let key = (r["point"].as_u64().expect("point index"), r["variant"].as_str().expect("variant").to_string());
+        let sim = r["sim"].as_object_mut().expect("sim object");
+        sim.remove("wall_seconds");
+        sim.remove("events_per_second");
+        assert!(out.insert(key.clone(), r).is_none(), "{key:?} appears twice");
+    }
+    out
+}
+
+#[test]
+fn jobs_1_and_jobs_2_give_identical_results() {
+    let (d1, d2) = (TempDir::new("jobs1"), TempDir::new("jobs2"));
+    let vary = ["--vary", "messaging.send_overhead_cycles=10:400:4:log"];
+    sweep_ok(&with(EM3D, &with(&vary, &["--jobs", "1", "--out", d1.arg()])));
+    sweep_ok(&with(EM3D, &with(&vary, &["--jobs", "2", "--out", d2.arg()])));
+    let (r1, r2) = (by_point(&lines(&d1.results())), by_point(&lines(&d2.results())));
+    assert_eq!(r1.len(), 4 * 5, "4 points x 5 variants");
+    assert_eq!(r1, r2);
+    // The varied value reaches the run: points are in spec order and the values are integers.
+    let values: Vec<Value> =
+        (0..4).map(|p| r1[&(p, "sm".to_string())]["vary"]["messaging.send_overhead_cycles"].clone()).collect();
+    assert_eq!(values, [10, 34, 117, 400].map(Value::from).to_vec());
+    assert_ne!(r1[&(0, "mp-int".to_string())]["cycles"], r1[&(3, "mp-int".to_string())]["cycles"]);
+    // The summary files are the same too.
+    let s1: Value = serde_json::from_str(&std::fs::read_to_string(d1.path().join("summary.json")).unwrap()).unwrap();
+    let s2: Value = serde_json::from_str(&std::fs::read_to_string(d2.path().join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s1, s2);
+}
+
+#[test]
+fn interrupted_sweep_resumes_with_every_point_once() {
+    let full = TempDir::new("full");
+    let args = with(EM3D, &["--vary", "cross_traffic.rate_bytes_per_cycle=0:6:3", "--jobs", "2"]);
+    sweep_ok(&with(&args, &["--out", full.arg()]));
+    let text = std::fs::read_to_string(full.results()).unwrap();
+    let all: Vec<&str> = text.lines().collect();
+    assert_eq!(all.len(), 15);
+    let expected = by_point(&lines(&full.results()));
+
+    for k in [0, 1, 7, 14] {
+        let part = TempDir::new("part");
+        std::fs::create_dir_all(part.path()).unwrap();
+        // The first k lines, then half of the next (a sweep killed while writing it).
+        let mut cut: String = all[..k].iter().map(|l| format!("{l}\n")).collect();
+        cut.push_str(&all[k][..all[k].len() / 2]);
+        std::fs::write(part.results(), &cut).unwrap();
+        // Without --resume the existing results are never overwritten.
+        bad_input(&with(&args, &["--out", part.arg()]), &["--resume", "results.jsonl"]);
+        assert_eq!(std::fs::read_to_string(part.results()).unwrap(), cut);
+
+        let stdout = sweep_ok(&with(&args, &["--out", part.arg(), "--resume"]));
+        assert!(stdout.contains(&format!("{} run now, {k} already done", 15 - k)), "k={k}: {stdout}");
+        let resumed = lines(&part.results());
+        assert_eq!(resumed.len(), 15, "k={k}");
+        assert_eq!(by_point(&resumed), expected, "k={k}");
+        // The first k lines are kept as they were.
+        let after = std::fs::read_to_string(part.results()).unwrap();
+        assert!(after.starts_with(&cut[..cut.len() - all[k].len() / 2]), "k={k}");
+    }
+
+    // Resuming a finished sweep runs nothing and leaves the file as it was.
+    let stdout = sweep_ok(&with(&args, &["--out", full.arg(), "--resume"]));
+    assert!(stdout.contains("0 run now, 15 already done"), "{stdout}");
+    assert_eq!(std::fs::read_to_string(full.results()).unwrap(), text);
+}
+
+#[test]
+fn resume_recognises_points_by_their_values_not_their_index() {
+    // A sweep over 3 values, then the same key over 5 values that include them (new indices).
+    let d = TempDir::new("regrid");
+    let base = with(EM3D, &["--variant", "mp-poll", "--out", d.arg()]);
+    sweep_ok(&with(&base, &["--vary", "messaging.send_overhead_cycles=10,50,90"]));
+    let stdout = sweep_ok(&with(&base, &["--vary", "messaging.send_overhead_cycles=10:90:5", "--resume"]));
+    assert!(stdout.contains("2 run now, 3 already done"), "{stdout}");
+    let all = lines(&d.results());
+    assert_eq!(all.len(), 5);
+    let mut values: Vec<i64> =
+        all.iter().map(|r| r["vary"]["messaging.send_overhead_cycles"].as_i64().unwrap()).collect();
+    values.sort();
+    assert_eq!(values, vec![10, 30, 50, 70, 90]);
+}
+
+#[test]
+fn two_key_grid_has_every_combination_first_key_outermost() {
+    let d = TempDir::new("grid");
+    let stdout = sweep_ok(&with(
+        EM3D,
+        &[
+            "--variant",
+            "mp-int",
+            "--vary",
+            "messaging.send_overhead_cycles=20,200",
+            "--vary",
+            "remote=0.1,0.3,0.5",
+            "--jobs",
+            "2",
+            "--out",
+            d.arg(),
+        ],
+    ));
+    assert!(stdout.contains("6 points x 1 variants"), "{stdout}");
+    let r = by_point(&lines(&d.results()));
+    assert_eq!(r.len(), 6);
+    for p in 0..6u64 {
+        let v = &r[&(p, "mp-int".to_string())];
+        assert_eq!(v["vary"]["messaging.send_overhead_cycles"], Value::from([20, 200][p as usize / 3]));
+        assert_eq!(v["vary"]["remote"], Value::from([0.1, 0.3, 0.5][p as usize % 3]));
+        assert_eq!(v["params"]["remote"], Value::from(["0.1", "0.3", "0.5"][p as usize % 3]));
+        assert!(v["check"]["ok"].as_bool().unwrap());
+    }
+    // One summary group per value of the second key, curves along the first.
+    let s: Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["x"], "messaging.send_overhead_cycles");
+    let groups = s["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 3);
+    assert_eq!(groups[1]["fixed"]["remote"], Value::from(0.3));
+    assert_eq!(groups[1]["curves"]["mp-int"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn summary_reports_fastest_and_crossovers() {
+    let d = TempDir::new("summary");
+    let stdout = sweep_ok(&with(
+        EM3D,
+        &["--vary", "messaging.send_overhead_cycles=10:1000:4:log", "--variant", "all", "--out", d.arg()],
+    ));
+    assert!(stdout.contains("fastest at messaging.send_overhead_cycles=10:"), "{stdout}");
+    let s: Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("summary.json")).unwrap()).unwrap();
+    let g = &s["groups"][0];
+    assert_eq!(g["fastest"].as_array().unwrap().len(), 4);
+    for c in g["crossovers"].as_array().unwrap() {
+        let x = c["x"].as_f64().unwrap();
+        assert!((10.0..=1000.0).contains(&x), "{c}");
+        assert!(c["a"].is_string() && c["b"].is_string() && c["y"].is_number(), "{c}");
+        assert!(stdout.contains(&format!(
+            "{} and {} change order",
+            c["a"].as_str().unwrap(),
+            c["b"].as_str().unwrap()
+        )));
+    }
+}
+
+#[test]
+fn help_teaches_with_examples() {
+    let out = commlab().args(["sweep", "--help"]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success());
+    for needle in ["a:b:steps:log", "--resume", "Examples:", "commlab sweep em3d", "crossover"] {
+        assert!(text.contains(needle), "`sweep --help` should mention {needle}:\n{text}");
+    }
+}
+
+#[test]
+fn bad_specs_are_one_line_and_exit_2() {
+    let d = TempDir::new("bad");
+    let run = |vary: &str, needles: &[&str]| {
+        bad_input(&["sweep", "am-latency", "--vary", vary, "--out", d.arg()], needles);
+    };
+    run("bogus.key=1:2:3", &["bogus.key", "unknown key", "hops", "messaging.send_overhead_cycles"]);
+    run("hops=1:4:0", &["empty range"]);
+    run("hops=", &["empty list"]);
+    run("hops=1,,2", &["empty value"]);
+    run("hops=1:4:1", &["at least 2 steps"]);
+    run("cross_traffic.rate_bytes_per_cycle=0:4:3:log", &["log", "greater than 0"]);
+    run("cross_traffic.rate_bytes_per_cycle=0:x:3", &["`x` is not a number"]);
+    run("cross_traffic.rate_bytes_per_cycle=1,two", &["`two` is not a number"]);
+    run("hops=1:4:three", &["steps", "three"]);
+    run("hops=1,2.5", &["2.5", "whole number"]);
+    run("hops", &["KEY=SPEC"]);
+    run("network.dims=4,8", &["network.dims", "cannot be swept"]);
+    // A value the machine rejects is found before anything runs.
+    run("network.link_bytes_per_ns=-1,1", &["network.link_bytes_per_ns", "point 0"]);
+    bad_input(&["sweep", "am-latency", "--vary", "hops=1,2", "--vary", "hops=3"], &["hops", "twice"]);
+    bad_input(&["sweep", "am-latency", "--vary", "hops=1,2", "--jobs", "0"], &["--jobs"]);
+    bad_input(&["sweep", "am-latency"], &["--vary"]);
+    assert!(!d.path().exists(), "no output directory is made for a bad spec");
+}
+
+#[test]
+fn unwritable_output_dir_is_an_error_before_anything_runs() {
+    let file = TempDir::new("a-file");
+    std::fs::write(file.path(), "not a directory").unwrap();
+    let under = file.path().join("sub");
+    bad_input(&["sweep", "am-latency", "--vary", "hops=1,2", "--out", file.arg()], &["not a directory"]);
+    bad_input(&["sweep", "am-latency", "--vary", "hops=1,2", "--out", under.to_str().unwrap()], &["cannot create"]);
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let ro = TempDir::new("read-only");
+        std::fs::create_dir_all(ro.path()).unwrap();
+        std::fs::set_permissions(ro.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+        // Root (e.g. in a container) writes anyway; only check where permissions bind.
+        let probe = ro.path().join("probe");
+        if std::fs::write(&probe, "").is_err() {
+            bad_input(&["sweep", "am-latency", "--vary", "hops=1,2", "--out", ro.arg()], &["not writable"]);
+        } else {
+            let _ = std::fs::remove_file(&probe);
+        }
+        std::fs::set_permissions(ro.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
