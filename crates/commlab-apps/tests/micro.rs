@@ -327,3 +327,25 @@ fn software_dsm_runs_are_deterministic() {
         assert_eq!(a.counters, b.counters, "{app}");
     }
 }
+
+#[test]
+fn remote_miss_delay_adds_to_remote_misses_only() {
+    let at = |delay: u64, kind: &str| {
+        let s = sim(&[&format!("memory.remote_miss_delay_cycles={delay}")], None);
+        run(&s, "miss-latency", "sm", &[&format!("kind={kind}"), "rounds=2"]).counters["miss_cycles"]
+    };
+    let remote = at(50, "load-remote") - at(0, "load-remote");
+    assert!((remote - 50.0).abs() < 1e-6, "a remote miss grows by {remote} cycles with a 50-cycle delay");
+    assert_eq!(at(50, "load-local"), at(0, "load-local"), "local misses are not delayed");
+}
+
+#[test]
+fn overhead_scale_multiplies_send_and_receive_overheads() {
+    let one_way = |scale: &str| {
+        let s = sim(&[&format!("messaging.overhead_scale={scale}")], None);
+        run(&s, "am-latency", "mp-int", &["hops=1", "rounds=3"]).counters["one_way_cycles"]
+    };
+    let (base, double) = (one_way("1"), one_way("2"));
+    // Send (31) and interrupt entry (65) double; the network part does not.
+    assert!((double - base - 96.0).abs() < 1e-6, "one-way {base} -> {double} cycles at twice the overheads");
+}

@@ -352,6 +352,8 @@ impl MachineConfig {
         let n = &spec.network;
         let m = &spec.messaging;
         let clock = positive("processor.clock_mhz", spec.processor.clock_mhz)?;
+        let scale = positive("messaging.overhead_scale", m.overhead_scale)?;
+        let scaled = |cycles: u64| (cycles as f64 * scale).round() as u64;
         let bw = positive("network.link_bytes_per_ns", n.link_bytes_per_ns)?;
         let topology = Topology::new(topology_kind(n)?).map_err(|e| ConfigError::key("network", e))?;
         at_least("network.max_packet_payload_bytes", n.max_packet_payload_bytes, 8)?;
@@ -456,13 +458,13 @@ impl MachineConfig {
             cross_traffic_bytes_per_cycle: ct.rate_bytes_per_cycle,
             cross_traffic_message_bytes: ct.message_bytes,
             msg: MessagingCosts {
-                send_overhead: m.send_overhead_cycles,
-                send_per_arg_word: m.send_per_arg_word_cycles,
+                send_overhead: scaled(m.send_overhead_cycles),
+                send_per_arg_word: scaled(m.send_per_arg_word_cycles),
                 max_arg_words: m.max_arg_words,
-                interrupt_entry: m.interrupt_entry_cycles,
-                interrupt_exit: m.interrupt_exit_cycles,
-                poll: m.poll_cycles,
-                poll_dispatch: m.poll_dispatch_cycles,
+                interrupt_entry: scaled(m.interrupt_entry_cycles),
+                interrupt_exit: scaled(m.interrupt_exit_cycles),
+                poll: scaled(m.poll_cycles),
+                poll_dispatch: scaled(m.poll_dispatch_cycles),
                 dma_setup: m.dma_setup_cycles,
                 dma_per_region: m.dma_per_region_cycles,
                 dma_bytes_per_cycle: m.dma_bytes_per_cycle,

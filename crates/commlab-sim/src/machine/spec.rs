@@ -101,6 +101,13 @@ pub struct MessagingSpec {
     pub dma_bytes_per_cycle: f64,
     pub dma_align_bytes: u64,
     pub barrier_arity: u64,
+    /// Overhead-experiment knob: multiplies every send and receive overhead above.
+    #[serde(default = "default_scale")]
+    pub overhead_scale: f64,
+}
+
+fn default_scale() -> f64 {
+    1.0
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -130,6 +137,9 @@ pub struct MemorySpec {
     pub prefetch_buffer_entries: u64,
     pub prefetch_issue_cycles: u64,
     pub max_run_ahead_cycles: u64,
+    /// Latency-emulation knob: extra cycles before every remote miss's request leaves.
+    #[serde(default)]
+    pub remote_miss_delay_cycles: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -206,6 +216,11 @@ pub const KEYS: &[KeyDoc] = &[
         doc: "size of one cross-traffic message, header included",
     },
     KeyDoc {
+        key: "messaging.overhead_scale",
+        unit: "factor",
+        doc: "multiplies send, per-argument, interrupt entry/exit, poll and poll-dispatch costs (overhead experiments; 1 on real machines)",
+    },
+    KeyDoc {
         key: "messaging.send_overhead_cycles",
         unit: "cycles",
         doc: "describe + launch of a message with no arguments",
@@ -270,6 +285,11 @@ pub const KEYS: &[KeyDoc] = &[
         key: "memory.local_miss_cycles",
         unit: "cycles",
         doc: "miss served by the local memory with no other cache involved",
+    },
+    KeyDoc {
+        key: "memory.remote_miss_delay_cycles",
+        unit: "cycles",
+        doc: "fixed delay added to every remote miss (latency emulation; 0 on real machines)",
     },
     KeyDoc {
         key: "memory.miss_issue_cycles",

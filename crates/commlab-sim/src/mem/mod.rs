@@ -151,7 +151,7 @@ impl Timing {
         let ps = |c: u64| cfg.cycles_to_ps(c as f64);
         Timing {
             local_miss: ps(m.local_miss_cycles.saturating_sub(m.fill_cycles)),
-            miss_issue: ps(m.miss_issue_cycles),
+            miss_issue: ps(m.miss_issue_cycles + m.remote_miss_delay_cycles),
             fill: ps(m.fill_cycles),
             dir: ps(m.dir_cycles),
             dir_occupancy: ps(m.dir_occupancy_cycles),
