@@ -6,7 +6,9 @@
 
 mod bench;
 mod crossover;
+mod experiment;
 mod output;
+mod plot;
 mod sweep;
 
 use clap::{Parser, Subcommand};
@@ -58,6 +60,12 @@ enum Command {
     /// Run an application over a range or grid of machine keys and app parameters; find crossovers.
     #[command(long_about = sweep::LONG_ABOUT)]
     Sweep(sweep::SweepArgs),
+    /// Draw runtime curves or breakdown/volume bars (PNG and SVG) from saved results.
+    #[command(long_about = plot::LONG_ABOUT)]
+    Plot(plot::PlotArgs),
+    /// Run a classic experiment (bisection, latency, overhead, aggregation, volume): results, summary, plots.
+    #[command(long_about = experiment::LONG_ABOUT)]
+    Experiment(experiment::ExperimentArgs),
     /// Measure every published primitive cost of a machine and compare (exit 0 if all within 10%).
     Validate {
         /// Preset name or path to a machine TOML file.
@@ -153,6 +161,8 @@ fn main() -> ExitCode {
         Command::Apps => list_apps(),
         Command::Run(args) => run(args),
         Command::Sweep(args) => sweep::run(args),
+        Command::Plot(args) => plot::run(args),
+        Command::Experiment(args) => experiment::run(args),
         Command::Bench { repeat, only, json } => bench::run(repeat, json, only.as_deref()),
         Command::Validate { machine, set, json } => validate(&machine, &set, json),
     };

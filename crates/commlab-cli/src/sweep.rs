@@ -50,37 +50,40 @@ commlab sweep em3d --vary cross_traffic.rate_bytes_per_cycle=0:8:9 --resume";
 #[derive(clap::Args)]
 pub struct SweepArgs {
     /// Application name (see `commlab apps`).
-    app: String,
+    pub(crate) app: String,
     /// A key to vary and its values: KEY=a:b:steps, KEY=a:b:steps:log or KEY=v1,v2,... (repeatable: a grid).
     #[arg(long = "vary", value_name = "KEY=SPEC", required = true)]
-    vary: Vec<String>,
+    pub(crate) vary: Vec<String>,
     /// Variant to run, or `all`.
     #[arg(long, default_value = "all")]
-    variant: String,
+    pub(crate) variant: String,
     /// Set an application parameter for every point, e.g. iterations=2 (repeatable).
     #[arg(long = "param", value_name = "KEY=VALUE")]
-    param: Vec<String>,
+    pub(crate) param: Vec<String>,
     /// Override a machine key for every point (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<String>,
+    pub(crate) set: Vec<String>,
     /// Preset name or path to a machine TOML file.
     #[arg(long, default_value = "alewife")]
-    machine: String,
+    pub(crate) machine: String,
     /// Resize the machine to N processors.
     #[arg(long)]
-    procs: Option<usize>,
+    pub(crate) procs: Option<usize>,
     /// Seed of every pseudo-random choice.
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub(crate) seed: u64,
     /// Runs in parallel (results do not depend on it).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
-    jobs: u64,
+    pub(crate) jobs: u64,
     /// Directory for results.jsonl and summary.json [default: sweep-APP].
     #[arg(long, value_name = "DIR")]
-    out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Continue the sweep in DIR: skip the (point, variant) runs already in results.jsonl.
     #[arg(long)]
-    resume: bool,
+    pub(crate) resume: bool,
+    /// Experiments print their own summary instead of the sweep's.
+    #[arg(skip)]
+    pub(crate) quiet: bool,
 }
 
 /// The type of a varied key's values.
@@ -683,7 +686,9 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
         results_path.display(),
         summary_path.display()
     );
-    print!("{}", summary.text);
+    if !args.quiet {
+        print!("{}", summary.text);
+    }
 
     let mut problems = failed_runs;
     problems.extend(failed_checks);

@@ -1,0 +1,535 @@
+//! `commlab experiment NAME APP`: the classic studies as one command each. Every experiment
+//! writes `DIR/results.jsonl` (resumable, as `commlab sweep` writes it), `DIR/experiment.json`
+//! (the curves on the experiment's own x axis, crossovers, where real machines sit),
+//! `DIR/experiment.txt` (the short summary it also prints) and PNG + SVG plots.
+//!
+//! - `bisection`: cross-traffic from 0 to 90% of the bisection; x = bisection bandwidth left
+//!   to the application (bytes per processor cycle).
+//! - `latency`: the processor clock scaled with the network's timing (ns) held fixed; x = the
+//!   one-way latency of a 24-byte message in processor cycles. Also, in `DIR/delay/`, the
+//!   second method: a fixed delay added to every remote miss (x = that delay).
+//! - `overhead`: every send and receive overhead scaled from 1x to 10x.
+//! - `aggregation` (iccg): one message per edge, then buffers of 2 to 16 edges: speedup and
+//!   average edges per message.
+//! - `volume`: bytes injected per traffic class, per variant.
+//!
+//! Machines are placed on the bisection and latency axes by their figures normalised by
+//! local-miss time (as `commlab machines --table` computes them), converted to this
+//! machine's cycles: bisection bytes per local miss / this machine's local miss, and network
+//! latency in local misses x this machine's local miss.
+
+use crate::crossover::{crossovers, Crossover};
+use crate::output::{self, RunMeta};
+use crate::plot::{self, BarChart, Cross, LineChart, Marker, Series};
+use crate::sweep::{self, SweepArgs};
+use crate::{input, load_machine, machine_row, Failure};
+use commlab_api::{Category, TrafficClass};
+use commlab_sim::machine;
+use commlab_sim::Simulator;
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// `commlab experiment --help`.
+pub const LONG_ABOUT: &str = "Run one of the classic communication-mechanism experiments: a sweep of the machine \
+with results, a summary with crossovers, and plots (PNG and SVG) in DIR.\n\n\
+  bisection    cross-traffic from 0 to 90% of the bisection; x = bisection bandwidth left to the application \
+(bytes per processor cycle)\n  \
+latency      processor clock scaled with the network held fixed; x = one-way latency of a 24-byte message \
+(processor cycles); DIR/delay/ holds the second method, a fixed delay added to every remote miss\n  \
+overhead     message send and receive overheads scaled 1x to 10x\n  \
+aggregation  iccg only: one message per edge, then buffers of 2 to 16 edges (speedup, edges per message)\n  \
+volume       traffic volume per variant by class\n\n\
+Real machines (the presets) are marked on the bisection and latency axes by their figures normalised by \
+local-miss time and expressed in this machine's cycles. Results are appended as they finish; rerun with \
+--resume to continue an interrupted experiment.\n\n\
+Examples:\n  \
+commlab experiment bisection em3d --jobs 2\n  \
+commlab experiment latency em3d --points 6\n  \
+commlab experiment aggregation iccg --param matrix=../shared/data/matrices/bcsstk32.mtx.gz\n  \
+commlab experiment volume em3d --out em3d-volume";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Name {
+    Bisection,
+    Latency,
+    Overhead,
+    Aggregation,
+    Volume,
+}
+
+#[derive(clap::Args)]
+pub struct ExperimentArgs {
+    /// Which experiment.
+    #[arg(value_enum)]
+    name: Name,
+    /// Application name (see `commlab apps`).
+    app: String,
+    /// Variant to run, or `all`.
+    #[arg(long, default_value = "all")]
+    variant: String,
+    /// Set an application parameter (repeatable).
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    param: Vec<String>,
+    /// Override a machine key for every run (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Preset name or path to a machine TOML file.
+    #[arg(long, default_value = "alewife")]
+    machine: String,
+    /// Resize the machine to N processors.
+    #[arg(long)]
+    procs: Option<usize>,
+    /// Seed of every pseudo-random choice.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Runs in parallel (results do not depend on it).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: u64,
+    /// Points along the x axis (sweeping experiments).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(2..))]
+    points: u64,
+    /// Output directory [default: experiment-NAME-APP].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Continue an interrupted experiment in DIR.
+    #[arg(long)]
+    resume: bool,
+    /// Do not mark where the preset machines sit on the x axis.
+    #[arg(long)]
+    no_marks: bool,
+}
+
+/// One finished run, as read back from results.jsonl.
+struct Row {
+    variant: String,
+    /// The varied key's value (sweeping experiments).
+    vary: f64,
+    obj: Value,
+}
+
+fn read_rows(path: &Path, key: Option<&str>) -> Result<Vec<Row>, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| input(format!("cannot read `{}`: {e}", path.display())))?;
+    let mut rows = Vec::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let obj: Value = serde_json::from_str(line)
+            .map_err(|e| input(format!("`{}` line {}: not a JSON object: {e}", path.display(), i + 1)))?;
+        let vary = key.map_or(0.0, |k| obj["vary"][k].as_f64().unwrap_or(f64::NAN));
+        rows.push(Row { variant: obj["variant"].as_str().unwrap_or("").to_string(), vary, obj });
+    }
+    Ok(rows)
+}
+
+/// Curves of `metric` per variant over x, variants in the app's order (not the order runs
+/// finished in, which depends on --jobs), x increasing.
+fn curves(rows: &[Row], x_of: &dyn Fn(&Row) -> f64, metric: &dyn Fn(&Value) -> f64) -> Vec<(String, Vec<(f64, f64)>)> {
+    let mut out: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for r in rows {
+        let pt = (x_of(r), metric(&r.obj));
+        match out.iter_mut().find(|(v, _)| *v == r.variant) {
+            Some((_, pts)) => pts.push(pt),
+            None => out.push((r.variant.clone(), vec![pt])),
+        }
+    }
+    for (_, pts) in &mut out {
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let order = |v: &str| {
+        rows.first()
+            .and_then(|r| commlab_apps::app_info(r.obj["app"].as_str().unwrap_or("")).ok())
+            .and_then(|info| info.variants.iter().position(|x| *x == v))
+            .unwrap_or(usize::MAX)
+    };
+    out.sort_by_key(|(v, _)| order(v));
+    out
+}
+
+fn series(curves: &[(String, Vec<(f64, f64)>)]) -> Vec<Series> {
+    curves.iter().map(|(n, p)| Series { name: n.clone(), points: p.clone() }).collect()
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
+    std::fs::write(path, text).map_err(|e| Failure { status: 1, message: format!("writing `{}`: {e}", path.display()) })
+}
+
+/// Where the presets sit on an axis: `f(row, base local miss)`; those outside `[lo, hi]` are
+/// listed apart.
+fn markers(
+    base_local: f64,
+    lo: f64,
+    hi: f64,
+    f: &dyn Fn(&crate::MachineRow, f64) -> Option<f64>,
+) -> Result<(Vec<Marker>, Vec<Value>), Failure> {
+    let (mut on, mut off) = (Vec::new(), Vec::new());
+    for name in machine::preset_names() {
+        let row = machine_row(name)?;
+        let Some(x) = f(&row, base_local) else { continue };
+        if x >= lo && x <= hi {
+            on.push(Marker { x, label: name.to_string() });
+        } else {
+            off.push(json!({ "machine": name, "x": x }));
+        }
+    }
+    Ok((on, off))
+}
+
+/// The varied key, its values and how a point's x follows from them.
+struct Axis {
+    key: &'static str,
+    spec: String,
+    x_label: String,
+    /// Point whose breakdown and volume are drawn (the unchanged machine).
+    baseline: f64,
+}
+
+fn sweep_args(a: &ExperimentArgs, vary: String, dir: &Path) -> SweepArgs {
+    SweepArgs {
+        app: a.app.clone(),
+        vary: vec![vary],
+        variant: a.variant.clone(),
+        param: a.param.clone(),
+        set: a.set.clone(),
+        machine: a.machine.clone(),
+        procs: a.procs,
+        seed: a.seed,
+        jobs: a.jobs,
+        out: Some(dir.to_path_buf()),
+        resume: a.resume,
+        quiet: true,
+    }
+}
+
+pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
+    let info = commlab_apps::app_info(&a.app).map_err(|e| input(e.to_string()))?;
+    info.select_variants(&a.variant).map_err(|e| input(e.to_string()))?;
+    let base = load_machine(&a.machine, &a.set, a.procs)?;
+    let name = format!("{:?}", a.name).to_lowercase();
+    let dir = a.out.clone().unwrap_or_else(|| PathBuf::from(format!("experiment-{name}-{}", info.name)));
+    match a.name {
+        Name::Aggregation | Name::Volume => return run_variants(&a, &dir, &base),
+        _ => {}
+    }
+    let points = a.points;
+    let base_local = if a.no_marks { 0.0 } else { machine_row(&a.machine)?.local };
+    let mut outcome = Ok(());
+    let mut report = String::new();
+    let methods: Vec<(PathBuf, Axis)> = match a.name {
+        Name::Bisection => {
+            let b = base.bisection_bytes_per_cycle();
+            if base.cross_traffic_bytes_per_cycle > 0.0 {
+                return Err(input("experiment bisection sets the cross-traffic itself: drop --set cross_traffic.*"));
+            }
+            let axis = Axis {
+                key: "cross_traffic.rate_bytes_per_cycle",
+                spec: format!("0:{}:{points}", 0.9 * b),
+                x_label: "bisection bandwidth left to the application (bytes per processor cycle)".into(),
+                baseline: 0.0,
+            };
+            vec![(dir.clone(), axis)]
+        }
+        Name::Latency => {
+            let mhz = base.spec.processor.clock_mhz;
+            let clock = Axis {
+                key: "processor.clock_mhz",
+                spec: format!("{}:{}:{points}:log", mhz / 2.0, mhz * 8.0),
+                x_label: "one-way network latency of a 24-byte message (processor cycles)".into(),
+                baseline: mhz,
+            };
+            let delay = Axis {
+                key: "memory.remote_miss_delay_cycles",
+                spec: format!("0:{}:{points}", (20.0 * base.packet_latency_cycles(24)).round().max(points as f64)),
+                x_label: "delay added to every remote miss (processor cycles)".into(),
+                baseline: 0.0,
+            };
+            vec![(dir.clone(), clock), (dir.join("delay"), delay)]
+        }
+        Name::Overhead => {
+            let axis = Axis {
+                key: "messaging.overhead_scale",
+                spec: format!("1:10:{}", points.max(2)),
+                x_label: "send and receive overheads (multiple of the machine's)".into(),
+                baseline: 1.0,
+            };
+            vec![(dir.clone(), axis)]
+        }
+        Name::Aggregation | Name::Volume => unreachable!("handled above"),
+    };
+    for (d, axis) in methods {
+        std::fs::create_dir_all(&d).map_err(|e| input(format!("cannot create `{}`: {e}", d.display())))?;
+        let r = sweep::run(sweep_args(&a, format!("{}={}", axis.key, axis.spec), &d));
+        if let Err(f) = r {
+            if f.status == 2 {
+                return Err(f);
+            }
+            outcome = Err(f);
+        }
+        let rows = read_rows(&d.join("results.jsonl"), Some(axis.key))?;
+        // x of each point, from its machine.
+        let x_of = |r: &Row| -> f64 {
+            match a.name {
+                Name::Bisection => base.bisection_bytes_per_cycle() - r.vary,
+                Name::Latency if axis.key == "processor.clock_mhz" => {
+                    let set: Vec<String> =
+                        a.set.iter().cloned().chain([format!("processor.clock_mhz={:?}", r.vary)]).collect();
+                    load_machine(&a.machine, &set, a.procs).map_or(f64::NAN, |c| c.packet_latency_cycles(24))
+                }
+                _ => r.vary,
+            }
+        };
+        let cycles = curves(&rows, &x_of, &|o| o["cycles"].as_f64().unwrap_or(f64::NAN));
+        let found: Vec<Crossover> = crossovers(&cycles);
+        let (lo, hi) = cycles
+            .iter()
+            .flat_map(|(_, p)| p.iter().map(|q| q.0))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| (l.min(x), h.max(x)));
+        let (marks, off_axis) = match (a.no_marks, a.name, axis.key) {
+            (false, Name::Bisection, _) => markers(base_local, lo, hi, &|m, l0| Some(m.bisection * m.local / l0))?,
+            (false, Name::Latency, "processor.clock_mhz") => {
+                markers(base_local, lo, hi, &|m, l0| Some(m.latency / m.local * l0))?
+            }
+            _ => (Vec::new(), Vec::new()),
+        };
+        let title = format!("{}: {} on {} ({} processors)", name, info.name, base.spec.name, base.nprocs());
+        let crosses: Vec<Cross> =
+            found.iter().map(|c| Cross { x: c.x, y: c.y, label: format!("{}/{}", c.a, c.b) }).collect();
+        let s = series(&cycles);
+        let mut files = plot::line_chart(
+            &d.join("runtime"),
+            &LineChart {
+                title: &title,
+                x_label: &axis.x_label,
+                y_label: "run time (processor cycles)",
+                series: &s,
+                crossovers: &crosses,
+                markers: &marks,
+                log_x: false,
+            },
+        )
+        .map_err(|e| Failure { status: 1, message: e })?;
+        // Breakdown and volume at the unchanged machine.
+        let at_base: Vec<&Row> = rows.iter().filter(|r| (r.vary - axis.baseline).abs() < 1e-9).collect();
+        files.extend(bars(&d, &title, &at_base)?);
+
+        let mut text = format!("{title}\n  x: {}\n", axis.x_label);
+        for (v, pts) in &cycles {
+            let desc: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.3}:{y:.0}")).collect();
+            text.push_str(&format!("  {v}: {}\n", desc.join(" ")));
+        }
+        let n = cycles.first().map_or(0, |c| c.1.len());
+        if n > 0 {
+            for idx in [0, n - 1] {
+                let best = cycles
+                    .iter()
+                    .filter_map(|(v, p)| p.get(idx).map(|q| (v, q.0, q.1)))
+                    .min_by(|p, q| p.2.total_cmp(&q.2));
+                if let Some((v, x, y)) = best {
+                    text.push_str(&format!("  fastest at x = {x:.3}: {v} ({y:.0} cycles)\n"));
+                }
+            }
+        }
+        if found.is_empty() {
+            text.push_str("  no crossovers: the order of the variants never changes\n");
+        }
+        for c in &found {
+            text.push_str(&format!(
+                "  crossover: {} and {} change order at x = {:.3} ({:.0} cycles)\n",
+                c.a, c.b, c.x, c.y
+            ));
+        }
+        for m in &marks {
+            text.push_str(&format!("  machine {} sits at x = {:.3}\n", m.label, m.x));
+        }
+        if !off_axis.is_empty() {
+            let names: Vec<String> = off_axis
+                .iter()
+                .map(|o| {
+                    format!("{} ({:.1})", o["machine"].as_str().unwrap_or(""), o["x"].as_f64().unwrap_or(f64::NAN))
+                })
+                .collect();
+            text.push_str(&format!("  beyond this axis: {}\n", names.join(", ")));
+        }
+        let summary = json!({
+            "experiment": name, "app": info.name, "machine": base.spec.name, "procs": base.nprocs(),
+            "varied": axis.key, "x_label": axis.x_label,
+            "series": cycles.iter().map(|(v, p)| (v.clone(), json!(p))).collect::<serde_json::Map<_, _>>(),
+            "crossovers": found,
+            "machines_on_axis": marks.iter().map(|m| json!({"machine": m.label, "x": m.x})).collect::<Vec<_>>(),
+            "machines_off_axis": off_axis,
+            "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        });
+        write_file(&d.join("experiment.json"), &(serde_json::to_string_pretty(&summary).expect("json") + "\n"))?;
+        write_file(&d.join("experiment.txt"), &text)?;
+        for f in &files {
+            text.push_str(&format!("  plot: {}\n", f.display()));
+        }
+        report.push_str(&text);
+    }
+    print!("{report}");
+    outcome
+}
+
+/// Stacked bars of the time breakdown and the traffic volume, one bar per run in `rows`.
+fn bars(d: &Path, title: &str, rows: &[&Row]) -> Result<Vec<PathBuf>, Failure> {
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let names: Vec<String> = rows.iter().map(|r| r.variant.clone()).collect();
+    let time: Vec<(String, Vec<f64>)> = Category::ALL
+        .iter()
+        .map(|c| {
+            (c.name().to_string(), rows.iter().map(|r| r.obj["breakdown"][c.name()].as_f64().unwrap_or(0.0)).collect())
+        })
+        .collect();
+    let volume: Vec<(String, Vec<f64>)> = TrafficClass::ALL
+        .iter()
+        .map(|c| {
+            (
+                c.name().to_string(),
+                rows.iter().map(|r| r.obj["volume_bytes"][c.name()].as_f64().unwrap_or(0.0)).collect(),
+            )
+        })
+        .collect();
+    let err = |e: String| Failure { status: 1, message: e };
+    let mut files = plot::stacked_bars(
+        &d.join("breakdown"),
+        &BarChart {
+            title: &format!("time breakdown, {title}"),
+            y_label: "mean cycles per processor",
+            bars: &names,
+            layers: &time,
+        },
+    )
+    .map_err(err)?;
+    files.extend(
+        plot::stacked_bars(
+            &d.join("volume"),
+            &BarChart {
+                title: &format!("traffic volume, {title}"),
+                y_label: "bytes injected",
+                bars: &names,
+                layers: &volume,
+            },
+        )
+        .map_err(err)?,
+    );
+    Ok(files)
+}
+
+/// `aggregation` and `volume`: every variant once on the machine as given.
+fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -> Result<(), Failure> {
+    let info = commlab_apps::app_info(&a.app).map_err(|e| input(e.to_string()))?;
+    let variants: Vec<&str> = if a.name == Name::Aggregation {
+        if info.name != "iccg" {
+            return Err(input(format!("experiment aggregation is for iccg (buffered edges), not `{}`", info.name)));
+        }
+        vec!["mp-int", "buffer-2", "buffer-3", "buffer-4", "buffer-8", "buffer-16"]
+    } else {
+        info.select_variants(&a.variant).map_err(|e| input(e.to_string()))?
+    };
+    std::fs::create_dir_all(dir).map_err(|e| input(format!("cannot create `{}`: {e}", dir.display())))?;
+    let path = dir.join("results.jsonl");
+    let existing = if path.exists() { read_rows(&path, None)? } else { Vec::new() };
+    if !existing.is_empty() && !a.resume {
+        return Err(input(format!(
+            "`{}` already holds results; use --resume to continue, or --out DIR to start another",
+            path.display()
+        )));
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| input(format!("cannot write `{}`: {e}", path.display())))?;
+    let sim = Simulator::new(base.clone());
+    let meta = RunMeta { machine: &base.spec.name, procs: base.nprocs(), seed: a.seed };
+    let mut failed = Vec::new();
+    for v in &variants {
+        if existing.iter().any(|r| r.variant == *v) {
+            continue;
+        }
+        match commlab_apps::run_app(&sim, info.name, v, &a.param, a.seed) {
+            Ok(r) => {
+                if !r.check.ok {
+                    failed.push(format!("{} [{v}]: answer check failed: {}", info.name, r.check.detail));
+                }
+                let j = output::to_json(&r, &meta);
+                file.write_all(format!("{j}\n").as_bytes())
+                    .and_then(|_| file.flush())
+                    .map_err(|e| Failure { status: 1, message: format!("writing `{}`: {e}", path.display()) })?;
+                eprintln!("{} [{v}]: {:.0} cycles", info.name, r.stats.cycles);
+            }
+            Err(commlab_apps::AppError::Input(m)) => return Err(input(m)),
+            Err(commlab_apps::AppError::Run(m)) => failed.push(format!("{} [{v}]: {m}", info.name)),
+        }
+    }
+    let rows: Vec<Row> =
+        read_rows(&path, None)?.into_iter().filter(|r| variants.contains(&r.variant.as_str())).collect();
+    let row_refs: Vec<&Row> = rows.iter().collect();
+    let title = format!("{} on {} ({} processors)", info.name, base.spec.name, base.nprocs());
+    let mut files = bars(dir, &title, &row_refs)?;
+    let mut text = String::new();
+    if a.name == Name::Aggregation {
+        let n_of = |r: &Row| r.variant.strip_prefix("buffer-").and_then(|n| n.parse().ok()).unwrap_or(1.0);
+        let counter = |c: &'static str| move |o: &Value| o["counters"][c].as_f64().unwrap_or(f64::NAN);
+        let speedup = curves(&rows, &|r| n_of(r), &counter("speedup"));
+        let length = curves(&rows, &|r| n_of(r), &counter("edges_per_message"));
+        let flatten = |c: &[(String, Vec<(f64, f64)>)], name: &str| {
+            let mut pts: Vec<(f64, f64)> = c.iter().flat_map(|(_, p)| p.clone()).collect();
+            pts.sort_by(|p, q| p.0.total_cmp(&q.0));
+            vec![Series { name: name.to_string(), points: pts }]
+        };
+        let err = |e: String| Failure { status: 1, message: e };
+        for (stem, y_label, s) in [
+            ("speedup", "speedup over one processor", flatten(&speedup, "speedup")),
+            ("message-length", "average edges per message", flatten(&length, "edges per message")),
+        ] {
+            files.extend(
+                plot::line_chart(
+                    &dir.join(stem),
+                    &LineChart {
+                        title: &format!("aggregation: {title}"),
+                        x_label: "edges buffered per message (N; 1 = one message per edge)",
+                        y_label,
+                        series: &s,
+                        crossovers: &[],
+                        markers: &[],
+                        log_x: false,
+                    },
+                )
+                .map_err(err)?,
+            );
+            text.push_str(&format!("  {y_label}:"));
+            for (x, y) in &s[0].points {
+                text.push_str(&format!(" N={x}: {y:.2}"));
+            }
+            text.push('\n');
+        }
+    } else {
+        for r in &rows {
+            let v = &r.obj["volume_bytes"];
+            let parts: Vec<String> = TrafficClass::ALL
+                .iter()
+                .map(|c| format!("{}={}", c.name(), v[c.name()].as_u64().unwrap_or(0)))
+                .collect();
+            text.push_str(&format!("  {}: {}\n", r.variant, parts.join(" ")));
+        }
+    }
+    let name = format!("{:?}", a.name).to_lowercase();
+    let text = format!("{name}: {title}\n{text}");
+    write_file(&dir.join("experiment.txt"), &text)?;
+    let summary = json!({
+        "experiment": name, "app": info.name, "machine": base.spec.name, "procs": base.nprocs(),
+        "runs": rows.iter().map(|r| r.obj.clone()).collect::<Vec<_>>(),
+        "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+    });
+    write_file(&dir.join("experiment.json"), &(serde_json::to_string_pretty(&summary).expect("json") + "\n"))?;
+    print!("{text}");
+    for f in &files {
+        println!("  plot: {}", f.display());
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure { status: 1, message: failed.join("; ") })
+    }
+}

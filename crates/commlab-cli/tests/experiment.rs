@@ -1,0 +1,177 @@
+//! `commlab experiment`: each experiment writes results, a summary with crossovers and
+//! machine marks, and plots; bad requests are one-line errors.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn commlab() -> Command {
+    Command::cargo_bin("commlab").expect("the commlab binary is built")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("commlab-experiment-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn run_ok(args: &[&str]) -> String {
+    let out = commlab().args(args).output().expect("run commlab");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "commlab {args:?} failed ({:?}):\n{stderr}", out.status.code());
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn assert_plots(dir: &Path, stems: &[&str]) {
+    for stem in stems {
+        let png = std::fs::read(dir.join(format!("{stem}.png"))).unwrap_or_else(|e| panic!("{stem}.png: {e}"));
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "{stem}.png is a PNG");
+        let svg = std::fs::read_to_string(dir.join(format!("{stem}.svg"))).unwrap();
+        assert!(svg.contains("<svg"), "{stem}.svg is an SVG");
+    }
+}
+
+const SMALL_EM3D: &[&str] = &["--procs", "8", "--param", "nodes=320", "--param", "iterations=1", "--points", "3"];
+
+#[test]
+fn bisection_experiment_writes_results_summary_and_plots() {
+    let d = temp_dir("bisection");
+    let mut args = vec!["experiment", "bisection", "em3d", "--out", d.to_str().unwrap()];
+    args.extend_from_slice(SMALL_EM3D);
+    let text = run_ok(&args);
+    assert_eq!(lines(&d.join("results.jsonl")).len(), 3 * 5, "3 points x 5 variants");
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(d.join("experiment.json")).unwrap()).unwrap();
+    let series = summary["series"].as_object().unwrap();
+    assert_eq!(series.len(), 5);
+    // x = bisection left to the application: from the whole bisection down to 10% of it.
+    let xs: Vec<f64> = series["sm"].as_array().unwrap().iter().map(|p| p[0].as_f64().unwrap()).collect();
+    assert_eq!(xs.len(), 3);
+    assert!(xs[0] < xs[2] && (xs[0] / xs[2] - 0.1).abs() < 1e-9, "x values {xs:?}");
+    assert!(summary["crossovers"].is_array());
+    // Machines normalised onto this axis: on it or listed beyond it, every preset once.
+    let placed =
+        summary["machines_on_axis"].as_array().unwrap().len() + summary["machines_off_axis"].as_array().unwrap().len();
+    assert!(placed >= 14, "{placed} machines placed");
+    assert!(text.contains("fastest at"), "{text}");
+    assert_plots(&d, &["runtime", "breakdown", "volume"]);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn latency_experiment_has_both_methods() {
+    let d = temp_dir("latency");
+    let mut args = vec!["experiment", "latency", "em3d", "--no-marks", "--out", d.to_str().unwrap()];
+    args.extend_from_slice(SMALL_EM3D);
+    run_ok(&args);
+    for sub in [d.clone(), d.join("delay")] {
+        assert_eq!(lines(&sub.join("results.jsonl")).len(), 15, "{}", sub.display());
+        assert_plots(&sub, &["runtime"]);
+    }
+    // Slower networks relative to the processor: latency in cycles grows with the clock.
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(d.join("experiment.json")).unwrap()).unwrap();
+    let xs: Vec<f64> = summary["series"]["mp-int"].as_array().unwrap().iter().map(|p| p[0].as_f64().unwrap()).collect();
+    assert!(xs.windows(2).all(|w| w[0] < w[1]) && xs[2] > 10.0 * xs[0], "latencies {xs:?}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn overhead_aggregation_and_volume_experiments() {
+    let d = temp_dir("overhead");
+    let mut args =
+        vec!["experiment", "overhead", "em3d", "--no-marks", "--variant", "mp-int", "--out", d.to_str().unwrap()];
+    args.extend_from_slice(SMALL_EM3D);
+    run_ok(&args);
+    let rows = lines(&d.join("results.jsonl"));
+    let mut by_scale: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|r| (r["vary"]["messaging.overhead_scale"].as_f64().unwrap(), r["cycles"].as_f64().unwrap()))
+        .collect();
+    by_scale.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert!(by_scale[0].1 < by_scale[2].1, "more overhead, more time: {by_scale:?}");
+    std::fs::remove_dir_all(&d).unwrap();
+
+    let d = temp_dir("aggregation");
+    let text = run_ok(&[
+        "experiment",
+        "aggregation",
+        "iccg",
+        "--procs",
+        "8",
+        "--param",
+        "fe_elements=12",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(lines(&d.join("results.jsonl")).len(), 6, "mp-int and five buffer sizes");
+    assert!(text.contains("average edges per message"), "{text}");
+    assert_plots(&d, &["speedup", "message-length", "breakdown", "volume"]);
+    // Rerunning without --resume refuses to touch the results; with it, nothing is rerun.
+    let out = commlab()
+        .args([
+            "experiment",
+            "aggregation",
+            "iccg",
+            "--procs",
+            "8",
+            "--param",
+            "fe_elements=12",
+            "--out",
+            d.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    run_ok(&[
+        "experiment",
+        "aggregation",
+        "iccg",
+        "--procs",
+        "8",
+        "--param",
+        "fe_elements=12",
+        "--resume",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(lines(&d.join("results.jsonl")).len(), 6);
+    std::fs::remove_dir_all(&d).unwrap();
+
+    let d = temp_dir("volume");
+    run_ok(&[
+        "experiment",
+        "volume",
+        "em3d",
+        "--procs",
+        "8",
+        "--param",
+        "nodes=320",
+        "--param",
+        "iterations=1",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert_plots(&d, &["volume", "breakdown"]);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn bad_experiment_requests_are_one_line_errors() {
+    for args in [
+        vec!["experiment", "aggregation", "em3d"],
+        vec!["experiment", "bisection", "no-such-app"],
+        vec!["experiment", "warp", "em3d"],
+        vec!["experiment", "bisection", "em3d", "--points", "1"],
+        vec!["experiment", "bisection", "em3d", "--set", "cross_traffic.rate_bytes_per_cycle=2"],
+    ] {
+        let out = commlab().args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("commlab: "), "{args:?}: {stderr}");
+    }
+}
