@@ -2,14 +2,13 @@
 //! `commlab: ` line on stderr naming the input and what would be valid, never a panic) and the
 //! shape of the normal outputs (listings, `machine show`, JSON Lines, CSV, `--out`, determinism).
 
+mod common;
+use common::*;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-fn commlab() -> Command {
-    Command::cargo_bin("commlab").expect("the commlab binary is built")
-}
 
 /// A file under the system temp directory with a name unique to this process and call; removed
 /// when dropped.
@@ -45,35 +44,6 @@ impl Drop for TempFile {
 
 /// The alewife preset as shipped, for machine files derived from it.
 const ALEWIFE: &str = include_str!("../../../machines/alewife.toml");
-
-/// Run `commlab args` expecting the bad-input contract; check that the single stderr line
-/// contains every one of `needles`; return that line.
-fn bad_input(args: &[&str], needles: &[&str]) -> String {
-    let out = commlab().args(args).output().expect("run commlab");
-    let stderr = String::from_utf8(out.stderr).expect("stderr is UTF-8");
-    let stdout = String::from_utf8(out.stdout).expect("stdout is UTF-8");
-    assert!(!stderr.contains("panicked"), "commlab {args:?} panicked:\n{stderr}");
-    assert_eq!(out.status.code(), Some(2), "commlab {args:?}: exit status; stderr:\n{stderr}");
-    assert!(stdout.is_empty(), "commlab {args:?}: nothing expected on stdout, got:\n{stdout}");
-    assert!(stderr.ends_with('\n'), "commlab {args:?}: stderr line not terminated: {stderr:?}");
-    let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "commlab {args:?}: expected exactly one stderr line, got:\n{stderr}");
-    let line = lines[0];
-    assert!(line.starts_with("commlab: "), "commlab {args:?}: stderr line must start with `commlab: `: {line}");
-    for n in needles {
-        assert!(line.contains(n), "commlab {args:?}: stderr line should mention `{n}`: {line}");
-    }
-    line.to_string()
-}
-
-/// Run `commlab args` expecting success; return stdout.
-fn ok(args: &[&str]) -> String {
-    let out = commlab().args(args).output().expect("run commlab");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "commlab {args:?} failed ({:?}):\n{stderr}", out.status.code());
-    assert!(!stderr.contains("panicked"), "commlab {args:?} panicked:\n{stderr}");
-    String::from_utf8(out.stdout).expect("stdout is UTF-8")
-}
 
 const APP_NAMES: &[&str] = &["am-latency", "am-throughput", "bulk-bw", "alltoall-stress", "bisection-bw"];
 

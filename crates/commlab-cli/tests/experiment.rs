@@ -1,30 +1,16 @@
 //! `commlab experiment`: each experiment writes results, a summary with crossovers and
 //! machine marks, and plots; bad requests are one-line errors.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-fn commlab() -> Command {
-    Command::cargo_bin("commlab").expect("the commlab binary is built")
-}
 
 fn temp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("commlab-experiment-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
-}
-
-fn run_ok(args: &[&str]) -> String {
-    let out = commlab().args(args).output().expect("run commlab");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "commlab {args:?} failed ({:?}):\n{stderr}", out.status.code());
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    String::from_utf8(out.stdout).expect("UTF-8")
-}
-
-fn lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
 fn assert_plots(dir: &Path, stems: &[&str]) {
@@ -43,8 +29,8 @@ fn bisection_experiment_writes_results_summary_and_plots() {
     let d = temp_dir("bisection");
     let mut args = vec!["experiment", "bisection", "em3d", "--out", d.to_str().unwrap()];
     args.extend_from_slice(SMALL_EM3D);
-    let text = run_ok(&args);
-    assert_eq!(lines(&d.join("results.jsonl")).len(), 3 * 5, "3 points x 5 variants");
+    let text = ok(&args);
+    assert_eq!(json_lines(&d.join("results.jsonl")).len(), 3 * 5, "3 points x 5 variants");
     let summary: Value = serde_json::from_str(&std::fs::read_to_string(d.join("experiment.json")).unwrap()).unwrap();
     let series = summary["series"].as_object().unwrap();
     assert_eq!(series.len(), 5);
@@ -67,9 +53,9 @@ fn latency_experiment_has_both_methods() {
     let d = temp_dir("latency");
     let mut args = vec!["experiment", "latency", "em3d", "--no-marks", "--out", d.to_str().unwrap()];
     args.extend_from_slice(SMALL_EM3D);
-    run_ok(&args);
+    ok(&args);
     for sub in [d.clone(), d.join("delay")] {
-        assert_eq!(lines(&sub.join("results.jsonl")).len(), 15, "{}", sub.display());
+        assert_eq!(json_lines(&sub.join("results.jsonl")).len(), 15, "{}", sub.display());
         assert_plots(&sub, &["runtime"]);
     }
     // Slower networks relative to the processor: latency in cycles grows with the clock.
@@ -85,8 +71,8 @@ fn overhead_aggregation_and_volume_experiments() {
     let mut args =
         vec!["experiment", "overhead", "em3d", "--no-marks", "--variant", "mp-int", "--out", d.to_str().unwrap()];
     args.extend_from_slice(SMALL_EM3D);
-    run_ok(&args);
-    let rows = lines(&d.join("results.jsonl"));
+    ok(&args);
+    let rows = json_lines(&d.join("results.jsonl"));
     let mut by_scale: Vec<(f64, f64)> = rows
         .iter()
         .map(|r| (r["vary"]["messaging.overhead_scale"].as_f64().unwrap(), r["cycles"].as_f64().unwrap()))
@@ -96,7 +82,7 @@ fn overhead_aggregation_and_volume_experiments() {
     std::fs::remove_dir_all(&d).unwrap();
 
     let d = temp_dir("aggregation");
-    let text = run_ok(&[
+    let text = ok(&[
         "experiment",
         "aggregation",
         "iccg",
@@ -107,7 +93,7 @@ fn overhead_aggregation_and_volume_experiments() {
         "--out",
         d.to_str().unwrap(),
     ]);
-    assert_eq!(lines(&d.join("results.jsonl")).len(), 6, "mp-int and five buffer sizes");
+    assert_eq!(json_lines(&d.join("results.jsonl")).len(), 6, "mp-int and five buffer sizes");
     assert!(text.contains("average edges per message"), "{text}");
     assert_plots(&d, &["speedup", "message-length", "breakdown", "volume"]);
     // Rerunning without --resume refuses to touch the results; with it, nothing is rerun.
@@ -126,7 +112,7 @@ fn overhead_aggregation_and_volume_experiments() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    run_ok(&[
+    ok(&[
         "experiment",
         "aggregation",
         "iccg",
@@ -138,11 +124,11 @@ fn overhead_aggregation_and_volume_experiments() {
         "--out",
         d.to_str().unwrap(),
     ]);
-    assert_eq!(lines(&d.join("results.jsonl")).len(), 6);
+    assert_eq!(json_lines(&d.join("results.jsonl")).len(), 6);
     std::fs::remove_dir_all(&d).unwrap();
 
     let d = temp_dir("volume");
-    run_ok(&[
+    ok(&[
         "experiment",
         "volume",
         "em3d",

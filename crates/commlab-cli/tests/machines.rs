@@ -3,12 +3,10 @@
 //! with normalised columns consistent with the raw ones, and each machine's figures are near the
 //! published table (bisection and 24-byte latency within 10%, misses within 25%).
 
-use assert_cmd::Command;
-use serde_json::Value;
+mod common;
+use common::*;
 
-fn commlab() -> Command {
-    Command::cargo_bin("commlab").expect("the commlab binary is built")
-}
+use serde_json::Value;
 
 /// One published row: (preset, bisection bytes/cycle, one-way 24-byte latency in cycles, remote
 /// miss, local miss, in cycles); None where the table gives n/a or ?.

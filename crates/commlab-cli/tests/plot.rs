@@ -3,56 +3,15 @@
 //! axis labels, every variant and the legend), determinism, and the bad-input contract (exit
 //! status 2, one `commlab: ` line).
 
-use assert_cmd::Command;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod common;
+use common::*;
 
-fn commlab() -> Command {
-    Command::cargo_bin("commlab").expect("the commlab binary is built")
-}
+use std::path::{Path, PathBuf};
 
 /// Every plot's size in pixels (`plot::SIZE`).
 const SIZE: (u32, u32) = (1000, 640);
 
 const EM3D_VARIANTS: [&str; 5] = ["sm", "sm-pf", "mp-int", "mp-poll", "bulk"];
-
-/// A directory under the system temp directory, unique to this process and call (not
-/// created); removed with its contents when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        TempDir(std::env::temp_dir().join(format!("commlab-plot-test-{}-{n}-{name}", std::process::id())))
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-
-    fn arg(&self) -> &str {
-        self.0.to_str().expect("temp path is UTF-8")
-    }
-
-    fn file(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// `commlab args`, expecting success; returns stdout.
-fn ok(args: &[&str]) -> String {
-    let out = commlab().args(args).output().expect("run commlab");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "commlab {args:?} failed ({:?}):\n{stderr}", out.status.code());
-    String::from_utf8(out.stdout).expect("stdout is UTF-8")
-}
 
 /// A small EM3D sweep (8 processors, every variant, 4 send overheads on a log range, where the
 /// variants cross) in `dir`; returns the results file.
@@ -268,23 +227,6 @@ fn a_grid_draws_one_chart_per_combination_of_the_other_keys() {
     .collect();
     plot_ok(&["breakdown", r, "--x", "hops", "--at", "4"], &expected);
     bad_input(&["plot", "volume", r, "--x", "hops", "--at", "3"], &["--at 3", "no runs at hops=3", "x values: 1, 4"]);
-}
-
-/// Run `commlab args` expecting the bad-input contract; check that the single stderr line
-/// contains every one of `needles`.
-fn bad_input(args: &[&str], needles: &[&str]) -> String {
-    let out = commlab().args(args).output().expect("run commlab");
-    let stderr = String::from_utf8(out.stderr).expect("stderr is UTF-8");
-    assert!(!stderr.contains("panicked"), "commlab {args:?} panicked:\n{stderr}");
-    assert_eq!(out.status.code(), Some(2), "commlab {args:?}: exit status; stderr:\n{stderr}");
-    assert!(out.stdout.is_empty(), "commlab {args:?}: nothing expected on stdout");
-    let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "commlab {args:?}: expected exactly one stderr line, got:\n{stderr}");
-    assert!(lines[0].starts_with("commlab: "), "{}", lines[0]);
-    for n in needles {
-        assert!(lines[0].contains(n), "commlab {args:?}: `{n}` not in: {}", lines[0]);
-    }
-    lines[0].to_string()
 }
 
 #[test]

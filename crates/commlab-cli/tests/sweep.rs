@@ -2,87 +2,17 @@
 //! interrupted sweep (including a half-written last line), grids, the summary, and the
 //! bad-input contract (exit status 2, one `commlab: ` line) for bad specs and output dirs.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-fn commlab() -> Command {
-    Command::cargo_bin("commlab").expect("the commlab binary is built")
-}
-
-/// A directory path under the system temp directory, unique to this process and call (not
-/// created); removed with its contents when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        TempDir(std::env::temp_dir().join(format!("commlab-sweep-test-{}-{n}-{name}", std::process::id())))
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-
-    fn arg(&self) -> &str {
-        self.0.to_str().expect("temp path is UTF-8")
-    }
-
-    fn results(&self) -> PathBuf {
-        self.0.join("results.jsonl")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
 
 /// A small EM3D on 8 processors, every variant: 5 runs per point, well under a second each.
 const EM3D: &[&str] = &["sweep", "em3d", "--procs", "8", "--param", "nodes=320", "--param", "iterations=1"];
 
-/// Run `commlab sweep ...` expecting success; return stdout.
-fn sweep_ok(args: &[&str]) -> String {
-    let out = commlab().args(args).output().expect("run commlab");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "commlab {args:?} failed ({:?}):\n{stderr}", out.status.code());
-    assert!(!stderr.contains("panicked"), "commlab {args:?} panicked:\n{stderr}");
-    String::from_utf8(out.stdout).expect("stdout is UTF-8")
-}
-
-/// Run `commlab args` expecting the bad-input contract; return the single stderr line.
-fn bad_input(args: &[&str], needles: &[&str]) -> String {
-    let out = commlab().args(args).output().expect("run commlab");
-    let stderr = String::from_utf8(out.stderr).expect("stderr is UTF-8");
-    assert!(!stderr.contains("panicked"), "commlab {args:?} panicked:\n{stderr}");
-    assert_eq!(out.status.code(), Some(2), "commlab {args:?}: exit status; stderr:\n{stderr}");
-    assert!(out.stdout.is_empty(), "commlab {args:?}: nothing expected on stdout");
-    let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "commlab {args:?}: expected exactly one stderr line, got:\n{stderr}");
-    let line = lines[0];
-    assert!(line.starts_with("commlab: "), "commlab {args:?}: {line}");
-    for n in needles {
-        assert!(line.contains(n), "commlab {args:?}: stderr line should mention `{n}`: {line}");
-    }
-    line.to_string()
-}
-
 fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
     base.iter().chain(more).copied().collect()
-}
-
-/// Every line of a results file, parsed.
-fn lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .expect("results.jsonl exists")
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
-        .collect()
 }
 
 /// Results keyed by (point, variant), without the wall-clock fields; every pair exactly once.
@@ -103,9 +33,9 @@ fn by_point(results: &[Value]) -> BTreeMap<(u64, String), Value> {
 fn jobs_1_and_jobs_2_give_identical_results() {
     let (d1, d2) = (TempDir::new("jobs1"), TempDir::new("jobs2"));
     let vary = ["--vary", "messaging.send_overhead_cycles=10:400:4:log"];
-    sweep_ok(&with(EM3D, &with(&vary, &["--jobs", "1", "--out", d1.arg()])));
-    sweep_ok(&with(EM3D, &with(&vary, &["--jobs", "2", "--out", d2.arg()])));
-    let (r1, r2) = (by_point(&lines(&d1.results())), by_point(&lines(&d2.results())));
+    ok(&with(EM3D, &with(&vary, &["--jobs", "1", "--out", d1.arg()])));
+    ok(&with(EM3D, &with(&vary, &["--jobs", "2", "--out", d2.arg()])));
+    let (r1, r2) = (by_point(&json_lines(&d1.file("results.jsonl"))), by_point(&json_lines(&d2.file("results.jsonl"))));
     assert_eq!(r1.len(), 4 * 5, "4 points x 5 variants");
     assert_eq!(r1, r2);
     // The varied value reaches the run: points are in spec order and the values are integers.
@@ -123,11 +53,11 @@ fn jobs_1_and_jobs_2_give_identical_results() {
 fn interrupted_sweep_resumes_with_every_point_once() {
     let full = TempDir::new("full");
     let args = with(EM3D, &["--vary", "cross_traffic.rate_bytes_per_cycle=0:6:3", "--jobs", "2"]);
-    sweep_ok(&with(&args, &["--out", full.arg()]));
-    let text = std::fs::read_to_string(full.results()).unwrap();
+    ok(&with(&args, &["--out", full.arg()]));
+    let text = std::fs::read_to_string(full.file("results.jsonl")).unwrap();
     let all: Vec<&str> = text.lines().collect();
     assert_eq!(all.len(), 15);
-    let expected = by_point(&lines(&full.results()));
+    let expected = by_point(&json_lines(&full.file("results.jsonl")));
 
     for k in [0, 1, 7, 14] {
         let part = TempDir::new("part");
@@ -135,25 +65,25 @@ fn interrupted_sweep_resumes_with_every_point_once() {
         // The first k lines, then half of the next (a sweep killed while writing it).
         let mut cut: String = all[..k].iter().map(|l| format!("{l}\n")).collect();
         cut.push_str(&all[k][..all[k].len() / 2]);
-        std::fs::write(part.results(), &cut).unwrap();
+        std::fs::write(part.file("results.jsonl"), &cut).unwrap();
         // Without --resume the existing results are never overwritten.
         bad_input(&with(&args, &["--out", part.arg()]), &["--resume", "results.jsonl"]);
-        assert_eq!(std::fs::read_to_string(part.results()).unwrap(), cut);
+        assert_eq!(std::fs::read_to_string(part.file("results.jsonl")).unwrap(), cut);
 
-        let stdout = sweep_ok(&with(&args, &["--out", part.arg(), "--resume"]));
+        let stdout = ok(&with(&args, &["--out", part.arg(), "--resume"]));
         assert!(stdout.contains(&format!("{} run now, {k} already done", 15 - k)), "k={k}: {stdout}");
-        let resumed = lines(&part.results());
+        let resumed = json_lines(&part.file("results.jsonl"));
         assert_eq!(resumed.len(), 15, "k={k}");
         assert_eq!(by_point(&resumed), expected, "k={k}");
         // The first k lines are kept as they were.
-        let after = std::fs::read_to_string(part.results()).unwrap();
+        let after = std::fs::read_to_string(part.file("results.jsonl")).unwrap();
         assert!(after.starts_with(&cut[..cut.len() - all[k].len() / 2]), "k={k}");
     }
 
     // Resuming a finished sweep runs nothing and leaves the file as it was.
-    let stdout = sweep_ok(&with(&args, &["--out", full.arg(), "--resume"]));
+    let stdout = ok(&with(&args, &["--out", full.arg(), "--resume"]));
     assert!(stdout.contains("0 run now, 15 already done"), "{stdout}");
-    assert_eq!(std::fs::read_to_string(full.results()).unwrap(), text);
+    assert_eq!(std::fs::read_to_string(full.file("results.jsonl")).unwrap(), text);
 }
 
 #[test]
@@ -161,10 +91,10 @@ fn resume_recognises_points_by_their_values_not_their_index() {
     // A sweep over 3 values, then the same key over 5 values that include them (new indices).
     let d = TempDir::new("regrid");
     let base = with(EM3D, &["--variant", "mp-poll", "--out", d.arg()]);
-    sweep_ok(&with(&base, &["--vary", "messaging.send_overhead_cycles=10,50,90"]));
-    let stdout = sweep_ok(&with(&base, &["--vary", "messaging.send_overhead_cycles=10:90:5", "--resume"]));
+    ok(&with(&base, &["--vary", "messaging.send_overhead_cycles=10,50,90"]));
+    let stdout = ok(&with(&base, &["--vary", "messaging.send_overhead_cycles=10:90:5", "--resume"]));
     assert!(stdout.contains("2 run now, 3 already done"), "{stdout}");
-    let all = lines(&d.results());
+    let all = json_lines(&d.file("results.jsonl"));
     assert_eq!(all.len(), 5);
     let mut values: Vec<i64> =
         all.iter().map(|r| r["vary"]["messaging.send_overhead_cycles"].as_i64().unwrap()).collect();
@@ -175,7 +105,7 @@ fn resume_recognises_points_by_their_values_not_their_index() {
 #[test]
 fn two_key_grid_has_every_combination_first_key_outermost() {
     let d = TempDir::new("grid");
-    let stdout = sweep_ok(&with(
+    let stdout = ok(&with(
         EM3D,
         &[
             "--variant",
@@ -191,7 +121,7 @@ fn two_key_grid_has_every_combination_first_key_outermost() {
         ],
     ));
     assert!(stdout.contains("6 points x 1 variants"), "{stdout}");
-    let r = by_point(&lines(&d.results()));
+    let r = by_point(&json_lines(&d.file("results.jsonl")));
     assert_eq!(r.len(), 6);
     for p in 0..6u64 {
         let v = &r[&(p, "mp-int".to_string())];
@@ -212,7 +142,7 @@ fn two_key_grid_has_every_combination_first_key_outermost() {
 #[test]
 fn summary_reports_fastest_and_crossovers() {
     let d = TempDir::new("summary");
-    let stdout = sweep_ok(&with(
+    let stdout = ok(&with(
         EM3D,
         &["--vary", "messaging.send_overhead_cycles=10:1000:4:log", "--variant", "all", "--out", d.arg()],
     ));
