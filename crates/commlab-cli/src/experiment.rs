@@ -134,13 +134,11 @@ fn curves(rows: &[Row], x_of: &dyn Fn(&Row) -> f64, metric: &dyn Fn(&Value) -> f
     for (_, pts) in &mut out {
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
-    let order = |v: &str| {
-        rows.first()
-            .and_then(|r| commlab_apps::app_info(r.obj["app"].as_str().unwrap_or("")).ok())
-            .and_then(|info| info.variants.iter().position(|x| *x == v))
-            .unwrap_or(usize::MAX)
-    };
-    out.sort_by_key(|(v, _)| order(v));
+    let variants = rows
+        .first()
+        .and_then(|r| commlab_apps::app_info(r.obj["app"].as_str().unwrap_or("")).ok())
+        .map_or(&[][..], |info| info.variants);
+    out.sort_by_key(|(v, _)| variants.iter().position(|x| x == v).unwrap_or(usize::MAX));
     out
 }
 
@@ -264,16 +262,24 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
             outcome = Err(f);
         }
         let rows = read_rows(&d.join("results.jsonl"), Some(axis.key))?;
-        // x of each point, from its machine.
-        let x_of = |r: &Row| -> f64 {
-            match a.name {
-                Name::Bisection => base.bisection_bytes_per_cycle() - r.vary,
-                Name::Latency if axis.key == "processor.clock_mhz" => {
+        // x of each point, from its machine: for clock scaling, the 24-byte latency at each
+        // clock, computed once per clock.
+        let mut latency_at: Vec<(f64, f64)> = Vec::new();
+        if a.name == Name::Latency && axis.key == "processor.clock_mhz" {
+            for r in &rows {
+                if !latency_at.iter().any(|(mhz, _)| *mhz == r.vary) {
                     let set: Vec<String> =
                         a.set.iter().cloned().chain([format!("processor.clock_mhz={:?}", r.vary)]).collect();
-                    load_machine(&a.machine, &set, a.procs).map_or(f64::NAN, |c| c.packet_latency_cycles(24))
+                    let lat = load_machine(&a.machine, &set, a.procs).map_or(f64::NAN, |c| c.packet_latency_cycles(24));
+                    latency_at.push((r.vary, lat));
                 }
-                _ => r.vary,
+            }
+        }
+        let x_of = |r: &Row| -> f64 {
+            match latency_at.iter().find(|(mhz, _)| *mhz == r.vary) {
+                Some((_, lat)) => *lat,
+                None if a.name == Name::Bisection => base.bisection_bytes_per_cycle() - r.vary,
+                None => r.vary,
             }
         };
         let cycles = curves(&rows, &x_of, &|o| o["cycles"].as_f64().unwrap_or(f64::NAN));

@@ -22,7 +22,7 @@
 //! shared-memory variants), `em3d_node` per node (loop, load and store of the node's value),
 //! `em3d_ghost_value` per ghost value a handler stores.
 
-pub mod graph;
+mod graph;
 
 use crate::params::POSITIVE;
 use crate::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};

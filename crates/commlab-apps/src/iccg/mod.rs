@@ -16,7 +16,7 @@
 //! machine divided by its time here.
 
 mod dag;
-pub mod kernel;
+mod kernel;
 
 use crate::sparse::{self, LowerFactor, SymMatrix};
 use crate::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};
@@ -113,9 +113,8 @@ fn load_matrix(params: &Params) -> Result<(SymMatrix, String, bool), AppError> {
         "spd" => true,
         other => return Err(input(format!("--param values={other}: iccg needs `file` or `spd`"))),
     };
+    // Generated matrices are SPD as generated; `values` only concerns files.
     if given == "fe" {
-        // Generated matrices are SPD as generated; `values` only concerns files.
-        let _ = replace;
         let dim: usize = params.get("fe_dim", ("2 or 3", |d: usize| d == 2 || d == 3))?;
         let k: usize = params.get("fe_elements", ("a whole number >= 1", |k: usize| k >= 1))?;
         let a = sparse::fe_stiffness(dim, k).map_err(|e| input(format!("--param fe_elements={k}: {e}")))?;
@@ -123,10 +122,12 @@ fn load_matrix(params: &Params) -> Result<(SymMatrix, String, bool), AppError> {
     } else {
         let (a, info) = sparse::read_matrix_market(std::path::Path::new(&given))
             .map_err(|e| input(format!("--param matrix: {e}")))?;
-        if info.pattern || replace {
-            let why = if info.pattern { "pattern only" } else { "values=spd" };
-            let what = format!("{given} ({why}: given values off-diagonal -1, diagonal = row degree + 1)");
-            Ok((a.with_laplacian_values(), what, true))
+        // The reader already gives pattern-only files these values.
+        let note = |why: &str| format!("{given} ({why}: given values off-diagonal -1, diagonal = row degree + 1)");
+        if info.pattern {
+            Ok((a, note("pattern only"), true))
+        } else if replace {
+            Ok((a.with_laplacian_values(), note("values=spd"), true))
         } else {
             Ok((a, given.clone(), false))
         }
