@@ -43,6 +43,7 @@ pub mod machine;
 pub mod mem;
 mod msg;
 mod net;
+mod queue;
 mod stats;
 
 pub use engine::SimError;

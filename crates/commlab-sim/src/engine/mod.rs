@@ -9,13 +9,14 @@
 //! at every resume. The scheduler never holds a reference into the world across a resume, and
 //! a coroutine never holds one across a yield, so the two never alias.
 
+mod effects;
 mod node;
-pub(crate) mod queue;
 
 use crate::machine::MachineConfig;
-use crate::mem::{Memory, ProtoKind};
+use crate::mem::Memory;
 use crate::msg::{self, Ctx, MessageRecord, Target};
-use crate::net::{NetNotice, Network, Packet, PacketId};
+use crate::net::{NetEvent, Network, Packet};
+use crate::queue::{EventQueue, Liveness, Priority};
 use crate::stats::{TimeAccount, Traffic};
 use commlab_api::{
     BarrierKind, Category, Handler, Message, ProcId, ProcTimes, Program, ReceiveMode, RunOutput, RunStats, TrafficClass,
@@ -23,7 +24,6 @@ use commlab_api::{
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult};
 use node::SimNode;
-use queue::{EventQueue, Priority};
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
@@ -73,23 +73,8 @@ pub(crate) enum Event {
         p: u32,
         gen: u32,
     },
-    Hop {
-        pkt: PacketId,
-        router: u32,
-        background: bool,
-    },
-    Grant {
-        link: u32,
-        background: bool,
-    },
-    Deliver {
-        pkt: PacketId,
-        background: bool,
-    },
-    Inject {
-        ep: u32,
-        background: bool,
-    },
+    /// A network event (packets and links).
+    Net(NetEvent),
     HandlerDone {
         p: u32,
     },
@@ -104,14 +89,17 @@ pub(crate) enum Event {
     },
 }
 
-impl queue::Liveness for Event {
+impl From<NetEvent> for Event {
+    fn from(ev: NetEvent) -> Event {
+        Event::Net(ev)
+    }
+}
+
+impl Liveness for Event {
     /// Background events (cross-traffic) do not keep a run alive.
     fn background(&self) -> bool {
         match *self {
-            Event::Hop { background, .. }
-            | Event::Grant { background, .. }
-            | Event::Deliver { background, .. }
-            | Event::Inject { background, .. } => background,
+            Event::Net(ev) => ev.background(),
             Event::CrossGen { .. } => true,
             Event::Wake { .. } | Event::HandlerDone { .. } | Event::Proto { .. } => false,
         }
@@ -231,46 +219,6 @@ impl<S> World<S> {
         self.msgs[msg as usize].take().expect("live message")
     }
 
-    /// Send a protocol message over the network as one packet: header, plus a line of data
-    /// for the kinds that carry one.
-    pub(crate) fn launch_protocol(
-        &mut self,
-        src: usize,
-        dst: usize,
-        kind: ProtoKind,
-        line: u64,
-        requester: usize,
-        ready_ps: u64,
-    ) {
-        let cfg = Arc::clone(&self.cfg);
-        let payload = if kind.carries_line() { cfg.mem.line_bytes } else { 0 };
-        if kind.carries_line() {
-            self.traffic.add(TrafficClass::Headers, cfg.header_bytes);
-            self.traffic.add(TrafficClass::Data, payload);
-        } else {
-            self.traffic.add(kind.class(), cfg.header_bytes);
-        }
-        self.traffic.packets += 1;
-        self.traffic.protocol_messages += 1;
-        let msg = self.alloc_msg(MessageRecord {
-            src: src as u32,
-            target: Target::Protocol { kind, line, requester: requester as u32 },
-            args: Vec::new(),
-            payload: Vec::new(),
-        });
-        let pkt = Packet {
-            msg,
-            dst: dst as u32,
-            bytes: (cfg.header_bytes + payload) as u32,
-            last: true,
-            background: false,
-            ready_ps,
-            link: None,
-            vc: 0,
-        };
-        self.net.send_packet(&mut self.q, self.now, src, pkt);
-    }
-
     /// Packetize a message and queue its packets at `src`'s NI. Packet `i` is ready once the
     /// sender's DMA engine has read the bulk bytes it carries (starting at `ready_ps`).
     pub fn launch(&mut self, src: usize, dst: usize, target: Target, args: Vec<u64>, payload: Vec<u64>, ready_ps: u64) {
@@ -345,7 +293,7 @@ impl<S> World<S> {
         let msg_id = *self.procs[p].inbox.front().expect("inbox not empty");
         let cfg = Arc::clone(&self.cfg);
         let nprocs = self.procs.len();
-        let entry = if interrupt { cfg.msg.interrupt_entry } else { cfg.msg.poll_dispatch };
+        let entry = if interrupt { cfg.msg.interrupt_entry_cycles } else { cfg.msg.poll_dispatch_cycles };
         let rec = self.msgs[msg_id as usize].as_ref().expect("live message");
         let mut ctx = Ctx {
             id: p,
@@ -370,16 +318,18 @@ impl<S> World<S> {
             Target::Protocol { .. } => {}
             Target::Sink => unreachable!("cross-traffic never reaches a processor's inbox"),
         }
-        let exit = if interrupt { cfg.msg.interrupt_exit } else { 0 };
+        let exit = if interrupt { cfg.msg.interrupt_exit_cycles } else { 0 };
         let mut duration_ps = cfg.cycles_to_ps((ctx.offset_cycles + exit) as f64);
         if let Target::Protocol { kind, line, requester } = rec.target {
             // A software protocol handler: its length is what its actions cost.
             let (from, sw) = (rec.src as usize, self.mem.sw.expect("software DSM"));
             drop(ctx);
-            let body_end = now + sw.entry + sw.handler;
-            self.run_software_handler(p, from, kind, line, requester as usize, body_end);
-            self.check_line(line);
-            duration_ps = self.mem.handler_end - now + sw.exit;
+            let body_end = now + sw.entry_ps + sw.handler_ps;
+            self.mem_call(|mem| {
+                mem.run_software_handler(p, from, kind, line, requester as usize, body_end);
+                mem.check_line(line);
+            });
+            duration_ps = self.mem.handler_end - now + sw.exit_ps;
             self.finish_handler_start(p, now, duration_ps, Vec::new());
             return;
         }
@@ -429,55 +379,11 @@ impl<S> World<S> {
         }
     }
 
-    fn drain_notices(&mut self) {
-        while let Some(n) = self.net.notices.pop() {
-            match n {
-                NetNotice::OutputSpace(ep) => {
-                    let ep = ep as usize;
-                    if ep < self.procs.len() {
-                        if let MainState::Blocked { wait: Wait::NiOutput, .. } = self.procs[ep].main {
-                            if !self.procs[ep].handler_active {
-                                self.wake_at(ep, self.now);
-                            }
-                        }
-                    }
-                }
-                NetNotice::Delivered { msg, last, background, packet } => {
-                    if !last {
-                        continue;
-                    }
-                    if background {
-                        self.msgs[msg as usize] = None;
-                        self.free_msgs.push(msg);
-                        continue;
-                    }
-                    let dst = self.net.packet(packet).dst as usize;
-                    let on_compute = self.mem.sw.is_some_and(|sw| sw.on_compute);
-                    if let Some(MessageRecord { target: Target::Protocol { .. }, .. }) = &self.msgs[msg as usize] {
-                        if !on_compute {
-                            // The memory controller (or protocol processor) takes protocol
-                            // messages off the NI at once.
-                            self.net.consume(&mut self.q, self.now, dst);
-                            self.mem_receive(dst, msg);
-                            continue;
-                        }
-                        // Software DSM on the compute processor: a handler like any other.
-                    }
-                    self.procs[dst].inbox.push_back(msg);
-                    self.try_dispatch(dst);
-                }
-            }
-        }
-    }
-
     /// Handle one non-processor event.
     fn handle(&mut self, ev: Event) {
         let now = self.now;
         match ev {
-            Event::Hop { pkt, router, .. } => self.net.on_hop(&mut self.q, now, pkt, router),
-            Event::Grant { link, .. } => self.net.on_grant(&mut self.q, now, link),
-            Event::Deliver { pkt, .. } => self.net.on_deliver(&mut self.q, now, pkt),
-            Event::Inject { ep, .. } => self.net.on_inject(&mut self.q, now, ep as usize),
+            Event::Net(ev) => self.net.handle(&mut self.q, now, ev),
             Event::HandlerDone { p } => self.on_handler_done(p as usize),
             Event::CrossGen { pair } => {
                 if self.procs_done < self.procs.len() {

@@ -30,8 +30,8 @@ impl<'y, S> SimNode<'y, S> {
             yielder,
             pending_ps: 0,
             pending_cat: Category::Compute,
-            hit_ps: cfg.cycles_to_ps(cfg.mem.hit_cycles as f64),
-            max_run_ahead_ps: cfg.cycles_to_ps(cfg.mem.max_run_ahead_cycles as f64),
+            hit_ps: cfg.mem.hit_ps,
+            max_run_ahead_ps: cfg.mem.max_run_ahead_ps,
             sync_depth: 0,
         }
     }
@@ -119,7 +119,7 @@ impl<'y, S> SimNode<'y, S> {
     fn charge_hit(&mut self, extra_ps: u64, write: bool) {
         let id = self.id;
         // Software DSM checks the access tag on every shared reference.
-        let check = self.w().mem.sw.map_or(0, |sw| if write { sw.store_check } else { sw.load_check });
+        let check = self.w().mem.sw.map_or(0, |sw| if write { sw.store_check_ps } else { sw.load_check_ps });
         let stolen = if self.w().mem.procs[id].pinned.is_some() { self.w().unpin(id) } else { 0 };
         let cat = self.mem_cat(false);
         self.run_ahead(self.hit_ps + check + extra_ps, cat);
@@ -133,13 +133,10 @@ impl<'y, S> SimNode<'y, S> {
     fn prefetch(&mut self, addr: Addr, write: bool) {
         self.check_addr(addr, "prefetch");
         let id = self.id;
-        let issue_ps = {
-            let cfg = &self.w().cfg;
-            cfg.cycles_to_ps(cfg.mem.prefetch_issue_cycles as f64)
-        };
+        let issue_ps = self.w().cfg.mem.prefetch_issue_ps;
         self.run_ahead(issue_ps, Category::Compute);
         let line = self.w().mem.line_of(addr.0);
-        let cap = self.w().cfg.mem.prefetch_buffer_entries as usize;
+        let cap = self.w().cfg.mem.prefetch_buffer_entries;
         // Every yield (flushing, a full buffer) can change the line's state: look again after.
         loop {
             let st = self.w().mem.caches[id].state(line);
@@ -181,10 +178,7 @@ impl<'y, S> SimNode<'y, S> {
                 self.w().fail(SimError::Internal(format!("coherence invariant: {e}")));
             }
         }
-        let rmw_ps = {
-            let cfg = &self.w().cfg;
-            cfg.cycles_to_ps(cfg.mem.rmw_cycles as f64)
-        };
+        let rmw_ps = self.w().cfg.mem.rmw_ps;
         self.charge_hit(rmw_ps, true);
         old
     }
@@ -330,7 +324,7 @@ impl<'y, S> SimNode<'y, S> {
         if let Err(e) = msg::check_args(&self.w().cfg, args.len()) {
             self.fail(e);
         }
-        let cost = msg::send_cost_cycles(&self.w().cfg, args.len(), regions);
+        let cost = self.w().cfg.msg.send_cost_cycles(args.len(), regions);
         let ps = self.w().cfg.cycles_to_ps(cost as f64);
         self.timed(ps, cat);
         let id = self.id;
@@ -422,7 +416,7 @@ impl<S> Node for SimNode<'_, S> {
         self.flush();
         let ps = {
             let cfg = &self.w().cfg;
-            cfg.cycles_to_ps(cfg.msg.poll as f64)
+            cfg.cycles_to_ps(cfg.msg.poll_cycles as f64)
         };
         self.timed(ps, Category::MessageOverhead);
         let id = self.id;
@@ -511,10 +505,7 @@ impl<S> Node for SimNode<'_, S> {
         while self.rmw(addr, |_| 1) != 0 {
             self.spin_until("lock", addr, |v| v == 0);
         }
-        let overhead = {
-            let cfg = &self.w().cfg;
-            cfg.cycles_to_ps(cfg.mem.lock_overhead_cycles as f64)
-        };
+        let overhead = self.w().cfg.mem.lock_overhead_ps;
         self.run_ahead(overhead, Category::Synchronization);
         self.sync_depth -= 1;
         let id = self.id;

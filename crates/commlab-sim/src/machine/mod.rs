@@ -205,7 +205,10 @@ fn coerce(key: &str, old: &toml::Value, new: toml::Value) -> Result<toml::Value,
     }
 }
 
-/// Checked machine configuration, in simulator units. Built once per run.
+/// Checked machine configuration, in simulator units. Built once per run by
+/// [`MachineConfig::from_spec`], the one place where machine keys are converted: every cost
+/// is a typed field whose name ends in its unit (`_ps` or `_cycles`), and every closed set of
+/// words (`network.topology`, `memory.model`, `dsm.handlers`) is an enum.
 #[derive(Clone, Debug)]
 pub struct MachineConfig {
     /// The resolved description this config was built from (for `machine show` and output).
@@ -224,28 +227,141 @@ pub struct MachineConfig {
     pub cross_traffic_bytes_per_cycle: f64,
     pub cross_traffic_message_bytes: u64,
     pub msg: MessagingCosts,
-    pub mem: spec::MemorySpec,
-    /// Cache lines per processor.
-    pub cache_lines: u64,
+    pub mem: MemoryConfig,
+    /// Hardware directory coherence, or software fine-grain DSM with its costs.
+    pub coherence: Coherence,
     pub max_events: u64,
     pub max_time_ps: u64,
 }
 
-/// Messaging costs in processor cycles (see [`KEYS`] for meanings).
+/// Messaging costs in processor cycles (see [`KEYS`] for meanings), already multiplied by
+/// `messaging.overhead_scale` where the key is a send or receive overhead. They stay in cycles
+/// because a handler's cycles are summed before they are converted to picoseconds.
 #[derive(Clone, Debug)]
 pub struct MessagingCosts {
-    pub send_overhead: u64,
-    pub send_per_arg_word: u64,
+    pub send_overhead_cycles: u64,
+    pub send_per_arg_word_cycles: u64,
     pub max_arg_words: u64,
-    pub interrupt_entry: u64,
-    pub interrupt_exit: u64,
-    pub poll: u64,
-    pub poll_dispatch: u64,
-    pub dma_setup: u64,
-    pub dma_per_region: u64,
+    pub interrupt_entry_cycles: u64,
+    pub interrupt_exit_cycles: u64,
+    pub poll_cycles: u64,
+    pub poll_dispatch_cycles: u64,
+    pub dma_setup_cycles: u64,
+    pub dma_per_region_cycles: u64,
     pub dma_bytes_per_cycle: f64,
     pub dma_align_bytes: u64,
     pub barrier_arity: u64,
+}
+
+impl MessagingCosts {
+    /// Send cost of a message with `arg_words64` u64 arguments and `regions` DMA regions
+    /// (`None` for a plain active message).
+    pub fn send_cost_cycles(&self, arg_words64: usize, regions: Option<usize>) -> u64 {
+        let mut c = self.send_overhead_cycles + self.send_per_arg_word_cycles * 2 * arg_words64 as u64;
+        if let Some(r) = regions {
+            c += self.dma_setup_cycles + self.dma_per_region_cycles * r as u64;
+        }
+        c
+    }
+}
+
+/// The memory system: cache geometry, directory size, and every latency in picoseconds
+/// (converted once; the miss path is hot).
+#[derive(Clone, Copy, Debug)]
+pub struct MemoryConfig {
+    pub line_bytes: u64,
+    /// Cache lines per processor.
+    pub cache_lines: u64,
+    pub associativity: u64,
+    /// Remote sharers the directory tracks in hardware.
+    pub hw_pointers: usize,
+    pub prefetch_buffer_entries: usize,
+    /// A cache hit (`memory.hit_cycles`).
+    pub hit_ps: u64,
+    /// How far a processor may run ahead of the global clock on hits.
+    pub max_run_ahead_ps: u64,
+    pub prefetch_issue_ps: u64,
+    /// Extra time of a read-modify-write over a hit.
+    pub rmw_ps: u64,
+    pub lock_overhead_ps: u64,
+    /// A local miss before its fill (`local_miss_cycles - fill_cycles`).
+    pub local_memory_ps: u64,
+    /// Before a remote miss's request leaves (`miss_issue_cycles + remote_miss_delay_cycles`).
+    pub miss_issue_ps: u64,
+    pub fill_ps: u64,
+    pub dir_ps: u64,
+    pub dir_occupancy_ps: u64,
+    pub home_cache_ps: u64,
+    pub owner_ps: u64,
+    pub forward_reply_ps: u64,
+    pub inv_send_ps: u64,
+    pub ack_ps: u64,
+    /// LimitLESS software handling of a read beyond the hardware pointers.
+    pub sw_read_ps: u64,
+    /// LimitLESS software handling of a write that invalidates more sharers than pointers.
+    pub sw_write_ps: u64,
+}
+
+/// How shared memory is kept coherent (`memory.model`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Coherence {
+    /// A directory controller in hardware (`memory.model = "hardware"`).
+    Hardware,
+    /// Software fine-grain DSM, Blizzard-style (`memory.model = "software"`, `[dsm]`).
+    Software(DsmCosts),
+}
+
+impl Coherence {
+    /// The software DSM costs, if coherence is in software.
+    pub fn software(&self) -> Option<DsmCosts> {
+        match *self {
+            Coherence::Hardware => None,
+            Coherence::Software(d) => Some(d),
+        }
+    }
+}
+
+/// Where software-DSM protocol handlers run (`dsm.handlers`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DsmHandlers {
+    /// On the node's compute processor, stealing its time.
+    Compute,
+    /// On a dedicated protocol processor.
+    ProtocolProcessor,
+}
+
+/// Software DSM (Blizzard) costs in picoseconds: protocol handlers exchange active messages,
+/// copy blocks and change access tags.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DsmCosts {
+    pub handlers: DsmHandlers,
+    pub load_check_ps: u64,
+    pub store_check_ps: u64,
+    pub miss_trap_ps: u64,
+    pub upgrade_fault_ps: u64,
+    pub resume_ps: u64,
+    pub handler_ps: u64,
+    /// Copying one block (`memory.line_bytes / dsm.copy_bytes_per_cycle`).
+    pub copy_block_ps: u64,
+    /// Making a block accessible: base only (an upgrade of a readable block).
+    pub tag_valid_base_ps: u64,
+    /// Making a block accessible with every granule's tag (a block that arrives with data).
+    pub tag_valid_ps: u64,
+    pub tag_invalidate_ps: u64,
+    /// Sending a protocol message of two argument words (line, requester).
+    pub send_small_ps: u64,
+    /// The same with the block appended by DMA from one region.
+    pub send_data_ps: u64,
+    /// Interrupt entry and exit around a handler.
+    pub entry_ps: u64,
+    pub exit_ps: u64,
+}
+
+impl DsmCosts {
+    /// Whether handlers run on the compute processor.
+    pub fn on_compute(&self) -> bool {
+        self.handlers == DsmHandlers::Compute
+    }
 }
 
 fn topology_kind(n: &spec::NetworkSpec) -> Result<TopologyKind, ConfigError> {
@@ -407,8 +523,8 @@ impl MachineConfig {
             ));
         }
         at_least("memory.hw_pointers", mem.hw_pointers, 1)?;
-        match (mem.model.as_str(), &spec.dsm) {
-            ("hardware", _) => {}
+        let software = match (mem.model.as_str(), &spec.dsm) {
+            ("hardware", _) => None,
             ("software", None) => {
                 return Err(ConfigError::key(
                     "memory.model",
@@ -416,12 +532,16 @@ impl MachineConfig {
                 ))
             }
             ("software", Some(d)) => {
-                if d.handlers != "compute" && d.handlers != "protocol-processor" {
-                    return Err(ConfigError::key(
-                        "dsm.handlers",
-                        format!("must be compute or protocol-processor, got `{}`", d.handlers),
-                    ));
-                }
+                let handlers = match d.handlers.as_str() {
+                    "compute" => DsmHandlers::Compute,
+                    "protocol-processor" => DsmHandlers::ProtocolProcessor,
+                    other => {
+                        return Err(ConfigError::key(
+                            "dsm.handlers",
+                            format!("must be compute or protocol-processor, got `{other}`"),
+                        ))
+                    }
+                };
                 positive("dsm.copy_bytes_per_cycle", d.copy_bytes_per_cycle)?;
                 if d.tag_granule_bytes < 8
                     || !d.tag_granule_bytes.is_power_of_two()
@@ -435,19 +555,83 @@ impl MachineConfig {
                         ),
                     ));
                 }
+                Some((d, handlers))
             }
             (other, _) => {
                 return Err(ConfigError::key("memory.model", format!("must be hardware or software, got `{other}`")))
             }
-        }
+        };
         at_least("memory.prefetch_buffer_entries", mem.prefetch_buffer_entries, 1)?;
         at_least("limits.max_events", spec.limits.max_events, 1)?;
         let max_time_ps = positive("limits.max_sim_time_ms", spec.limits.max_sim_time_ms)? * 1e9;
         if max_time_ps >= u64::MAX as f64 / 2.0 {
             return Err(ConfigError::key("limits.max_sim_time_ms", "too large to represent in picoseconds"));
         }
+        let cycle_ps = 1e6 / clock;
+        let ps = |cycles: u64| cycles_to_ps(cycle_ps, cycles as f64);
+        let msg = MessagingCosts {
+            send_overhead_cycles: scaled(m.send_overhead_cycles),
+            send_per_arg_word_cycles: scaled(m.send_per_arg_word_cycles),
+            max_arg_words: m.max_arg_words,
+            interrupt_entry_cycles: scaled(m.interrupt_entry_cycles),
+            interrupt_exit_cycles: scaled(m.interrupt_exit_cycles),
+            poll_cycles: scaled(m.poll_cycles),
+            poll_dispatch_cycles: scaled(m.poll_dispatch_cycles),
+            dma_setup_cycles: m.dma_setup_cycles,
+            dma_per_region_cycles: m.dma_per_region_cycles,
+            dma_bytes_per_cycle: m.dma_bytes_per_cycle,
+            dma_align_bytes: m.dma_align_bytes,
+            barrier_arity: m.barrier_arity,
+        };
+        let memory = MemoryConfig {
+            line_bytes: mem.line_bytes,
+            cache_lines,
+            associativity: mem.associativity,
+            hw_pointers: mem.hw_pointers as usize,
+            prefetch_buffer_entries: mem.prefetch_buffer_entries as usize,
+            hit_ps: ps(mem.hit_cycles),
+            max_run_ahead_ps: ps(mem.max_run_ahead_cycles),
+            prefetch_issue_ps: ps(mem.prefetch_issue_cycles),
+            rmw_ps: ps(mem.rmw_cycles),
+            lock_overhead_ps: ps(mem.lock_overhead_cycles),
+            local_memory_ps: ps(mem.local_miss_cycles.saturating_sub(mem.fill_cycles)),
+            miss_issue_ps: ps(mem.miss_issue_cycles + mem.remote_miss_delay_cycles),
+            fill_ps: ps(mem.fill_cycles),
+            dir_ps: ps(mem.dir_cycles),
+            dir_occupancy_ps: ps(mem.dir_occupancy_cycles),
+            home_cache_ps: ps(mem.home_cache_cycles),
+            owner_ps: ps(mem.owner_cycles),
+            forward_reply_ps: ps(mem.forward_reply_cycles),
+            inv_send_ps: ps(mem.inv_send_cycles),
+            ack_ps: ps(mem.ack_cycles),
+            sw_read_ps: ps(mem.sw_read_cycles),
+            sw_write_ps: ps(mem.sw_write_cycles),
+        };
+        let coherence = match software {
+            None => Coherence::Hardware,
+            Some((d, handlers)) => {
+                let granules = mem.line_bytes / d.tag_granule_bytes;
+                Coherence::Software(DsmCosts {
+                    handlers,
+                    load_check_ps: ps(d.load_check_cycles),
+                    store_check_ps: ps(d.store_check_cycles),
+                    miss_trap_ps: ps(d.miss_trap_cycles),
+                    upgrade_fault_ps: ps(d.upgrade_fault_cycles),
+                    resume_ps: ps(d.resume_cycles),
+                    handler_ps: ps(d.handler_cycles),
+                    copy_block_ps: cycles_to_ps(cycle_ps, mem.line_bytes as f64 / d.copy_bytes_per_cycle),
+                    tag_valid_base_ps: ps(d.tag_valid_cycles),
+                    tag_valid_ps: ps(d.tag_valid_cycles + granules * d.tag_valid_per_granule_cycles),
+                    tag_invalidate_ps: ps(d.tag_invalidate_cycles + granules * d.tag_invalidate_per_granule_cycles),
+                    send_small_ps: ps(msg.send_cost_cycles(2, None)),
+                    send_data_ps: ps(msg.send_cost_cycles(2, Some(1))),
+                    entry_ps: ps(msg.interrupt_entry_cycles),
+                    exit_ps: ps(msg.interrupt_exit_cycles),
+                })
+            }
+        };
         Ok(MachineConfig {
-            cycle_ps: 1e6 / clock,
+            cycle_ps,
             link_ps_per_byte: 1000.0 / bw,
             router_latency_ps: ns_to_ps("network.router_latency_ns", n.router_latency_ns)?,
             ni_latency_ps: ns_to_ps("network.ni_latency_ns", n.ni_latency_ns)?,
@@ -457,26 +641,28 @@ impl MachineConfig {
             ni_output_queue_packets: n.ni_output_queue_packets,
             cross_traffic_bytes_per_cycle: ct.rate_bytes_per_cycle,
             cross_traffic_message_bytes: ct.message_bytes,
-            msg: MessagingCosts {
-                send_overhead: scaled(m.send_overhead_cycles),
-                send_per_arg_word: scaled(m.send_per_arg_word_cycles),
-                max_arg_words: m.max_arg_words,
-                interrupt_entry: scaled(m.interrupt_entry_cycles),
-                interrupt_exit: scaled(m.interrupt_exit_cycles),
-                poll: scaled(m.poll_cycles),
-                poll_dispatch: scaled(m.poll_dispatch_cycles),
-                dma_setup: m.dma_setup_cycles,
-                dma_per_region: m.dma_per_region_cycles,
-                dma_bytes_per_cycle: m.dma_bytes_per_cycle,
-                dma_align_bytes: m.dma_align_bytes,
-                barrier_arity: m.barrier_arity,
-            },
-            mem: spec.memory.clone(),
-            cache_lines,
+            msg,
+            mem: memory,
+            coherence,
             max_events: spec.limits.max_events,
             max_time_ps: max_time_ps as u64,
             topology,
             spec,
+        })
+    }
+
+    /// Cycles of the application work cost `costs.NAME`; the error names the entry and the
+    /// ones this machine has.
+    pub fn cost_cycles(&self, name: &str) -> Result<u64, ConfigError> {
+        self.spec.costs.get(name).copied().ok_or_else(|| {
+            let have: Vec<&str> = self.spec.costs.keys().map(|s| s.as_str()).collect();
+            ConfigError {
+                message: format!(
+                    "the program needs cost entry `costs.{name}`, which machine `{}` does not define (it has: {}); add it with --set costs.{name}=CYCLES",
+                    self.spec.name,
+                    have.join(", ")
+                ),
+            }
         })
     }
 
@@ -487,7 +673,7 @@ impl MachineConfig {
     /// Picoseconds of `cycles` processor cycles.
     #[inline]
     pub fn cycles_to_ps(&self, cycles: f64) -> u64 {
-        (cycles * self.cycle_ps).round() as u64
+        cycles_to_ps(self.cycle_ps, cycles)
     }
 
     /// Processor cycles of `ps` picoseconds.
@@ -523,6 +709,12 @@ impl MachineConfig {
             + bytes as f64 * self.link_ps_per_byte;
         ps / self.cycle_ps
     }
+}
+
+/// Picoseconds of `cycles` cycles of `cycle_ps` each, rounded to the nearest picosecond.
+#[inline]
+fn cycles_to_ps(cycle_ps: f64, cycles: f64) -> u64 {
+    (cycles * cycle_ps).round() as u64
 }
 
 /// Resize the spec's network to `nprocs` processors, keeping per-link and per-node parameters.

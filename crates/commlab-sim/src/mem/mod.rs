@@ -16,55 +16,14 @@ pub(crate) mod cache;
 pub(crate) mod check;
 pub mod protocol;
 
-use crate::engine::queue::Priority;
-use crate::engine::{Event, MainState, Wait, World};
-use crate::machine::MachineConfig;
-use crate::msg::{MessageRecord, Target};
+use crate::machine::{DsmCosts, MachineConfig, MemoryConfig};
 use cache::{Cache, Line};
-use commlab_api::{Placement, TrafficClass};
+use commlab_api::Placement;
 use protocol::{
     cache_transition, dir_transition, CacheAction, CacheEvent, CacheState, DirAction, DirEvent, DirGuard, DirState,
+    ProtoKind,
 };
 use std::collections::{BTreeMap, VecDeque};
-
-/// Protocol messages between caches and homes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ProtoKind {
-    ReadRequest,
-    WriteRequest,
-    /// A write request from a cache that holds the line Shared: only ownership is needed.
-    UpgradeRequest,
-    Invalidate,
-    InvalidationAck,
-    ForwardRead,
-    ForwardWrite,
-    OwnerData,
-    DataShared,
-    DataExclusive,
-    /// Ownership granted to a requester that already holds the data (an upgrade).
-    PermissionExclusive,
-    Writeback,
-}
-
-impl ProtoKind {
-    /// Whether the message carries a cache line of data.
-    pub fn carries_line(self) -> bool {
-        matches!(self, ProtoKind::OwnerData | ProtoKind::DataShared | ProtoKind::DataExclusive | ProtoKind::Writeback)
-    }
-
-    /// Traffic class of a message without data (with data: header + data).
-    pub fn class(self) -> TrafficClass {
-        match self {
-            ProtoKind::ReadRequest
-            | ProtoKind::WriteRequest
-            | ProtoKind::UpgradeRequest
-            | ProtoKind::ForwardRead
-            | ProtoKind::ForwardWrite => TrafficClass::Requests,
-            ProtoKind::Invalidate | ProtoKind::InvalidationAck => TrafficClass::Invalidates,
-            _ => TrafficClass::Headers,
-        }
-    }
-}
 
 #[derive(Clone, Debug)]
 struct DirEntry {
@@ -127,101 +86,34 @@ pub(crate) struct MemStats {
     pub prefetches: u64,
 }
 
-/// Memory-system costs in picoseconds, converted once (the miss path is hot).
-#[derive(Clone, Copy, Debug)]
-struct Timing {
-    local_miss: u64,
-    miss_issue: u64,
-    fill: u64,
-    dir: u64,
-    dir_occupancy: u64,
-    home_cache: u64,
-    owner: u64,
-    forward_reply: u64,
-    inv_send: u64,
-    ack: u64,
-    sw_read: u64,
-    sw_write: u64,
-    hw_pointers: usize,
-}
-
-impl Timing {
-    fn new(cfg: &MachineConfig) -> Timing {
-        let m = &cfg.mem;
-        let ps = |c: u64| cfg.cycles_to_ps(c as f64);
-        Timing {
-            local_miss: ps(m.local_miss_cycles.saturating_sub(m.fill_cycles)),
-            miss_issue: ps(m.miss_issue_cycles + m.remote_miss_delay_cycles),
-            fill: ps(m.fill_cycles),
-            dir: ps(m.dir_cycles),
-            dir_occupancy: ps(m.dir_occupancy_cycles),
-            home_cache: ps(m.home_cache_cycles),
-            owner: ps(m.owner_cycles),
-            forward_reply: ps(m.forward_reply_cycles),
-            inv_send: ps(m.inv_send_cycles),
-            ack: ps(m.ack_cycles),
-            sw_read: ps(m.sw_read_cycles),
-            sw_write: ps(m.sw_write_cycles),
-            hw_pointers: m.hw_pointers as usize,
-        }
-    }
-}
-
-/// Software DSM (Blizzard) costs in picoseconds: protocol handlers exchange active messages,
-/// copy blocks and change access tags.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct SwTiming {
-    pub on_compute: bool,
-    pub load_check: u64,
-    pub store_check: u64,
-    miss_trap: u64,
-    upgrade_fault: u64,
-    resume: u64,
-    pub handler: u64,
-    copy_block: u64,
-    /// Making a block accessible: base only (an upgrade of a readable block), and with every
-    /// granule's tag (a block that arrives with its data).
-    tag_valid_base: u64,
-    tag_valid: u64,
-    tag_invalidate: u64,
-    send_small: u64,
-    send_data: u64,
-    pub entry: u64,
-    pub exit: u64,
-}
-
-impl SwTiming {
-    fn new(cfg: &MachineConfig) -> Option<SwTiming> {
-        let d = cfg.spec.dsm.as_ref().filter(|_| cfg.mem.model == "software")?;
-        let ps = |c: u64| cfg.cycles_to_ps(c as f64);
-        let granules = cfg.mem.line_bytes / d.tag_granule_bytes;
-        let m = &cfg.msg;
-        Some(SwTiming {
-            on_compute: d.handlers == "compute",
-            load_check: ps(d.load_check_cycles),
-            store_check: ps(d.store_check_cycles),
-            miss_trap: ps(d.miss_trap_cycles),
-            upgrade_fault: ps(d.upgrade_fault_cycles),
-            resume: ps(d.resume_cycles),
-            handler: ps(d.handler_cycles),
-            copy_block: cfg.cycles_to_ps(cfg.mem.line_bytes as f64 / d.copy_bytes_per_cycle),
-            tag_valid_base: ps(d.tag_valid_cycles),
-            tag_valid: ps(d.tag_valid_cycles + granules * d.tag_valid_per_granule_cycles),
-            tag_invalidate: ps(d.tag_invalidate_cycles + granules * d.tag_invalidate_per_granule_cycles),
-            // A protocol message carries two words of arguments (line, requester); data goes by
-            // DMA from one region (the block).
-            send_small: ps(crate::msg::send_cost_cycles(cfg, 2, None)),
-            send_data: ps(crate::msg::send_cost_cycles(cfg, 2, Some(1))),
-            entry: ps(m.interrupt_entry),
-            exit: ps(m.interrupt_exit),
-        })
-    }
+/// What the memory system asks of the engine. The controller never touches the event queue,
+/// the network or a processor itself: it appends effects to [`Memory::outbox`], in the order
+/// it wants them carried out, and the engine carries them out when the call returns.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum MemEffect {
+    /// Send a protocol message from `from` to `to` over the network, ready to leave at `at`.
+    Send { from: usize, to: usize, kind: ProtoKind, line: Line, requester: usize, at: u64 },
+    /// A protocol message from a node to itself arrives at `at` (no network; in order).
+    Deliver { node: usize, kind: ProtoKind, line: Line, requester: usize, at: u64 },
+    /// `p` got a line it waited for: a processor blocked on a miss or a full prefetch buffer
+    /// may retry at `at`.
+    Retry { p: usize, at: u64 },
+    /// `p` lost `line`: a processor spinning on it may go on.
+    LineLost { p: usize, line: Line },
+    /// The protocol reached an impossible state (a simulator bug).
+    Fault(String),
 }
 
 pub(crate) struct Memory {
-    t: Timing,
+    t: MemoryConfig,
     /// Software DSM costs (None: coherence in hardware).
-    pub sw: Option<SwTiming>,
+    pub sw: Option<DsmCosts>,
+    /// Picoseconds per processor cycle (for messages that name a cycle).
+    cycle_ps: f64,
+    /// The simulated time of the call in progress (the engine sets it before every call).
+    pub now: u64,
+    /// Effects of the call in progress, for the engine to carry out in order.
+    pub outbox: Vec<MemEffect>,
     /// While a software protocol handler runs: its clock (handler start + entry + body, plus
     /// what its actions have cost so far); protocol actions are timed from it.
     handler_clock: Option<u64>,
@@ -254,8 +146,11 @@ impl Memory {
     pub fn new(cfg: &MachineConfig, checked: bool) -> Memory {
         let n = cfg.nprocs();
         Memory {
-            t: Timing::new(cfg),
-            sw: SwTiming::new(cfg),
+            t: cfg.mem,
+            sw: cfg.coherence.software(),
+            cycle_ps: cfg.cycle_ps,
+            now: 0,
+            outbox: Vec::new(),
             handler_clock: None,
             handler_end: 0,
             pp_busy: vec![0; n],
@@ -266,7 +161,7 @@ impl Memory {
             home: Vec::new(),
             dir: Vec::new(),
             txns: BTreeMap::new(),
-            caches: (0..n).map(|_| Cache::new(cfg.cache_lines, cfg.mem.associativity as usize)).collect(),
+            caches: (0..n).map(|_| Cache::new(cfg.mem.cache_lines, cfg.mem.associativity as usize)).collect(),
             procs: vec![ProcMem::default(); n],
             ctrl_busy: vec![0; n],
             regions: Vec::new(),
@@ -349,46 +244,40 @@ impl Memory {
     }
 }
 
-impl<S> World<S> {
+impl Memory {
     /// Send a protocol message from node `from` to node `to`, leaving at `at`.
     fn send_proto(&mut self, from: usize, to: usize, kind: ProtoKind, line: Line, requester: usize, at: u64) {
         // A software handler sends one message after another: later actions start after it.
-        if let Some(clock) = &mut self.mem.handler_clock {
+        if let Some(clock) = &mut self.handler_clock {
             *clock = (*clock).max(at);
-            self.mem.handler_end = self.mem.handler_end.max(at);
+            self.handler_end = self.handler_end.max(at);
         }
-        if from == to && self.mem.handler_clock.is_some() {
+        if from == to && self.handler_clock.is_some() {
             // Inside a software protocol handler, a step on the node itself (invalidating its
             // own copy, taking back its own dirty line) is more of that handler's work.
-            let clock = self.mem.handler_clock;
-            self.mem_handle(to, from, kind, line, requester);
+            let clock = self.handler_clock;
+            self.handle(to, from, kind, line, requester);
             // The handler goes on after the local step (its clock may have moved on).
-            self.mem.handler_clock = clock.map(|c| c.max(self.mem.handler_end));
+            self.handler_clock = clock.map(|c| c.max(self.handler_end));
             return;
         }
         if from == to {
             // Messages a node sends itself arrive in the order sent, as the NI output queue
             // keeps them for the network (a data reply must not be overtaken by a later
             // invalidation of the same line).
-            let at = at.max(self.mem.local_fifo[from]);
-            self.mem.local_fifo[from] = at;
-            let msg = self.alloc_msg(MessageRecord {
-                src: from as u32,
-                target: Target::Protocol { kind, line, requester: requester as u32 },
-                args: Vec::new(),
-                payload: Vec::new(),
-            });
-            self.push(at, Priority::Network, Event::Proto { msg, dst: to as u32 });
+            let at = at.max(self.local_fifo[from]);
+            self.local_fifo[from] = at;
+            self.outbox.push(MemEffect::Deliver { node: from, kind, line, requester, at });
         } else {
-            self.launch_protocol(from, to, kind, line, requester, at);
+            self.outbox.push(MemEffect::Send { from, to, kind, line, requester, at });
         }
     }
 
     /// A processor starts a miss (demand or prefetch) on `line`.
-    pub(crate) fn mem_issue(&mut self, p: usize, line: Line, write: bool) {
-        let home = self.mem.home_of(line);
-        self.mem.stats.misses += 1;
-        let upgrade = write && self.mem.caches[p].state(line) == CacheState::Shared;
+    pub(crate) fn issue(&mut self, p: usize, line: Line, write: bool) {
+        let home = self.home_of(line);
+        self.stats.misses += 1;
+        let upgrade = write && self.caches[p].state(line) == CacheState::Shared;
         let kind = match (write, upgrade) {
             (false, _) => ProtoKind::ReadRequest,
             (true, false) => ProtoKind::WriteRequest,
@@ -396,45 +285,29 @@ impl<S> World<S> {
         };
         // Software DSM: the failed check traps to a handler (a write to a readable block may
         // fault differently), which then sends the request as an active message.
-        let trap = self.mem.sw.map_or(0, |sw| sw.miss_trap + if upgrade { sw.upgrade_fault } else { 0 });
+        let trap = self.sw.map_or(0, |sw| sw.miss_trap_ps + if upgrade { sw.upgrade_fault_ps } else { 0 });
         if home == p {
-            self.mem.stats.local_misses += 1;
+            self.stats.local_misses += 1;
             self.send_proto(p, p, kind, line, p, self.now + trap);
         } else {
-            let send = self.mem.sw.map_or(0, |sw| sw.send_small);
-            let at = self.now + self.mem.t.miss_issue + trap + send;
+            let send = self.sw.map_or(0, |sw| sw.send_small_ps);
+            let at = self.now + self.t.miss_issue_ps + trap + send;
             self.send_proto(p, home, kind, line, p, at);
         }
     }
 
     /// A protocol message arrives at node `at_node`.
-    pub(crate) fn mem_receive(&mut self, at_node: usize, msg: u32) {
-        let rec = self.take_msg(msg);
-        let Target::Protocol { kind, line, requester } = rec.target else { unreachable!("not a protocol message") };
-        match self.mem.sw {
+    pub(crate) fn receive(&mut self, at_node: usize, from: usize, kind: ProtoKind, line: Line, requester: usize) {
+        match self.sw {
             // Software DSM with protocol processors: handlers queue for the node's processor.
-            Some(sw) if !sw.on_compute => {
-                let start = self.now.max(self.mem.pp_busy[at_node]);
-                self.run_software_handler(
-                    at_node,
-                    rec.src as usize,
-                    kind,
-                    line,
-                    requester as usize,
-                    start + sw.handler,
-                );
-                self.mem.pp_busy[at_node] = self.mem.handler_end;
+            Some(sw) if !sw.on_compute() => {
+                let start = self.now.max(self.pp_busy[at_node]);
+                self.run_software_handler(at_node, from, kind, line, requester, start + sw.handler_ps);
+                self.pp_busy[at_node] = self.handler_end;
             }
             // Local protocol steps of software DSM (the requester is its own home).
-            Some(sw) => self.run_software_handler(
-                at_node,
-                rec.src as usize,
-                kind,
-                line,
-                requester as usize,
-                self.now + sw.handler,
-            ),
-            None => self.mem_handle(at_node, rec.src as usize, kind, line, requester as usize),
+            Some(sw) => self.run_software_handler(at_node, from, kind, line, requester, self.now + sw.handler_ps),
+            None => self.handle(at_node, from, kind, line, requester as usize),
         }
     }
 
@@ -449,28 +322,28 @@ impl<S> World<S> {
         requester: usize,
         clock: u64,
     ) {
-        self.mem.handler_clock = Some(clock);
-        self.mem.handler_end = clock;
-        self.mem_handle(at, from, kind, line, requester);
-        self.mem.handler_clock = None;
+        self.handler_clock = Some(clock);
+        self.handler_end = clock;
+        self.handle(at, from, kind, line, requester);
+        self.handler_clock = None;
     }
 
     /// The time protocol actions start from: now, or the running software handler's clock.
     #[inline]
     fn action_time(&self) -> u64 {
-        self.mem.handler_clock.unwrap_or(self.now).max(self.now)
+        self.handler_clock.unwrap_or(self.now).max(self.now)
     }
 
     /// Note that a software handler's actions reach `t`.
     #[inline]
     fn handler_reaches(&mut self, t: u64) {
-        if self.mem.handler_clock.is_some() {
-            self.mem.handler_end = self.mem.handler_end.max(t);
+        if self.handler_clock.is_some() {
+            self.handler_end = self.handler_end.max(t);
         }
     }
 
     /// Perform one protocol message at node `at_node`.
-    pub(crate) fn mem_handle(&mut self, at_node: usize, from: usize, kind: ProtoKind, line: Line, requester: usize) {
+    pub(crate) fn handle(&mut self, at_node: usize, from: usize, kind: ProtoKind, line: Line, requester: usize) {
         match kind {
             ProtoKind::ReadRequest => self.home_request(at_node, line, requester, false, false),
             ProtoKind::WriteRequest => self.home_request(at_node, line, requester, true, false),
@@ -484,8 +357,8 @@ impl<S> World<S> {
             ProtoKind::ForwardRead => self.cache_event(at_node, line, CacheEvent::ForwardRead, from),
             ProtoKind::ForwardWrite => self.cache_event(at_node, line, CacheEvent::ForwardWrite, from),
             ProtoKind::DataShared | ProtoKind::DataExclusive | ProtoKind::PermissionExclusive => {
-                self.mem.fill_has_data = kind != ProtoKind::PermissionExclusive;
-                if !self.mem.fill_has_data && self.mem.caches[at_node].state(line) != CacheState::Shared {
+                self.fill_has_data = kind != ProtoKind::PermissionExclusive;
+                if !self.fill_has_data && self.caches[at_node].state(line) != CacheState::Shared {
                     return self.fail_internal(format!(
                         "protocol: ownership without data for line {line} reached cache {at_node}, which does not hold it"
                     ));
@@ -500,26 +373,26 @@ impl<S> World<S> {
     /// A request reaches the home: serve it, or queue it behind the line's transaction.
     fn home_request(&mut self, home: usize, line: Line, requester: usize, write: bool, upgrade: bool) {
         let req = Req { requester: requester as u32, write, upgrade };
-        if let Some(t) = self.mem.txns.get_mut(&line) {
+        if let Some(t) = self.txns.get_mut(&line) {
             t.queue.push_back(req);
             return;
         }
-        self.mem.txns.insert(line, Txn { req, acks_left: 0, queue: VecDeque::new() });
+        self.txns.insert(line, Txn { req, acks_left: 0, queue: VecDeque::new() });
         let ev = if write { DirEvent::WriteRequest } else { DirEvent::ReadRequest };
         self.home_event(home, line, ev, requester);
     }
 
     /// Run one directory transition at `home` and perform its actions.
     fn home_event(&mut self, home: usize, line: Line, ev: DirEvent, from: usize) {
-        let m = self.mem.t;
-        let sw = self.mem.sw;
+        let m = self.t;
+        let sw = self.sw;
         let now = self.action_time();
         // The controller handles one message at a time.
-        let start = now.max(self.mem.ctrl_busy[home]);
-        self.mem.ctrl_busy[home] = start + m.dir_occupancy;
-        let entry = &self.mem.dir[line as usize];
+        let start = now.max(self.ctrl_busy[home]);
+        self.ctrl_busy[home] = start + m.dir_occupancy_ps;
+        let entry = &self.dir[line as usize];
         let state = entry.state;
-        let txn = self.mem.txns.get(&line);
+        let txn = self.txns.get(&line);
         let (requester, write, upgrade) =
             txn.map_or((from, false, false), |t| (t.req.requester as usize, t.req.write, t.req.upgrade));
         let guard = DirGuard {
@@ -535,39 +408,39 @@ impl<S> World<S> {
         };
         let local = requester == home;
         // When the home's answer leaves: after the directory/memory access.
-        let mut t = start + if local { m.local_miss } else { m.dir };
+        let mut t = start + if local { m.local_memory_ps } else { m.dir_ps };
         if matches!(ev, DirEvent::InvalidationAck) {
-            t = start + m.ack;
+            t = start + m.ack_ps;
         }
         if matches!(ev, DirEvent::OwnerData) {
-            t = start + m.forward_reply;
+            t = start + m.forward_reply_ps;
         }
         // Only an upgrade from a listed sharer gets ownership without the data (a sharer entry
         // may be stale: the cache dropped its clean copy silently).
-        let requester_had_copy = upgrade && self.mem.dir[line as usize].sharers.contains(&(requester as u32));
-        self.mem.dir[line as usize].state = next;
+        let requester_had_copy = upgrade && self.dir[line as usize].sharers.contains(&(requester as u32));
+        self.dir[line as usize].state = next;
         for &a in actions {
             match a {
                 DirAction::AddRequesterToSharers => {
-                    let e = &mut self.mem.dir[line as usize];
+                    let e = &mut self.dir[line as usize];
                     if !e.sharers.contains(&(requester as u32)) {
                         e.sharers.push(requester as u32);
                     }
                     if e.sharers.len() > m.hw_pointers {
                         // LimitLESS: the pointer overflow is handled in software at the home.
-                        self.mem.stats.software_traps += 1;
-                        t += m.sw_read;
-                        self.mem.ctrl_busy[home] = self.mem.ctrl_busy[home].max(t);
+                        self.stats.software_traps += 1;
+                        t += m.sw_read_ps;
+                        self.ctrl_busy[home] = self.ctrl_busy[home].max(t);
                     }
                 }
                 DirAction::MakeRequesterOwner => {
-                    let e = &mut self.mem.dir[line as usize];
+                    let e = &mut self.dir[line as usize];
                     e.owner = requester as u32;
                     e.sharers.clear();
                 }
                 DirAction::ReplySharedData => {
                     if let Some(sw) = sw {
-                        t += sw.copy_block + sw.send_data;
+                        t += sw.copy_block_ps + sw.send_data_ps;
                     }
                     self.send_proto(home, requester, ProtoKind::DataShared, line, requester, t)
                 }
@@ -576,53 +449,49 @@ impl<S> World<S> {
                         if requester_had_copy { ProtoKind::PermissionExclusive } else { ProtoKind::DataExclusive };
                     if let Some(sw) = sw {
                         // The home's own copy becomes inaccessible; the data (if any) is copied out.
-                        t += sw.tag_invalidate;
-                        t += if requester_had_copy { sw.send_small } else { sw.copy_block + sw.send_data };
+                        t += sw.tag_invalidate_ps;
+                        t += if requester_had_copy { sw.send_small_ps } else { sw.copy_block_ps + sw.send_data_ps };
                     }
                     self.send_proto(home, requester, kind, line, requester, t)
                 }
                 DirAction::InvalidateOtherSharers => {
-                    let others: Vec<u32> = self.mem.dir[line as usize]
-                        .sharers
-                        .iter()
-                        .copied()
-                        .filter(|&s| s as usize != requester)
-                        .collect();
+                    let others: Vec<u32> =
+                        self.dir[line as usize].sharers.iter().copied().filter(|&s| s as usize != requester).collect();
                     if others.len() > m.hw_pointers {
-                        self.mem.stats.software_traps += 1;
-                        t += m.sw_write;
-                        self.mem.ctrl_busy[home] = self.mem.ctrl_busy[home].max(t);
+                        self.stats.software_traps += 1;
+                        t += m.sw_write_ps;
+                        self.ctrl_busy[home] = self.ctrl_busy[home].max(t);
                     }
                     // Invalidations go out after a full directory lookup, even for a local requester.
-                    t = t.max(start + m.dir);
-                    self.mem.txns.get_mut(&line).expect("write transaction").acks_left = others.len() as u32;
+                    t = t.max(start + m.dir_ps);
+                    self.txns.get_mut(&line).expect("write transaction").acks_left = others.len() as u32;
                     for s in others {
-                        t += sw.map_or(m.inv_send, |sw| sw.send_small);
-                        self.mem.stats.invalidations += 1;
+                        t += sw.map_or(m.inv_send_ps, |sw| sw.send_small_ps);
+                        self.stats.invalidations += 1;
                         self.send_proto(home, s as usize, ProtoKind::Invalidate, line, requester, t);
                     }
-                    self.mem.ctrl_busy[home] = self.mem.ctrl_busy[home].max(t);
+                    self.ctrl_busy[home] = self.ctrl_busy[home].max(t);
                 }
                 DirAction::CountAck => {
-                    let txn = self.mem.txns.get_mut(&line).expect("acks belong to a transaction");
+                    let txn = self.txns.get_mut(&line).expect("acks belong to a transaction");
                     txn.acks_left -= 1;
                 }
                 DirAction::ForwardToOwner => {
-                    let owner = self.mem.dir[line as usize].owner as usize;
+                    let owner = self.dir[line as usize].owner as usize;
                     let kind = if write { ProtoKind::ForwardWrite } else { ProtoKind::ForwardRead };
-                    self.mem.stats.forwards += 1;
-                    t += sw.map_or(0, |sw| sw.send_small);
+                    self.stats.forwards += 1;
+                    t += sw.map_or(0, |sw| sw.send_small_ps);
                     self.send_proto(home, owner, kind, line, requester, t);
                 }
                 DirAction::WriteDataToMemory => {} // functional data is already in memory
                 DirAction::KeepOwnerAsSharer => {
-                    let e = &mut self.mem.dir[line as usize];
+                    let e = &mut self.dir[line as usize];
                     let owner = e.owner;
                     e.sharers.clear();
                     e.sharers.push(owner);
                 }
                 DirAction::ClearOwner => {
-                    let e = &mut self.mem.dir[line as usize];
+                    let e = &mut self.dir[line as usize];
                     e.sharers.clear();
                 }
                 DirAction::QueueUntilIdle => {
@@ -630,10 +499,10 @@ impl<S> World<S> {
                     return self.fail_internal(format!("protocol: request reached busy line {line} unqueued"));
                 }
                 DirAction::ServeNextQueued => {
-                    let txn = self.mem.txns.remove(&line).expect("a transaction ends");
+                    let txn = self.txns.remove(&line).expect("a transaction ends");
                     let mut queue = txn.queue;
                     if let Some(req) = queue.pop_front() {
-                        self.mem.txns.insert(line, Txn { req, acks_left: 0, queue });
+                        self.txns.insert(line, Txn { req, acks_left: 0, queue });
                         let ev = if req.write { DirEvent::WriteRequest } else { DirEvent::ReadRequest };
                         self.home_event(home, line, ev, req.requester as usize);
                     }
@@ -646,10 +515,10 @@ impl<S> World<S> {
         if matches!(next, DirState::Uncached | DirState::Shared | DirState::Exclusive)
             && matches!(ev, DirEvent::ReadRequest | DirEvent::WriteRequest)
         {
-            let txn = self.mem.txns.remove(&line).expect("request transaction");
+            let txn = self.txns.remove(&line).expect("request transaction");
             let mut queue = txn.queue;
             if let Some(req) = queue.pop_front() {
-                self.mem.txns.insert(line, Txn { req, acks_left: 0, queue });
+                self.txns.insert(line, Txn { req, acks_left: 0, queue });
                 let ev = if req.write { DirEvent::WriteRequest } else { DirEvent::ReadRequest };
                 self.home_event(home, line, ev, req.requester as usize);
             }
@@ -658,43 +527,45 @@ impl<S> World<S> {
 
     /// Run one cache transition at node `p` and perform its actions.
     fn cache_event(&mut self, p: usize, line: Line, ev: CacheEvent, from: usize) {
-        if self.mem.procs[p].pinned == Some(line)
+        if self.procs[p].pinned == Some(line)
             && matches!(ev, CacheEvent::Invalidate | CacheEvent::ForwardRead | CacheEvent::ForwardWrite)
         {
-            self.mem.procs[p].deferred.push((ev, from));
+            self.procs[p].deferred.push((ev, from));
             return;
         }
-        let state = self.mem.caches[p].state(line);
+        let state = self.caches[p].state(line);
         let (next, actions) = match cache_transition(state, ev) {
             Ok(t) => t,
             Err(why) => {
                 return self.fail_internal(format!("protocol: cache {p}, line {line}: {state:?} + {ev:?}: {}", why.0))
             }
         };
-        let home = self.mem.home_of(line);
-        let mut respond = self.action_time() + if p == home { self.mem.t.home_cache } else { self.mem.t.owner };
-        if let Some(sw) = self.mem.sw {
+        let home = self.home_of(line);
+        let mut respond = self.action_time() + if p == home { self.t.home_cache_ps } else { self.t.owner_ps };
+        if let Some(sw) = self.sw {
             respond += match ev {
-                CacheEvent::Invalidate => sw.tag_invalidate + sw.send_small,
-                CacheEvent::ForwardRead | CacheEvent::ForwardWrite => sw.copy_block + sw.tag_invalidate + sw.send_data,
+                CacheEvent::Invalidate => sw.tag_invalidate_ps + sw.send_small_ps,
+                CacheEvent::ForwardRead | CacheEvent::ForwardWrite => {
+                    sw.copy_block_ps + sw.tag_invalidate_ps + sw.send_data_ps
+                }
                 _ => 0,
             };
         }
         for &a in actions {
             match a {
                 CacheAction::SendInvalidationAck => {
-                    self.mem.caches[p].set_state(line, next);
+                    self.caches[p].set_state(line, next);
                     self.send_proto(p, from, ProtoKind::InvalidationAck, line, p, respond);
                     self.line_lost(p, line);
                 }
                 CacheAction::SendOwnerDataToHome => {
-                    self.mem.caches[p].set_state(line, next);
+                    self.caches[p].set_state(line, next);
                     self.send_proto(p, from, ProtoKind::OwnerData, line, p, respond);
                     if next == CacheState::Invalid {
                         self.line_lost(p, line);
                     }
                 }
-                CacheAction::InstallAndResume => self.install(p, line, next, self.mem.fill_has_data),
+                CacheAction::InstallAndResume => self.install(p, line, next, self.fill_has_data),
                 CacheAction::HitInCache
                 | CacheAction::SendReadRequest
                 | CacheAction::SendWriteRequest
@@ -713,9 +584,9 @@ impl<S> World<S> {
     fn install(&mut self, p: usize, line: Line, state: CacheState, with_data: bool) {
         // Lines with a request in flight (an upgrade keeps its Shared copy) and the line held
         // for a demand access may not be evicted.
-        let pm = &self.mem.procs[p];
+        let pm = &self.procs[p];
         let keep = |l: Line| pm.pinned == Some(l) || pm.waiting == Some(l) || pm.prefetches.contains(&l);
-        let placed = match self.mem.caches[p].victim(line, keep) {
+        let placed = match self.caches[p].victim(line, keep) {
             Ok(Some((victim, vstate))) => {
                 self.evict(p, victim, vstate);
                 true
@@ -726,14 +597,14 @@ impl<S> World<S> {
             Err(()) => false,
         };
         if placed {
-            self.mem.caches[p].install(line, state);
-            if let Some(c) = &mut self.mem.checker {
-                c.fill(p, line, &self.mem.data, self.mem.line_words);
+            self.caches[p].install(line, state);
+            if let Some(c) = &mut self.checker {
+                c.fill(p, line, &self.data, self.line_words);
             }
         } else if state == CacheState::Modified {
             self.write_back(p, line);
         }
-        let pm = &mut self.mem.procs[p];
+        let pm = &mut self.procs[p];
         pm.prefetches.retain(|&l| l != line);
         if pm.waiting == Some(line) {
             // A demand fill that could not be placed is simply missed again.
@@ -742,41 +613,37 @@ impl<S> World<S> {
                 pm.pinned = Some(line);
             }
         }
-        let mut resume = self.action_time() + self.mem.t.fill;
-        if let Some(sw) = self.mem.sw {
+        let mut resume = self.action_time() + self.t.fill_ps;
+        if let Some(sw) = self.sw {
             // Copy the block in (unless only permission came), open its access tag, return from
             // the miss handler.
-            resume += if with_data { sw.copy_block + sw.tag_valid } else { sw.tag_valid_base } + sw.resume;
+            resume += if with_data { sw.copy_block_ps + sw.tag_valid_ps } else { sw.tag_valid_base_ps } + sw.resume_ps;
             self.handler_reaches(resume);
         }
         // Anyone blocked on this line (a demand miss, a full prefetch buffer) re-checks.
-        if let MainState::Blocked { wait: Wait::Miss(_) | Wait::PrefetchBuffer, .. } = self.procs[p].main {
-            if !self.procs[p].handler_active {
-                self.wake_at(p, resume);
-            }
-        }
+        self.outbox.push(MemEffect::Retry { p, at: resume });
     }
 
     /// `p` performed its access on its pinned line: let deferred requests for it through.
     /// Returns the processor time their software handlers take (0 in hardware, or when a
     /// protocol processor runs them): the caller spends it right after the access.
     pub(crate) fn unpin(&mut self, p: usize) -> u64 {
-        let Some(line) = self.mem.procs[p].pinned.take() else { return 0 };
+        let Some(line) = self.procs[p].pinned.take() else { return 0 };
         let mut stolen = 0;
-        for (ev, from) in std::mem::take(&mut self.mem.procs[p].deferred) {
-            match self.mem.sw {
+        for (ev, from) in std::mem::take(&mut self.procs[p].deferred) {
+            match self.sw {
                 None => self.cache_event(p, line, ev, from),
                 Some(sw) => {
-                    let start = if sw.on_compute { self.now + stolen } else { self.now.max(self.mem.pp_busy[p]) };
-                    let body = start + if sw.on_compute { sw.entry } else { 0 } + sw.handler;
-                    self.mem.handler_clock = Some(body);
-                    self.mem.handler_end = body;
+                    let start = if sw.on_compute() { self.now + stolen } else { self.now.max(self.pp_busy[p]) };
+                    let body = start + if sw.on_compute() { sw.entry_ps } else { 0 } + sw.handler_ps;
+                    self.handler_clock = Some(body);
+                    self.handler_end = body;
                     self.cache_event(p, line, ev, from);
-                    self.mem.handler_clock = None;
-                    if sw.on_compute {
-                        stolen = self.mem.handler_end + sw.exit - self.now;
+                    self.handler_clock = None;
+                    if sw.on_compute() {
+                        stolen = self.handler_end + sw.exit_ps - self.now;
                     } else {
-                        self.mem.pp_busy[p] = self.mem.handler_end;
+                        self.pp_busy[p] = self.handler_end;
                     }
                 }
             }
@@ -790,7 +657,7 @@ impl<S> World<S> {
         let Ok((next, actions)) = cache_transition(vstate, CacheEvent::Evict) else {
             return self.fail_internal(format!("protocol: evicting line {victim} in {vstate:?}"));
         };
-        self.mem.caches[p].set_state(victim, next);
+        self.caches[p].set_state(victim, next);
         self.line_lost(p, victim);
         if actions.contains(&CacheAction::SendWritebackToHome) {
             self.write_back(p, victim);
@@ -801,48 +668,45 @@ impl<S> World<S> {
     /// sent to a cache that no longer has the line); the writeback's bytes still cross the
     /// network.
     fn write_back(&mut self, p: usize, line: Line) {
-        let home = self.mem.home_of(line);
+        let home = self.home_of(line);
         // The directory update is the home's, not part of this node's handler.
-        let clock = self.mem.handler_clock.take();
+        let clock = self.handler_clock.take();
         self.home_event(home, line, DirEvent::OwnerWriteback, p);
-        self.mem.handler_clock = clock;
+        self.handler_clock = clock;
         if home != p {
             // In software DSM the evicting handler copies the block out and sends it.
             let mut at = self.action_time();
-            if let Some(sw) = self.mem.sw {
-                at += sw.copy_block + sw.send_data;
+            if let Some(sw) = self.sw {
+                at += sw.copy_block_ps + sw.send_data_ps;
                 self.handler_reaches(at);
-                if let Some(c) = &mut self.mem.handler_clock {
+                if let Some(c) = &mut self.handler_clock {
                     *c = (*c).max(at);
                 }
             }
-            self.launch_protocol(p, home, ProtoKind::Writeback, line, p, at);
+            self.outbox.push(MemEffect::Send { from: p, to: home, kind: ProtoKind::Writeback, line, requester: p, at });
         }
     }
 
     /// `p` lost `line`: wake it if it spins on that line.
     fn line_lost(&mut self, p: usize, line: Line) {
-        if let Some(c) = &mut self.mem.checker {
+        if let Some(c) = &mut self.checker {
             c.drop_copy(p, line);
         }
-        if let MainState::Blocked { wait: Wait::Spin(_, l), .. } = self.procs[p].main {
-            if l == line && !self.procs[p].handler_active {
-                self.wake_at(p, self.now);
-            }
-        }
+        self.outbox.push(MemEffect::LineLost { p, line });
     }
 
     fn fail_internal(&mut self, msg: String) {
-        self.fail(crate::engine::SimError::Internal(msg));
+        self.outbox.push(MemEffect::Fault(msg));
     }
 
     /// Run the invariant checker (when on) over one line.
     pub(crate) fn check_line(&mut self, line: Line) {
-        if let Some(c) = self.mem.checker.take() {
-            if let Err(e) = c.check_line(&self.mem, line) {
-                self.fail_internal(format!("coherence invariant at cycle {:.1}: {e}", self.cfg.ps_to_cycles(self.now)));
+        if let Some(c) = self.checker.take() {
+            if let Err(e) = c.check_line(self, line) {
+                let cycle = self.now as f64 / self.cycle_ps;
+                self.fail_internal(format!("coherence invariant at cycle {cycle:.1}: {e}"));
             }
-            self.mem.checker = Some(c);
+            self.checker = Some(c);
         }
     }
 }

@@ -7,6 +7,47 @@
 //! The memory system (`mem/mod.rs`) looks up every transition here and performs the named
 //! actions; it never changes a state on its own. A test walks every (state, event) pair.
 
+use commlab_api::TrafficClass;
+
+/// Protocol messages between caches and homes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProtoKind {
+    ReadRequest,
+    WriteRequest,
+    /// A write request from a cache that holds the line Shared: only ownership is needed.
+    UpgradeRequest,
+    Invalidate,
+    InvalidationAck,
+    ForwardRead,
+    ForwardWrite,
+    OwnerData,
+    DataShared,
+    DataExclusive,
+    /// Ownership granted to a requester that already holds the data (an upgrade).
+    PermissionExclusive,
+    Writeback,
+}
+
+impl ProtoKind {
+    /// Whether the message carries a cache line of data.
+    pub fn carries_line(self) -> bool {
+        matches!(self, ProtoKind::OwnerData | ProtoKind::DataShared | ProtoKind::DataExclusive | ProtoKind::Writeback)
+    }
+
+    /// Traffic class of a message without data (with data: header + data).
+    pub fn class(self) -> TrafficClass {
+        match self {
+            ProtoKind::ReadRequest
+            | ProtoKind::WriteRequest
+            | ProtoKind::UpgradeRequest
+            | ProtoKind::ForwardRead
+            | ProtoKind::ForwardWrite => TrafficClass::Requests,
+            ProtoKind::Invalidate | ProtoKind::InvalidationAck => TrafficClass::Invalidates,
+            _ => TrafficClass::Headers,
+        }
+    }
+}
+
 /// State of a line in one cache.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CacheState {

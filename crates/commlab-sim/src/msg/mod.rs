@@ -17,7 +17,7 @@ pub(crate) enum Target {
     Sink,
     /// A coherence protocol message about `line`, on behalf of `requester`, handled by the
     /// destination's memory controller.
-    Protocol { kind: crate::mem::ProtoKind, line: u64, requester: u32 },
+    Protocol { kind: crate::mem::protocol::ProtoKind, line: u64, requester: u32 },
 }
 
 /// A message in flight or waiting in an NI input queue.
@@ -45,17 +45,6 @@ pub(crate) fn gather_regions(regions: &[&[u64]], align_bytes: u64) -> Vec<u64> {
         out.resize(out.len() + padded - r.len(), 0);
     }
     out
-}
-
-/// Send cost in cycles of a message with `arg_words64` u64 arguments and `regions` DMA regions
-/// (0 for a plain active message).
-pub(crate) fn send_cost_cycles(cfg: &MachineConfig, arg_words64: usize, regions: Option<usize>) -> u64 {
-    let m = &cfg.msg;
-    let mut c = m.send_overhead + m.send_per_arg_word * 2 * arg_words64 as u64;
-    if let Some(r) = regions {
-        c += m.dma_setup + m.dma_per_region * r as u64;
-    }
-    c
 }
 
 /// Check the argument cap; `Err` names the limit.
@@ -131,7 +120,7 @@ impl HandlerCtx for Ctx<'_> {
             self.error.get_or_insert(format!("send_am to processor {dest}, but there are {}", self.nprocs));
             return;
         }
-        self.offset_cycles += send_cost_cycles(self.cfg, args.len(), None);
+        self.offset_cycles += self.cfg.msg.send_cost_cycles(args.len(), None);
         self.sends.push(HandlerSend {
             dest,
             target: Target::App(handler),

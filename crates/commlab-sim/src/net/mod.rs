@@ -19,8 +19,7 @@
 
 pub mod topology;
 
-use crate::engine::queue::{EventQueue, Priority};
-use crate::engine::Event;
+use crate::queue::{EventQueue, Liveness, Priority};
 use std::collections::VecDeque;
 use topology::{LinkId, LinkKind, Topology};
 
@@ -31,6 +30,50 @@ const NO_DIM: u8 = u8::MAX;
 
 /// Index of a packet in the packet slab.
 pub(crate) type PacketId = u32;
+
+/// The network's own events; the engine's event type wraps them (`From<NetEvent>`) and hands
+/// them back to [`Network::handle`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum NetEvent {
+    /// A packet's header reached router `router`.
+    Hop { pkt: PacketId, router: u32, background: bool },
+    /// `link` may be given to its first eligible waiter.
+    Grant { link: LinkId, background: bool },
+    /// A packet's tail reached its destination NI.
+    Deliver { pkt: PacketId, background: bool },
+    /// The head packet of endpoint `ep`'s output queue has its data ready.
+    Inject { ep: u32, background: bool },
+}
+
+impl Liveness for NetEvent {
+    /// Cross-traffic packets do not keep a run alive.
+    fn background(&self) -> bool {
+        match *self {
+            NetEvent::Hop { background, .. }
+            | NetEvent::Grant { background, .. }
+            | NetEvent::Deliver { background, .. }
+            | NetEvent::Inject { background, .. } => background,
+        }
+    }
+}
+
+/// An event queue the network can schedule its events on.
+pub(crate) trait NetQueue {
+    fn push_net(&mut self, at: u64, ev: NetEvent);
+    /// On fixed-latency delay line `line` (see [`EventQueue::push_line`]).
+    fn push_net_line(&mut self, line: usize, at: u64, ev: NetEvent);
+}
+
+impl<E: From<NetEvent> + Liveness> NetQueue for EventQueue<E> {
+    #[inline]
+    fn push_net(&mut self, at: u64, ev: NetEvent) {
+        self.push(at, Priority::Network, E::from(ev));
+    }
+    #[inline]
+    fn push_net_line(&mut self, line: usize, at: u64, ev: NetEvent) {
+        self.push_line(line, at, Priority::Network, E::from(ev));
+    }
+}
 
 pub(crate) struct Packet {
     /// The message this packet belongs to (index in the engine's message slab).
@@ -173,7 +216,7 @@ impl Network {
     }
 
     /// Queue a packet for injection at endpoint `src` at time `now`.
-    pub fn send_packet(&mut self, q: &mut EventQueue<Event>, now: u64, src: usize, pkt: Packet) -> PacketId {
+    pub fn send_packet(&mut self, q: &mut impl NetQueue, now: u64, src: usize, pkt: Packet) -> PacketId {
         if !pkt.background {
             self.app_packets_in_flight += 1;
         }
@@ -196,14 +239,14 @@ impl Network {
     }
 
     /// The head of `src`'s output queue asks for the injection link (once its data is ready).
-    fn request_injection(&mut self, q: &mut EventQueue<Event>, now: u64, src: usize) {
+    fn request_injection(&mut self, q: &mut impl NetQueue, now: u64, src: usize) {
         let Some(&head) = self.nis[src].out.front() else { return };
         let ready = self.packets[head as usize].ready_ps;
         if ready > now {
             if !self.nis[src].inject_pending {
                 self.nis[src].inject_pending = true;
                 let background = self.packets[head as usize].background;
-                q.push(ready, Priority::Network, Event::Inject { ep: src as u32, background });
+                q.push_net(ready, NetEvent::Inject { ep: src as u32, background });
             }
             return;
         }
@@ -211,14 +254,24 @@ impl Network {
         self.request(q, now, link, head);
     }
 
-    /// `Event::Inject`: the head packet's data is ready.
-    pub fn on_inject(&mut self, q: &mut EventQueue<Event>, now: u64, ep: usize) {
+    /// Perform one of the network's events.
+    pub fn handle(&mut self, q: &mut impl NetQueue, now: u64, ev: NetEvent) {
+        match ev {
+            NetEvent::Hop { pkt, router, .. } => self.on_hop(q, now, pkt, router),
+            NetEvent::Grant { link, .. } => self.on_grant(q, now, link),
+            NetEvent::Deliver { pkt, .. } => self.on_deliver(q, now, pkt),
+            NetEvent::Inject { ep, .. } => self.on_inject(q, now, ep as usize),
+        }
+    }
+
+    /// `NetEvent::Inject`: the head packet's data is ready.
+    fn on_inject(&mut self, q: &mut impl NetQueue, now: u64, ep: usize) {
         self.nis[ep].inject_pending = false;
         self.request_injection(q, now, ep);
     }
 
-    /// `Event::Hop`: a packet's header reached router `router`.
-    pub fn on_hop(&mut self, q: &mut EventQueue<Event>, now: u64, pkt: PacketId, router: u32) {
+    /// `NetEvent::Hop`: a packet's header reached router `router`.
+    fn on_hop(&mut self, q: &mut impl NetQueue, now: u64, pkt: PacketId, router: u32) {
         let dst = self.packets[pkt as usize].dst as usize;
         let link = self.topo.next_link(router, dst);
         self.request(q, now, link, pkt);
@@ -258,7 +311,7 @@ impl Network {
         }
     }
 
-    fn request(&mut self, q: &mut EventQueue<Event>, now: u64, link: LinkId, pkt: PacketId) {
+    fn request(&mut self, q: &mut impl NetQueue, now: u64, link: LinkId, pkt: PacketId) {
         let vc = self.vc_for(pkt, link);
         let l = &self.links[link as usize];
         if l.waiters.is_empty() && !l.occupied[vc as usize] && self.link_free(link, now) {
@@ -288,7 +341,7 @@ impl Network {
 
     /// Make sure a `Grant` event will fire when `link` can next be given to a waiter. When no
     /// waiter's channel is free (or the NI is full) nothing is scheduled: a release will do it.
-    fn schedule_grant(&mut self, q: &mut EventQueue<Event>, now: u64, link: LinkId) {
+    fn schedule_grant(&mut self, q: &mut impl NetQueue, now: u64, link: LinkId) {
         let l = &self.links[link as usize];
         if l.grant_pending || l.waiters.is_empty() {
             return;
@@ -303,11 +356,11 @@ impl Network {
         let at = l.busy_until.max(now);
         let background = self.packets[l.waiters[first].0 as usize].background;
         self.links[link as usize].grant_pending = true;
-        q.push(at, Priority::Network, Event::Grant { link, background });
+        q.push_net(at, NetEvent::Grant { link, background });
     }
 
-    /// `Event::Grant`: give `link` to its first waiter if it is available.
-    pub fn on_grant(&mut self, q: &mut EventQueue<Event>, now: u64, link: LinkId) {
+    /// `NetEvent::Grant`: give `link` to its first waiter if it is available.
+    fn on_grant(&mut self, q: &mut impl NetQueue, now: u64, link: LinkId) {
         self.links[link as usize].grant_pending = false;
         if self.link_free(link, now) {
             if let Some(i) = self.first_eligible(link) {
@@ -318,7 +371,7 @@ impl Network {
         self.schedule_grant(q, now, link);
     }
 
-    fn acquire(&mut self, q: &mut EventQueue<Event>, now: u64, link: LinkId, pkt: PacketId, vc: u8) {
+    fn acquire(&mut self, q: &mut impl NetQueue, now: u64, link: LinkId, pkt: PacketId, vc: u8) {
         let bytes = self.packets[pkt as usize].bytes as u64;
         let ser = self.serialization_ps(bytes);
         let (kind, to_router, endpoint, latency, line) = {
@@ -347,20 +400,20 @@ impl Network {
         let background = self.packets[pkt as usize].background;
         if kind == LinkKind::Ejection {
             self.nis[endpoint].in_used += 1;
-            q.push(now + latency + ser, Priority::Network, Event::Deliver { pkt, background });
+            q.push_net(now + latency + ser, NetEvent::Deliver { pkt, background });
         } else {
-            q.push_line(line, now + latency, Priority::Network, Event::Hop { pkt, router: to_router, background });
+            q.push_net_line(line, now + latency, NetEvent::Hop { pkt, router: to_router, background });
         }
     }
 
-    fn release(&mut self, q: &mut EventQueue<Event>, now: u64, link: LinkId, vc: u8) {
+    fn release(&mut self, q: &mut impl NetQueue, now: u64, link: LinkId, vc: u8) {
         self.links[link as usize].occupied[vc as usize] = false;
         self.schedule_grant(q, now, link);
     }
 
-    /// `Event::Deliver`: the packet's tail reached its NI. Non-last packets are drained by the
+    /// `NetEvent::Deliver`: the packet's tail reached its NI. Non-last packets are drained by the
     /// receiving DMA engine at once; the last one holds its slot until `consume`.
-    pub fn on_deliver(&mut self, q: &mut EventQueue<Event>, now: u64, pkt: PacketId) {
+    fn on_deliver(&mut self, q: &mut impl NetQueue, now: u64, pkt: PacketId) {
         let p = &self.packets[pkt as usize];
         let (msg, last, background, dst, vc) = (p.msg, p.last, p.background, p.dst as usize, p.vc);
         let link = p.link.expect("delivered packets hold their ejection link");
@@ -376,7 +429,7 @@ impl Network {
     }
 
     /// Free one NI input slot at `ep` (a handler finished with its message).
-    pub fn consume(&mut self, q: &mut EventQueue<Event>, now: u64, ep: usize) {
+    pub fn consume(&mut self, q: &mut impl NetQueue, now: u64, ep: usize) {
         let ni = &mut self.nis[ep];
         debug_assert!(ni.in_used > 0);
         ni.in_used -= 1;
