@@ -45,9 +45,9 @@ mod msg;
 mod net;
 mod queue;
 mod stats;
+pub mod topology;
 
 pub use engine::SimError;
-pub use net::topology;
 
 use commlab_api::{Backend, Program, RunOutput};
 use machine::MachineConfig;

@@ -653,7 +653,7 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
     // Utilisation of router-to-router links over the timed region.
     let topo = &w.net.topo;
     let router_links: Vec<(u32, u64)> =
-        w.net.link_busy_ps().filter(|(l, _)| topo.link(*l).kind == crate::net::topology::LinkKind::Router).collect();
+        w.net.link_busy_ps().filter(|(l, _)| topo.link(*l).kind == crate::topology::LinkKind::Router).collect();
     if timed_ps > 0 && !router_links.is_empty() {
         let util = |b: u64| b as f64 / timed_ps as f64;
         let mean = router_links.iter().map(|&(_, b)| util(b)).sum::<f64>() / router_links.len() as f64;

@@ -8,7 +8,7 @@ mod spec;
 
 pub use spec::{key_doc, key_list, DsmSpec, KeyDoc, MachineSpec, MemorySpec, KEYS};
 
-use crate::net::topology::{resize, Topology, TopologyKind};
+use crate::topology::{resize, Topology, TopologyKind};
 use std::fmt;
 
 /// Presets shipped with commlab (the files in `machines/`), compiled into the binary.

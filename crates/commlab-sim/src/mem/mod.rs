@@ -511,18 +511,6 @@ impl Memory {
             }
         }
         self.handler_reaches(t);
-        // Transactions that complete in one step leave no busy state behind.
-        if matches!(next, DirState::Uncached | DirState::Shared | DirState::Exclusive)
-            && matches!(ev, DirEvent::ReadRequest | DirEvent::WriteRequest)
-        {
-            let txn = self.txns.remove(&line).expect("request transaction");
-            let mut queue = txn.queue;
-            if let Some(req) = queue.pop_front() {
-                self.txns.insert(line, Txn { req, acks_left: 0, queue });
-                let ev = if req.write { DirEvent::WriteRequest } else { DirEvent::ReadRequest };
-                self.home_event(home, line, ev, req.requester as usize);
-            }
-        }
     }
 
     /// Run one cache transition at node `p` and perform its actions.

@@ -17,11 +17,9 @@
 //!
 //! Work per packet is one event per link (O(hops)), never an event per flit.
 
-pub mod topology;
-
 use crate::queue::{EventQueue, Liveness, Priority};
+use crate::topology::{LinkId, LinkKind, Topology};
 use std::collections::VecDeque;
-use topology::{LinkId, LinkKind, Topology};
 
 /// Virtual channels per link. Only torus and ring links use the second (dateline routing);
 /// both share the link's bandwidth but have their own one-packet buffer.
