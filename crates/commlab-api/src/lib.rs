@@ -96,8 +96,6 @@ pub trait HandlerCtx {
     fn now_cycles(&self) -> f64;
     /// Charge `cycles` of handler work (counted as message overhead).
     fn compute(&mut self, cycles: u64);
-    /// Cycles of a named cost entry that the program declared in [`Program::costs`].
-    fn cost(&self, name: &str) -> u64;
     /// Send an active message from inside the handler.
     fn send_am(&mut self, dest: ProcId, handler: HandlerId, args: &[u64]);
 }
@@ -125,8 +123,6 @@ pub trait Node {
 
     /// Spend `cycles` processor cycles of computation.
     fn compute(&mut self, cycles: u64);
-    /// Cycles of a named cost entry that the program declared in [`Program::costs`].
-    fn cost(&self, name: &str) -> u64;
     /// Spend `cycles` on message work done by the main thread itself (buffering values for a
     /// later message, gathering a bulk buffer): counted as message overhead, not compute.
     fn message_work(&mut self, cycles: u64);
@@ -189,10 +185,6 @@ pub trait Program: Send + Sync + 'static {
 
     /// Message handlers; `HandlerId(i)` names `handlers()[i]` (none by default).
     fn handlers(&self) -> Vec<Handler<Self::State>> {
-        Vec::new()
-    }
-    /// Named cost entries (machine `[costs]` table) the program uses; checked before the run.
-    fn costs(&self) -> Vec<&'static str> {
         Vec::new()
     }
     /// Receive mode every node starts in.
@@ -344,6 +336,11 @@ pub trait Backend {
     fn bisection_bytes_per_cycle(&self) -> f64;
     /// The most 64-bit argument words one active message may carry.
     fn max_am_args(&self) -> usize;
+    /// Cycles of the application work cost `costs.NAME` in the machine's `[costs]` table.
+    /// Applications resolve every cost they charge once, before building their program (a
+    /// missing entry fails there, naming it), and keep the values in typed fields: no cost is
+    /// looked up by name while a program runs.
+    fn cost_cycles(&self, name: &str) -> Result<u64, Self::Error>;
     /// Coherence (cache line) size in bytes, the unit of shared-memory transfers and of
     /// bulk gather/scatter copy costs.
     fn line_bytes(&self) -> usize;

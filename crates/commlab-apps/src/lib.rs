@@ -147,6 +147,11 @@ pub(crate) fn result(stats: RunStats, counters: BTreeMap<String, f64>, check: Ch
     AppResult { app: "", variant: "", params: BTreeMap::new(), stats, counters, check }
 }
 
+/// Cycles of the machine's work cost `costs.NAME` (resolved before a program is built).
+pub(crate) fn cost<B: Backend>(backend: &B, name: &str) -> Result<u64, AppError> {
+    backend.cost_cycles(name).map_err(run_err)
+}
+
 /// Map a backend error to a run failure.
 pub(crate) fn run_err<E: fmt::Display>(e: E) -> AppError {
     AppError::Run(e.to_string())

@@ -104,6 +104,10 @@ impl Backend for Simulator {
         (self.cfg.msg.max_arg_words / 2) as usize
     }
 
+    fn cost_cycles(&self, name: &str) -> Result<u64, SimError> {
+        self.cfg.cost_cycles(name).map_err(|e| SimError::Program(e.message))
+    }
+
     fn line_bytes(&self) -> usize {
         self.cfg.mem.line_bytes as usize
     }

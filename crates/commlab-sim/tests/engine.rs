@@ -15,7 +15,6 @@ fn alewife(set: &[&str], procs: Option<usize>) -> Simulator {
 struct Prog<S> {
     handlers: Vec<Handler<S>>,
     mode: ReceiveMode,
-    costs: Vec<&'static str>,
     init: fn(ProcId) -> S,
     main: fn(&mut dyn FnMut(Op) -> Reply, ProcId),
 }
@@ -28,7 +27,6 @@ enum Op {
     Poll,
     Barrier,
     Now,
-    Cost(&'static str),
     BeginTiming,
 }
 
@@ -42,9 +40,6 @@ impl Program for Prog<u64> {
     type State = u64;
     fn handlers(&self) -> Vec<Handler<u64>> {
         self.handlers.clone()
-    }
-    fn costs(&self) -> Vec<&'static str> {
-        self.costs.clone()
     }
     fn receive_mode(&self) -> ReceiveMode {
         self.mode
@@ -62,7 +57,6 @@ impl Program for Prog<u64> {
                 Op::Poll => node.poll(),
                 Op::Barrier => node.barrier(),
                 Op::Now => return Reply::Value(node.now_cycles()),
-                Op::Cost(c) => return Reply::Value(node.cost(c) as f64),
                 Op::BeginTiming => node.begin_timing(),
             }
             Reply::None
@@ -72,7 +66,7 @@ impl Program for Prog<u64> {
 }
 
 fn prog(handlers: Vec<Handler<u64>>, main: fn(&mut dyn FnMut(Op) -> Reply, ProcId)) -> Prog<u64> {
-    Prog { handlers, mode: ReceiveMode::Interrupt, costs: vec![], init: |_| 0, main }
+    Prog { handlers, mode: ReceiveMode::Interrupt, init: |_| 0, main }
 }
 
 fn incr(s: &mut u64, _: &mut dyn HandlerCtx, _: &Message<'_>) {
@@ -146,25 +140,16 @@ fn program_errors_name_the_problem() {
     let err = alewife(&[], Some(2)).run(Arc::new(bad_dest)).err().unwrap();
     assert!(err.to_string().contains("sent to processor 7"), "{err}");
 
-    let mut undeclared = prog(vec![], |x, _| {
-        x(Op::Cost("iccg_edge"));
-    });
-    undeclared.costs = vec!["no_such_cost"];
-    let err = alewife(&[], Some(2)).run(Arc::new(undeclared)).err().unwrap();
+    // A cost entry the machine lacks is refused before any program is built.
+    let err = alewife(&[], Some(2)).cost_cycles("no_such_cost").err().unwrap();
     assert!(err.to_string().contains("costs.no_such_cost"), "{err}");
     assert!(err.to_string().contains("iccg_edge"), "lists the costs the machine has: {err}");
 }
 
 #[test]
-fn declared_costs_come_from_the_machine() {
-    let mut p = prog(vec![], |x, id| {
-        let Reply::Value(c) = x(Op::Cost("iccg_edge")) else { panic!() };
-        if id == 0 {
-            assert_eq!(c, 99.0);
-        }
-    });
-    p.costs = vec!["iccg_edge"];
-    alewife(&["costs.iccg_edge=99"], Some(2)).run(Arc::new(p)).unwrap();
+fn work_costs_come_from_the_machine() {
+    assert_eq!(alewife(&["costs.iccg_edge=99"], Some(2)).cost_cycles("iccg_edge").unwrap(), 99);
+    assert_eq!(alewife(&["costs.brand_new=7"], Some(2)).cost_cycles("brand_new").unwrap(), 7);
 }
 
 fn costly(s: &mut u64, ctx: &mut dyn HandlerCtx, _: &Message<'_>) {
@@ -231,30 +216,32 @@ fn a_backed_up_receiver_slows_unrelated_traffic_through_its_links() {
         let set = [format!("costs.hot_handler={handler_cycles}"), format!("costs.flood_messages={flood}")];
         let sim = alewife(&[&set[0], &set[1]], None);
         assert_eq!(sim.config().topology.hops(10, 12), 2);
-        struct HotSpot;
-        fn hot(s: &mut u64, ctx: &mut dyn HandlerCtx, _: &Message<'_>) {
-            *s += 1;
-            ctx.compute(ctx.cost("hot_handler"));
+        struct HotSpot {
+            hot_cycles: u64,
+            flood: u64,
         }
-        fn probe(s: &mut u64, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+        /// Messages (or probe cycles) counted, and the hot handler's cost.
+        type State = (u64, u64);
+        fn hot(s: &mut State, ctx: &mut dyn HandlerCtx, _: &Message<'_>) {
+            s.0 += 1;
+            ctx.compute(s.1);
+        }
+        fn probe(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
             // State of processor 12 accumulates one-way probe latency in cycles.
-            *s += (ctx.now_cycles() - f64::from_bits(m.args[0])) as u64;
+            s.0 += (ctx.now_cycles() - f64::from_bits(m.args[0])) as u64;
         }
         impl Program for HotSpot {
-            type State = u64;
-            fn handlers(&self) -> Vec<Handler<u64>> {
+            type State = State;
+            fn handlers(&self) -> Vec<Handler<State>> {
                 vec![hot, probe]
             }
-            fn costs(&self) -> Vec<&'static str> {
-                vec!["hot_handler", "flood_messages"]
+            fn init_state(&self, _: ProcId, _: usize) -> State {
+                (0, self.hot_cycles)
             }
-            fn init_state(&self, _: ProcId, _: usize) -> u64 {
-                0
-            }
-            fn main<N: Node<State = u64>>(&self, node: &mut N) {
+            fn main<N: Node<State = State>>(&self, node: &mut N) {
                 match node.id() {
                     8 | 9 => {
-                        for _ in 0..node.cost("flood_messages") {
+                        for _ in 0..self.flood {
                             node.send_am(11, HandlerId(0), &[]);
                         }
                     }
@@ -267,15 +254,17 @@ fn a_backed_up_receiver_slows_unrelated_traffic_through_its_links() {
                         }
                     }
                     11 => {
-                        let total = 2 * node.cost("flood_messages");
-                        node.wait_until("flood", move |s| *s == total)
+                        let total = 2 * self.flood;
+                        node.wait_until("flood", move |s| s.0 == total)
                     }
                     _ => {}
                 }
             }
         }
-        let out = sim.run(Arc::new(HotSpot)).unwrap();
-        out.states[12] as f64 / 10.0
+        let hot_cycles = sim.cost_cycles("hot_handler").unwrap();
+        let flood = sim.cost_cycles("flood_messages").unwrap();
+        let out = sim.run(Arc::new(HotSpot { hot_cycles, flood })).unwrap();
+        out.states[12].0 as f64 / 10.0
     }
     let quiet = probe_latency(0, 0);
     let slow = probe_latency(3_000, 40);

@@ -46,7 +46,25 @@ pub const INFO: AppInfo = AppInfo {
     ],
 };
 
-const COSTS: &[&str] = &["em3d_edge", "em3d_node", "em3d_ghost_value", "bulk_copy_line"];
+/// Work costs from the machine's `[costs]` table (see the module documentation).
+#[derive(Clone, Copy, Debug)]
+struct Costs {
+    edge: u64,
+    node: u64,
+    ghost_value: u64,
+    bulk_copy_line: u64,
+}
+
+impl Costs {
+    fn of<B: Backend>(b: &B) -> Result<Costs, AppError> {
+        Ok(Costs {
+            edge: crate::cost(b, "em3d_edge")?,
+            node: crate::cost(b, "em3d_node")?,
+            ghost_value: crate::cost(b, "em3d_ghost_value")?,
+            bulk_copy_line: crate::cost(b, "bulk_copy_line")?,
+        })
+    }
+}
 const GHOSTS: HandlerId = HandlerId(0);
 const GHOSTS_BULK: HandlerId = HandlerId(1);
 
@@ -85,6 +103,8 @@ pub struct State {
     received: [u64; 2],
     /// Shared arrays of E and H values (shared-memory variants).
     arrays: Option<[Addr; 2]>,
+    /// `costs.em3d_ghost_value`, for the handlers.
+    ghost_value_cycles: u64,
 }
 
 struct Em3d {
@@ -96,6 +116,7 @@ struct Em3d {
     /// Values per fine-grain message (the argument cap less the slot word).
     per_message: usize,
     line_bytes: usize,
+    costs: Costs,
 }
 
 /// Ghost-slot word of a message: kind in bit 0, first slot above.
@@ -110,7 +131,7 @@ fn store_ghosts(s: &mut State, ctx: &mut dyn HandlerCtx, slot: u64, values: &[u6
         s.vals[kind][base + i] = f64::from_bits(v);
     }
     s.received[kind] += values.len() as u64;
-    ctx.compute(ctx.cost("em3d_ghost_value") * values.len() as u64);
+    ctx.compute(s.ghost_value_cycles * values.len() as u64);
 }
 
 fn on_ghosts(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
@@ -133,7 +154,7 @@ impl Em3d {
     fn phase_sm<N: Node<State = State>>(&self, node: &mut N, arrays: [Addr; 2], kind: usize) {
         let plan = &self.plans[node.id()].phase[kind];
         let (dst, src) = (arrays[kind], arrays[1 - kind]);
-        let (edge_cost, node_cost) = (node.cost("em3d_edge"), node.cost("em3d_node"));
+        let (edge_cost, node_cost) = (self.costs.edge, self.costs.node);
         let prefetch = self.variant == Variant::SmPrefetch;
         let words = &self.layout.word[kind];
         if prefetch {
@@ -167,7 +188,7 @@ impl Em3d {
             let values: Vec<u64> = send.local.iter().map(|&l| own[l as usize]).collect();
             if self.variant == Variant::Bulk {
                 let lines = (8 * values.len()).div_ceil(self.line_bytes) as u64;
-                node.message_work(lines * node.cost("bulk_copy_line"));
+                node.message_work(lines * self.costs.bulk_copy_line);
                 let args = [slot_word(kind, send.offset), values.len() as u64];
                 node.send_bulk(send.dest, GHOSTS_BULK, &args, &[&values]);
             } else {
@@ -192,7 +213,7 @@ impl Em3d {
             s.received[src] >= want
         });
         let ph = &plan.phase[kind];
-        let (edge_cost, node_cost) = (node.cost("em3d_edge"), node.cost("em3d_node"));
+        let (edge_cost, node_cost) = (self.costs.edge, self.costs.node);
         for j in 0..ph.count {
             node.state(|s| {
                 let mut acc = s.vals[kind][j];
@@ -212,9 +233,6 @@ impl Program for Em3d {
     fn handlers(&self) -> Vec<Handler<State>> {
         vec![on_ghosts, on_ghosts_bulk]
     }
-    fn costs(&self) -> Vec<&'static str> {
-        COSTS.to_vec()
-    }
     fn receive_mode(&self) -> ReceiveMode {
         crate::receive_mode_of(self.variant == Variant::MpPoll)
     }
@@ -229,7 +247,13 @@ impl Program for Em3d {
             v.resize(ph.count + plan.ghosts[k], 0.0);
             v
         });
-        State { vals, own: [plan.phase[E].count, plan.phase[H].count], received: [0, 0], arrays: None }
+        State {
+            vals,
+            own: [plan.phase[E].count, plan.phase[H].count],
+            received: [0, 0],
+            arrays: None,
+            ghost_value_cycles: self.costs.ghost_value,
+        }
     }
     fn main<N: Node<State = State>>(&self, node: &mut N) {
         if self.variant.shared_memory() {
@@ -292,6 +316,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     let layout = SharedLayout::new(&g, 16.max(backend.line_bytes() / 8));
     let plans = graph::plans(&g, &layout);
     let ghost_values: usize = plans.iter().map(|p| p.ghosts[E] + p.ghosts[H]).sum();
+    let costs = Costs::of(backend)?;
     let prog = Arc::new(Em3d {
         variant,
         iterations,
@@ -300,6 +325,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         layout,
         per_message,
         line_bytes: backend.line_bytes(),
+        costs,
     });
     let out = backend.run(Arc::clone(&prog)).map_err(run_err)?;
 

@@ -27,7 +27,25 @@ use commlab_api::{
     Addr, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program, ReceiveMode,
 };
 
-pub(crate) const COSTS: &[&str] = &["iccg_edge", "iccg_node", "iccg_recv_edge", "iccg_buffer_edge"];
+/// Work costs from the machine's `[costs]` table (see the module documentation).
+#[derive(Clone, Copy, Debug)]
+pub struct Costs {
+    pub edge: u64,
+    pub node: u64,
+    pub recv_edge: u64,
+    pub buffer_edge: u64,
+}
+
+impl Costs {
+    pub fn of<B: commlab_api::Backend>(b: &B) -> Result<Costs, crate::AppError> {
+        Ok(Costs {
+            edge: crate::cost(b, "iccg_edge")?,
+            node: crate::cost(b, "iccg_node")?,
+            recv_edge: crate::cost(b, "iccg_recv_edge")?,
+            buffer_edge: crate::cost(b, "iccg_buffer_edge")?,
+        })
+    }
+}
 const EDGE: HandlerId = HandlerId(0);
 const EDGES: HandlerId = HandlerId(1);
 const EDGES_BULK: HandlerId = HandlerId(2);
@@ -78,6 +96,8 @@ pub struct State {
     pub edges_sent: u64,
     /// Edges applied by handlers (message variants).
     pub edges_received: u64,
+    /// `costs.iccg_recv_edge`, for the handlers.
+    recv_edge_cycles: u64,
 }
 
 /// The distributed kernel for one variant on one processor count.
@@ -94,6 +114,7 @@ pub struct Kernel {
     pub record_words: usize,
     pub record_owners: Vec<usize>,
     pub max_args: usize,
+    pub costs: Costs,
 }
 
 /// Word 0 of a message: solve (bit 0) and a count or local index above it.
@@ -105,7 +126,7 @@ fn apply(s: &mut State, ctx: &mut dyn HandlerCtx, phase: usize, local: usize, va
     s.acc[phase][local] -= value;
     s.pending[phase][local] -= 1;
     s.edges_received += 1;
-    ctx.compute(ctx.cost("iccg_recv_edge"));
+    ctx.compute(s.recv_edge_cycles);
 }
 
 fn on_edge(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
@@ -177,8 +198,7 @@ impl Kernel {
     fn solve_mp<N: Node<State = State>>(&self, node: &mut N, phase: usize) {
         let me = node.id();
         let dag = &self.dags[phase];
-        let (edge_cost, node_cost, buffer_cost) =
-            (node.cost("iccg_edge"), node.cost("iccg_node"), node.cost("iccg_buffer_edge"));
+        let (edge_cost, node_cost, buffer_cost) = (self.costs.edge, self.costs.node, self.costs.buffer_edge);
         let mut buf = Buffers { edges: vec![Vec::new(); node.nprocs()], dirty: Vec::new() };
         for &v in &dag.order[me] {
             let (v, lv) = (v as usize, self.local[v as usize] as usize);
@@ -244,7 +264,7 @@ impl Kernel {
     fn solve_sm<N: Node<State = State>>(&self, node: &mut N, phase: usize, base: Addr) {
         let me = node.id();
         let dag = &self.dags[phase];
-        let (edge_cost, node_cost) = (node.cost("iccg_edge"), node.cost("iccg_node"));
+        let (edge_cost, node_cost) = (self.costs.edge, self.costs.node);
         let prefetch = self.variant == Variant::SmPrefetch;
         // The out-edge targets of this processor's nodes, in the order it will update them.
         let stream: Vec<u32> = if prefetch {
@@ -307,9 +327,6 @@ impl Program for Kernel {
     fn handlers(&self) -> Vec<Handler<State>> {
         vec![on_edge, on_edges, on_edges_bulk]
     }
-    fn costs(&self) -> Vec<&'static str> {
-        COSTS.to_vec()
-    }
     fn receive_mode(&self) -> ReceiveMode {
         crate::receive_mode_of(self.variant == Variant::MpPoll)
     }
@@ -328,6 +345,7 @@ impl Program for Kernel {
             messages: 0,
             edges_sent: 0,
             edges_received: 0,
+            recv_edge_cycles: self.costs.recv_edge,
         }
     }
     fn main<N: Node<State = State>>(&self, node: &mut N) {

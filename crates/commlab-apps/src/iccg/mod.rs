@@ -22,7 +22,7 @@ use crate::sparse::{self, LowerFactor, SymMatrix};
 use crate::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};
 use commlab_api::Backend;
 use dag::{Dag, Direction};
-use kernel::{Kernel, Variant};
+use kernel::{Costs, Kernel, Variant};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -229,6 +229,7 @@ fn build_kernel(
     variant: Variant,
     max_args: usize,
     line_bytes: usize,
+    costs: Costs,
 ) -> Kernel {
     let owner_usize: Vec<usize> = owner.iter().map(|&o| o as usize).collect();
     let dags = [Direction::Forward, Direction::Backward].map(|d| Dag::new(&p.l, &owner_usize, procs, d));
@@ -250,7 +251,18 @@ fn build_kernel(
         record_owners.resize(padded, q);
     }
     let record_words = record_owners.len();
-    Kernel { variant, dags, owner, local, rhs: p.rhs.clone(), record_word, record_words, record_owners, max_args }
+    Kernel {
+        variant,
+        dags,
+        owner,
+        local,
+        rhs: p.rhs.clone(),
+        record_word,
+        record_words,
+        record_owners,
+        max_args,
+        costs,
+    }
 }
 
 pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Result<AppResult, AppError> {
@@ -263,12 +275,13 @@ pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Resu
             "iccg message variants need 2 argument words per active message (messaging.max_arg_words >= 4)",
         ));
     }
-    let kernel = Arc::new(build_kernel(&p, p.owner.clone(), procs, variant, max_args, line_bytes));
+    let costs = Costs::of(backend)?;
+    let kernel = Arc::new(build_kernel(&p, p.owner.clone(), procs, variant, max_args, line_bytes, costs));
     let out = backend.run(Arc::clone(&kernel)).map_err(run_err)?;
 
     // One processor of the same machine, same variant: the speedup's baseline.
     let one = backend.with_nprocs(1).map_err(run_err)?;
-    let serial = Arc::new(build_kernel(&p, vec![0; p.n], 1, variant, max_args, line_bytes));
+    let serial = Arc::new(build_kernel(&p, vec![0; p.n], 1, variant, max_args, line_bytes, costs));
     let serial_cycles = one.run(serial).map_err(run_err)?.stats.cycles;
 
     // Gather the distributed results into the new numbering and check them.

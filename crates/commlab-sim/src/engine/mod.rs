@@ -39,7 +39,7 @@ pub enum SimError {
     /// `limits.max_sim_time_ms` was reached.
     TimeLimit { cycles: f64 },
     /// The program asked for something the machine cannot do (argument cap, bad processor id,
-    /// undeclared cost entry).
+    /// a missing cost entry).
     Program(String),
     /// An internal consistency check failed (a simulator bug).
     Internal(String),
@@ -168,7 +168,6 @@ pub(crate) struct World<S> {
     pub net: Network,
     pub procs: Vec<Proc<S>>,
     pub handlers: Vec<Handler<S>>,
-    pub costs: Vec<(&'static str, u64)>,
     msgs: Vec<Option<MessageRecord>>,
     free_msgs: Vec<u32>,
     pub traffic: Traffic,
@@ -295,16 +294,8 @@ impl<S> World<S> {
         let nprocs = self.procs.len();
         let entry = if interrupt { cfg.msg.interrupt_entry_cycles } else { cfg.msg.poll_dispatch_cycles };
         let rec = self.msgs[msg_id as usize].as_ref().expect("live message");
-        let mut ctx = Ctx {
-            id: p,
-            nprocs,
-            cfg: &cfg,
-            costs: &self.costs,
-            start_ps: now,
-            offset_cycles: entry,
-            sends: Vec::new(),
-            error: None,
-        };
+        let mut ctx =
+            Ctx { id: p, nprocs, cfg: &cfg, start_ps: now, offset_cycles: entry, sends: Vec::new(), error: None };
         let proc = &mut self.procs[p];
         proc.handler_active = true;
         proc.acct.switch(Category::MessageOverhead, now);
@@ -458,20 +449,6 @@ pub fn run<P: Program>(
 ) -> Result<RunOutput<P::State>, SimError> {
     let started = std::time::Instant::now();
     let n = cfg.nprocs();
-    let mut costs = Vec::new();
-    for name in program.costs() {
-        match cfg.spec.costs.get(name) {
-            Some(&c) => costs.push((name, c)),
-            None => {
-                let have: Vec<&str> = cfg.spec.costs.keys().map(|s| s.as_str()).collect();
-                return Err(SimError::Program(format!(
-                    "the program needs cost entry `costs.{name}`, which machine `{}` does not define (it has: {}); add it with --set costs.{name}=CYCLES",
-                    cfg.spec.name,
-                    have.join(", ")
-                )));
-            }
-        }
-    }
     let net = Network::new(
         cfg.topology.clone(),
         cfg.link_ps_per_byte,
@@ -509,7 +486,6 @@ pub fn run<P: Program>(
         net,
         procs,
         handlers: program.handlers(),
-        costs,
         msgs: Vec::new(),
         free_msgs: Vec::new(),
         traffic: Traffic::default(),

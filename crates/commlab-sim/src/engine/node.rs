@@ -385,12 +385,6 @@ impl<S> Node for SimNode<'_, S> {
         self.flush();
     }
 
-    fn cost(&self, name: &str) -> u64 {
-        // SAFETY: as in `w`; shared read only.
-        let w = unsafe { &*self.wp };
-        msg::lookup_cost(&w.costs, name)
-    }
-
     fn set_receive_mode(&mut self, mode: ReceiveMode) {
         self.flush();
         let id = self.id;

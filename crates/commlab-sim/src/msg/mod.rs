@@ -81,18 +81,10 @@ pub(crate) struct Ctx<'a> {
     pub id: ProcId,
     pub nprocs: usize,
     pub cfg: &'a MachineConfig,
-    pub costs: &'a [(&'static str, u64)],
     pub start_ps: u64,
     pub offset_cycles: u64,
     pub sends: Vec<HandlerSend>,
     pub error: Option<String>,
-}
-
-pub(crate) fn lookup_cost(costs: &[(&'static str, u64)], name: &str) -> u64 {
-    match costs.iter().find(|(n, _)| *n == name) {
-        Some((_, c)) => *c,
-        None => panic!("cost `{name}` was not declared in Program::costs()"),
-    }
 }
 
 impl HandlerCtx for Ctx<'_> {
@@ -107,9 +99,6 @@ impl HandlerCtx for Ctx<'_> {
     }
     fn compute(&mut self, cycles: u64) {
         self.offset_cycles += cycles;
-    }
-    fn cost(&self, name: &str) -> u64 {
-        lookup_cost(self.costs, name)
     }
     fn send_am(&mut self, dest: ProcId, handler: HandlerId, args: &[u64]) {
         if let Err(e) = check_args(self.cfg, args.len()) {
