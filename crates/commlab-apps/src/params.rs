@@ -1,16 +1,9 @@
 //! Application parameters (`--param key=value`): declared per app with a default and a
 //! meaning, checked once, read with typed getters whose errors name the parameter.
 
-use crate::{AppError, AppInfo};
+use crate::app::{AppError, AppInfo};
 use std::collections::BTreeMap;
 use std::str::FromStr;
-
-/// One declared parameter.
-pub struct ParamDoc {
-    pub name: &'static str,
-    pub default: &'static str,
-    pub doc: &'static str,
-}
 
 /// Parameter values of one run: every declared parameter, given or defaulted.
 #[derive(Clone, Debug)]

@@ -6,7 +6,8 @@
 //! and the Blizzard-S/E/T remote miss times (2 nodes, the home services the miss; block sizes
 //! 64 to 512 bytes) quoted in the shared-memory issue.
 
-use crate::{run_app, run_err, AppError};
+use crate::app::{run_err, AppError};
+use crate::registry::run_app;
 use commlab_api::{Backend, Category, Handler, HandlerId, Node, ProcId, Program};
 use std::sync::Arc;
 

@@ -174,7 +174,7 @@ fn an_interrupt_extends_the_interrupted_computation_by_the_handler_time() {
     let out = sim.run(Arc::new(p)).unwrap();
     assert_eq!(out.states[1], 1);
     let p1 = &out.stats.procs[1];
-    let handler = (m.interrupt_entry + 200 + m.interrupt_exit) as f64;
+    let handler = (m.interrupt_entry_cycles + 200 + m.interrupt_exit_cycles) as f64;
     assert!((p1.get(Category::Compute) - 10_000.0).abs() < 1e-6, "{p1:?}");
     assert!((p1.get(Category::MessageOverhead) - handler).abs() < 1e-6, "{p1:?}");
     assert!((p1.busy - (10_000.0 + handler)).abs() < 1e-6, "{p1:?}");
@@ -204,7 +204,10 @@ fn polled_messages_wait_for_a_poll() {
     assert_eq!(out.states[1], 1);
     let p1 = &out.stats.procs[1];
     assert!((p1.get(Category::Compute) - 5_000.0).abs() < 1e-6);
-    assert!((p1.get(Category::MessageOverhead) - (m.poll + m.poll_dispatch) as f64).abs() < 1e-6, "{p1:?}");
+    assert!(
+        (p1.get(Category::MessageOverhead) - (m.poll_cycles + m.poll_dispatch_cycles) as f64).abs() < 1e-6,
+        "{p1:?}"
+    );
 }
 
 /// A hot spot: senders left of processor 11 (row 1 of the 8x4 mesh) flood it while its handler

@@ -23,7 +23,7 @@
 //! from E values. Every variant accumulates in that order with separate multiply and subtract,
 //! so every variant's answer equals the sequential one bit for bit.
 
-use crate::component_seed;
+use crate::app::component_seed;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

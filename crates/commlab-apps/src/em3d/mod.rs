@@ -24,8 +24,10 @@
 
 mod graph;
 
+use crate::app::ParamDoc;
+use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
+use crate::params::Params;
 use crate::params::POSITIVE;
-use crate::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};
 use commlab_api::{
     Addr, Backend, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program, ReceiveMode,
 };
@@ -58,10 +60,10 @@ struct Costs {
 impl Costs {
     fn of<B: Backend>(b: &B) -> Result<Costs, AppError> {
         Ok(Costs {
-            edge: crate::cost(b, "em3d_edge")?,
-            node: crate::cost(b, "em3d_node")?,
-            ghost_value: crate::cost(b, "em3d_ghost_value")?,
-            bulk_copy_line: crate::cost(b, "bulk_copy_line")?,
+            edge: crate::app::cost(b, "em3d_edge")?,
+            node: crate::app::cost(b, "em3d_node")?,
+            ghost_value: crate::app::cost(b, "em3d_ghost_value")?,
+            bulk_copy_line: crate::app::cost(b, "bulk_copy_line")?,
         })
     }
 }
@@ -234,10 +236,10 @@ impl Program for Em3d {
         vec![on_ghosts, on_ghosts_bulk]
     }
     fn receive_mode(&self) -> ReceiveMode {
-        crate::receive_mode_of(self.variant == Variant::MpPoll)
+        crate::app::receive_mode_of(self.variant == Variant::MpPoll)
     }
     fn barrier_kind(&self) -> BarrierKind {
-        crate::barrier_kind_of(self.variant.shared_memory())
+        crate::app::barrier_kind_of(self.variant.shared_memory())
     }
     fn init_state(&self, id: ProcId, _: usize) -> State {
         let plan = &self.plans[id];

@@ -37,12 +37,12 @@ pub struct Costs {
 }
 
 impl Costs {
-    pub fn of<B: commlab_api::Backend>(b: &B) -> Result<Costs, crate::AppError> {
+    pub fn of<B: commlab_api::Backend>(b: &B) -> Result<Costs, crate::app::AppError> {
         Ok(Costs {
-            edge: crate::cost(b, "iccg_edge")?,
-            node: crate::cost(b, "iccg_node")?,
-            recv_edge: crate::cost(b, "iccg_recv_edge")?,
-            buffer_edge: crate::cost(b, "iccg_buffer_edge")?,
+            edge: crate::app::cost(b, "iccg_edge")?,
+            node: crate::app::cost(b, "iccg_node")?,
+            recv_edge: crate::app::cost(b, "iccg_recv_edge")?,
+            buffer_edge: crate::app::cost(b, "iccg_buffer_edge")?,
         })
     }
 }
@@ -328,10 +328,10 @@ impl Program for Kernel {
         vec![on_edge, on_edges, on_edges_bulk]
     }
     fn receive_mode(&self) -> ReceiveMode {
-        crate::receive_mode_of(self.variant == Variant::MpPoll)
+        crate::app::receive_mode_of(self.variant == Variant::MpPoll)
     }
     fn barrier_kind(&self) -> BarrierKind {
-        crate::barrier_kind_of(self.variant.shared_memory())
+        crate::app::barrier_kind_of(self.variant.shared_memory())
     }
     fn init_state(&self, id: ProcId, _: usize) -> State {
         let nodes = &self.dags[0].order[id];

@@ -18,13 +18,15 @@
 mod dag;
 mod kernel;
 
+use crate::app::ParamDoc;
+use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
+use crate::params::Params;
 use crate::sparse::{self, LowerFactor, SymMatrix};
-use crate::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};
 use commlab_api::Backend;
 use dag::{Dag, Direction};
 use kernel::{Costs, Kernel, Variant};
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 pub const INFO: AppInfo = AppInfo {
     name: "iccg",
@@ -89,6 +91,13 @@ type CacheKey = (String, usize);
 /// The last prepared problem: `--variant all` prepares once.
 static CACHE: Mutex<Option<(CacheKey, Arc<Prepared>)>> = Mutex::new(None);
 
+/// The cache slot. The slot is only ever replaced whole, so a worker thread that panicked
+/// while holding the lock cannot have left it half-written: a poisoned lock is taken as it
+/// is, and one failed run of a parallel sweep does not fail all the others.
+fn cache_slot() -> MutexGuard<'static, Option<(CacheKey, Arc<Prepared>)>> {
+    CACHE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 fn input(e: impl std::fmt::Display) -> AppError {
     AppError::Input(e.to_string())
 }
@@ -136,7 +145,7 @@ fn load_matrix(params: &Params) -> Result<(SymMatrix, String, bool), AppError> {
 
 fn prepare(params: &Params, procs: usize) -> Result<Arc<Prepared>, AppError> {
     let key: CacheKey = (format!("{:?}", params.resolved()), procs);
-    if let Some((k, p)) = CACHE.lock().expect("cache lock").as_ref() {
+    if let Some((k, p)) = cache_slot().as_ref() {
         if *k == key {
             return Ok(Arc::clone(p));
         }
@@ -217,7 +226,7 @@ fn prepare(params: &Params, procs: usize) -> Result<Arc<Prepared>, AppError> {
         pcg_difference,
         pcg_ok,
     });
-    *CACHE.lock().expect("cache lock") = Some((key, Arc::clone(&prepared)));
+    *cache_slot() = Some((key, Arc::clone(&prepared)));
     Ok(prepared)
 }
 
@@ -341,4 +350,25 @@ pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Resu
         ),
     };
     Ok(result(out.stats, counters, check))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: a thread that panicked while holding the cache lock poisoned it, and every
+    /// later ICCG run in the process failed on `lock().expect(..)`.
+    #[test]
+    fn a_panic_while_holding_the_cache_does_not_fail_later_runs() {
+        let poisoner = std::thread::spawn(|| {
+            let _slot = cache_slot();
+            panic!("a worker fails while holding the cache");
+        });
+        assert!(poisoner.join().is_err());
+        assert!(CACHE.is_poisoned());
+        let params = Params::parse(&INFO, &["fe_elements=6".to_string()]).unwrap();
+        let first = prepare(&params, 4).expect("prepares despite the poisoned lock");
+        let again = prepare(&params, 4).unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "the second call is served from the cache");
+    }
 }

@@ -4,8 +4,10 @@
 //! The check: every (sender, sequence number) arrives exactly once, at the right receiver.
 
 use super::{receive_mode, MP_VARIANTS};
+use crate::app::ParamDoc;
+use crate::app::{component_seed, result, run_err, AppError, AppInfo, AppResult, Check};
+use crate::params::Params;
 use crate::params::POSITIVE;
-use crate::{component_seed, result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};
 use commlab_api::{Backend, Handler, HandlerCtx, HandlerId, Message, Node, ProcId, Program, ReceiveMode};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -4,8 +4,10 @@
 //! input queue fills, packets back up in the network and the senders stall.
 
 use super::{receive_mode, MP_VARIANTS};
+use crate::app::ParamDoc;
+use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
+use crate::params::Params;
 use crate::params::{NON_NEGATIVE, POSITIVE};
-use crate::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};
 use commlab_api::{Backend, Category, Handler, HandlerCtx, HandlerId, Message, Node, ProcId, Program, ReceiveMode};
 use std::collections::BTreeMap;
 use std::sync::Arc;

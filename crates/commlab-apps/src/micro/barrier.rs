@@ -4,8 +4,10 @@
 //! barrier and reads two other processors' slots after it, so a barrier that lets a processor
 //! through early is caught. Then `barriers` barriers back to back are timed.
 
+use crate::app::ParamDoc;
+use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
+use crate::params::Params;
 use crate::params::POSITIVE;
-use crate::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};
 use commlab_api::{Backend, BarrierKind, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;

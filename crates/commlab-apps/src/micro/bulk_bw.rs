@@ -2,7 +2,9 @@
 //! Bandwidth = bytes / (handler entry at the receiver - start of the send).
 
 use super::{receive_mode, MP_VARIANTS};
-use crate::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};
+use crate::app::ParamDoc;
+use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
+use crate::params::Params;
 use commlab_api::{Backend, Handler, HandlerCtx, HandlerId, Message, Node, ProcId, Program, ReceiveMode};
 use std::collections::BTreeMap;
 use std::sync::Arc;

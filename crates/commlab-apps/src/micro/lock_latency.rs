@@ -6,8 +6,10 @@
 //! must invalidate their copies, they read the line again, and the release invalidates them
 //! once more.
 
+use crate::app::ParamDoc;
+use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
+use crate::params::Params;
 use crate::params::POSITIVE;
-use crate::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};
 use commlab_api::{Backend, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;

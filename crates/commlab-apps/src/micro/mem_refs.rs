@@ -4,8 +4,10 @@
 //! at a time, a region homed at the next processor that is twice its cache, so every reference
 //! misses (capacity misses at a remote home). The check: the sum read equals the sum written.
 
+use crate::app::ParamDoc;
+use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
+use crate::params::Params;
 use crate::params::POSITIVE;
-use crate::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};
 use commlab_api::{Backend, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;

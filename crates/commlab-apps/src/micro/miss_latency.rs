@@ -18,8 +18,10 @@
 //! The measured time runs from the start of the access to its completion (it includes the
 //! access's own hit cycle, as an instruction's latency would).
 
+use crate::app::ParamDoc;
+use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
+use crate::params::Params;
 use crate::params::POSITIVE;
-use crate::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Params};
 use commlab_api::{Addr, Backend, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -3,6 +3,7 @@
 //! (space in an NI output queue, delivered packets). Components below the engine never touch
 //! the event queue for another component or a processor themselves.
 
+use super::SimError;
 use super::{Event, MainState, Wait, World};
 use crate::mem::cache::Line;
 use crate::mem::protocol::ProtoKind;
@@ -10,7 +11,6 @@ use crate::mem::{MemEffect, Memory};
 use crate::msg::{MessageRecord, Target};
 use crate::net::{NetNotice, Packet};
 use crate::queue::Priority;
-use crate::SimError;
 use commlab_api::TrafficClass;
 use std::sync::Arc;
 

@@ -1,0 +1,121 @@
+//! What an application is: its listing ([`AppInfo`]), its outcome ([`AppResult`], [`Check`]),
+//! its errors, and the helpers every application module shares.
+
+use commlab_api::{Backend, BarrierKind, ReceiveMode, RunStats};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// One declared parameter (`--param NAME=VALUE`).
+pub struct ParamDoc {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub doc: &'static str,
+}
+
+/// An application as `commlab apps` lists it.
+pub struct AppInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Variants in the order `--variant all` runs them.
+    pub variants: &'static [&'static str],
+    pub params: &'static [ParamDoc],
+}
+
+impl AppInfo {
+    /// The variants `--variant V` selects (`all` = every variant); the error lists valid ones.
+    pub fn select_variants(&self, v: &str) -> Result<Vec<&'static str>, AppError> {
+        if v == "all" {
+            return Ok(self.variants.to_vec());
+        }
+        match self.variants.iter().find(|x| **x == v) {
+            Some(x) => Ok(vec![*x]),
+            None => Err(AppError::Input(format!(
+                "unknown variant `{v}` for app `{}` (valid: {}, all)",
+                self.name,
+                self.variants.join(", ")
+            ))),
+        }
+    }
+}
+
+/// Whether the app's answer was right.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
+    pub ok: bool,
+    /// Largest error found (relative for numerical answers, count of faults otherwise).
+    pub max_error: f64,
+    /// One line describing what was checked, or what went wrong.
+    pub detail: String,
+}
+
+/// The outcome of one run of one variant.
+#[derive(Clone, Debug)]
+pub struct AppResult {
+    pub app: &'static str,
+    pub variant: &'static str,
+    pub params: BTreeMap<String, String>,
+    pub stats: RunStats,
+    /// App-level figures (e.g. `one_way_cycles`) merged over the backend's counters.
+    pub counters: BTreeMap<String, f64>,
+    pub check: Check,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum AppError {
+    /// Bad user input: unknown app, variant or parameter, or a value out of range.
+    Input(String),
+    /// The run itself failed (deadlock, limit reached, program error).
+    Run(String),
+}
+
+impl fmt::Display for AppError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AppError::Input(m) | AppError::Run(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for AppError {}
+
+/// A partial result an app returns; `run_app` fills in the name, variant and parameters.
+pub(crate) fn result(stats: RunStats, counters: BTreeMap<String, f64>, check: Check) -> AppResult {
+    AppResult { app: "", variant: "", params: BTreeMap::new(), stats, counters, check }
+}
+
+/// Cycles of the machine's work cost `costs.NAME` (resolved before a program is built).
+pub(crate) fn cost<B: Backend>(backend: &B, name: &str) -> Result<u64, AppError> {
+    backend.cost_cycles(name).map_err(run_err)
+}
+
+/// Map a backend error to a run failure.
+pub(crate) fn run_err<E: fmt::Display>(e: E) -> AppError {
+    AppError::Run(e.to_string())
+}
+
+/// A per-component random seed derived from the run seed (SplitMix64 finalizer), so each
+/// processor's stream is independent of how many others exist.
+pub(crate) fn component_seed(seed: u64, component: u64) -> u64 {
+    let mut z = seed ^ component.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// How a variant's nodes receive: by polling for `mp-poll`-style variants, else by interrupt.
+pub(crate) fn receive_mode_of(polling: bool) -> ReceiveMode {
+    if polling {
+        ReceiveMode::Polling
+    } else {
+        ReceiveMode::Interrupt
+    }
+}
+
+/// A variant's barrier: shared-memory variants use the shared-memory tree, the others messages.
+pub(crate) fn barrier_kind_of(shared_memory: bool) -> BarrierKind {
+    if shared_memory {
+        BarrierKind::SharedMemory
+    } else {
+        BarrierKind::Messages
+    }
+}

@@ -1,0 +1,65 @@
+//! Every application commlab knows, and running one of them by name.
+
+use crate::app::{AppError, AppInfo, AppResult};
+use crate::params::Params;
+use crate::{em3d, iccg, micro};
+use commlab_api::Backend;
+
+/// Every application commlab knows.
+pub const APPS: &[AppInfo] = &[
+    micro::am_latency::INFO,
+    micro::am_throughput::INFO,
+    micro::bulk_bw::INFO,
+    micro::alltoall_stress::INFO,
+    micro::bisection_bw::INFO,
+    micro::miss_latency::INFO,
+    micro::lock_latency::INFO,
+    micro::barrier::INFO,
+    micro::mem_refs::INFO,
+    em3d::INFO,
+    iccg::INFO,
+];
+
+/// Look an application up by name; the error lists the valid names.
+pub fn app_info(name: &str) -> Result<&'static AppInfo, AppError> {
+    APPS.iter().find(|a| a.name == name).ok_or_else(|| {
+        AppError::Input(format!(
+            "unknown app `{name}` (valid: {})",
+            APPS.iter().map(|a| a.name).collect::<Vec<_>>().join(", ")
+        ))
+    })
+}
+
+/// Run one variant of one app on `backend`.
+pub fn run_app<B: Backend>(
+    backend: &B,
+    app: &str,
+    variant: &str,
+    params: &[String],
+    seed: u64,
+) -> Result<AppResult, AppError> {
+    let info = app_info(app)?;
+    let variant = *info.select_variants(variant)?.first().expect("one variant");
+    let params = Params::parse(info, params)?;
+    let mut r = match info.name {
+        "am-latency" => micro::am_latency::run(backend, variant, &params)?,
+        "am-throughput" => micro::am_throughput::run(backend, variant, &params)?,
+        "bulk-bw" => micro::bulk_bw::run(backend, variant, &params)?,
+        "alltoall-stress" => micro::alltoall_stress::run(backend, variant, &params, seed)?,
+        "bisection-bw" => micro::bisection_bw::run(backend, variant, &params)?,
+        "miss-latency" => micro::miss_latency::run(backend, variant, &params)?,
+        "lock-latency" => micro::lock_latency::run(backend, variant, &params)?,
+        "barrier" => micro::barrier::run(backend, variant, &params)?,
+        "mem-refs" => micro::mem_refs::run(backend, variant, &params)?,
+        "em3d" => em3d::run(backend, variant, &params, seed)?,
+        "iccg" => iccg::run(backend, variant, &params)?,
+        other => unreachable!("app `{other}` is listed but not dispatched"),
+    };
+    r.app = info.name;
+    r.variant = variant;
+    r.params = params.resolved();
+    let mut merged = r.stats.counters.clone();
+    merged.append(&mut r.counters);
+    r.counters = merged;
+    Ok(r)
+}
