@@ -1,19 +1,29 @@
 //! # commlab-sim: the simulated machine
 //!
-//! A deterministic discrete-event model of a multiprocessor whose nodes integrate active
-//! messages, DMA bulk transfer and (later) coherent shared memory, on a network with
-//! contention. Applications written against [`commlab_api::Node`] run unchanged on it.
+//! A deterministic discrete-event model of a multiprocessor whose nodes integrate coherent
+//! shared memory (a directory protocol with LimitLESS overflow, or Blizzard-style software
+//! DSM), active messages and DMA bulk transfer, on a network with contention. Applications
+//! written against [`commlab_api::Node`] run unchanged on it.
 //!
 //! ```text
 //!  MachineConfig ──▶ Simulator (Backend) ──run(Program)──▶ engine: event queue (time, priority, seq)
-//!                                                             │        │
-//!                                      processor coroutines ◀─┘        └─▶ net: links, NI queues
-//!                                      (Program::main per node)            msg: packets, handlers
-//!                                                                          stats: time, traffic
+//!   (machine/)                                                │  ▲          │  ▲
+//!                                 processor coroutines ◀──────┘  │          │  │ notices
+//!                                 (Program::main per node)       │ effects  ▼  │
+//!                                                          mem: caches,   net: links, NI queues
+//!                                                          directory      (NetEvent)
 //! ```
 //!
-//! Public surface: [`machine`] (configuration), [`Simulator`] (the backend), [`SimError`].
-//! Time is kept in picoseconds (`u64`); results are reported in processor cycles.
+//! Imports go one way, down this list: `queue`, `topology`, `stats`, `machine`, `net`, `mem`,
+//! `msg`, `engine` (checked by `commlab-cli/tests/module_graph.rs`). The network and the
+//! memory controller never reach up into the engine: the network schedules its own
+//! `NetEvent`s and reports through notices, the controller reports `MemEffect`s through an
+//! outbox, and the engine carries both out.
+//!
+//! Public surface: [`machine`] (configuration: presets, `--set`, validation into typed,
+//! unit-suffixed fields), [`topology`] (network shapes and routing), [`mem::protocol`] (the
+//! coherence tables), [`Simulator`] (the backend) and [`SimError`]. Time is kept in
+//! picoseconds (`u64`); results are reported in processor cycles.
 //!
 //! ```
 //! use commlab_api::{Backend, Handler, Node, Program};
