@@ -4,7 +4,7 @@
 //! cover the timed region, so the rates are slight underestimates. Speed targets live here, not in
 //! timed unit tests.
 
-use crate::{input, Failure};
+use crate::failure::{input, Failure};
 use commlab_sim::machine::MachineConfig;
 use commlab_sim::Simulator;
 use serde_json::json;

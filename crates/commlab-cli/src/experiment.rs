@@ -19,10 +19,12 @@
 //! latency in local misses x this machine's local miss.
 
 use crate::crossover::{crossovers, Crossover};
+use crate::failure::{input, Failure};
+use crate::machine_arg;
+use crate::machine_table::{self, MachineRow};
 use crate::output::{self, RunMeta};
 use crate::plot::{self, BarChart, Cross, LineChart, Marker, Series};
 use crate::sweep::{self, SweepArgs};
-use crate::{input, load_machine, machine_row, Failure};
 use commlab_api::{Category, TrafficClass};
 use commlab_sim::machine;
 use commlab_sim::Simulator;
@@ -156,11 +158,11 @@ fn markers(
     base_local: f64,
     lo: f64,
     hi: f64,
-    f: &dyn Fn(&crate::MachineRow, f64) -> Option<f64>,
+    f: &dyn Fn(&MachineRow, f64) -> Option<f64>,
 ) -> Result<(Vec<Marker>, Vec<Value>), Failure> {
     let (mut on, mut off) = (Vec::new(), Vec::new());
     for name in machine::preset_names() {
-        let row = machine_row(name)?;
+        let row = machine_table::measure(name)?;
         let Some(x) = f(&row, base_local) else { continue };
         if x >= lo && x <= hi {
             on.push(Marker { x, label: name.to_string() });
@@ -200,7 +202,7 @@ fn sweep_args(a: &ExperimentArgs, vary: String, dir: &Path) -> SweepArgs {
 pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
     let info = commlab_apps::app_info(&a.app).map_err(|e| input(e.to_string()))?;
     info.select_variants(&a.variant).map_err(|e| input(e.to_string()))?;
-    let base = load_machine(&a.machine, &a.set, a.procs)?;
+    let base = machine_arg::load(&a.machine, &a.set, a.procs)?;
     let name = format!("{:?}", a.name).to_lowercase();
     let dir = a.out.clone().unwrap_or_else(|| PathBuf::from(format!("experiment-{name}-{}", info.name)));
     match a.name {
@@ -208,7 +210,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
         _ => {}
     }
     let points = a.points;
-    let base_local = if a.no_marks { 0.0 } else { machine_row(&a.machine)?.local };
+    let base_local = if a.no_marks { 0.0 } else { machine_table::measure(&a.machine)?.local };
     let mut outcome = Ok(());
     let mut report = String::new();
     let methods: Vec<(PathBuf, Axis)> = match a.name {
@@ -270,7 +272,8 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
                 if !latency_at.iter().any(|(mhz, _)| *mhz == r.vary) {
                     let set: Vec<String> =
                         a.set.iter().cloned().chain([format!("processor.clock_mhz={:?}", r.vary)]).collect();
-                    let lat = load_machine(&a.machine, &set, a.procs).map_or(f64::NAN, |c| c.packet_latency_cycles(24));
+                    let lat =
+                        machine_arg::load(&a.machine, &set, a.procs).map_or(f64::NAN, |c| c.packet_latency_cycles(24));
                     latency_at.push((r.vary, lat));
                 }
             }

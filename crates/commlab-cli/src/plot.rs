@@ -14,7 +14,7 @@
 //! for a file, its path.
 
 use crate::crossover::crossovers;
-use crate::{input, Failure};
+use crate::failure::{input, Failure};
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;

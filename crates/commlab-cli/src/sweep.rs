@@ -12,8 +12,9 @@
 //! (only the `sim` wall-clock fields and the order of lines do).
 
 use crate::crossover::{crossovers, Crossover};
+use crate::failure::{input, Failure};
+use crate::machine_arg;
 use crate::output::{self, RunMeta};
-use crate::{input, load_machine, Failure};
 use commlab_apps::{AppError, AppInfo, Params};
 use commlab_sim::machine::{self, MachineConfig};
 use commlab_sim::Simulator;
@@ -498,7 +499,7 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
     let info = commlab_apps::app_info(&args.app).map_err(|e| input(e.to_string()))?;
     let variants = info.select_variants(&args.variant).map_err(|e| input(e.to_string()))?;
     Params::parse(info, &args.param).map_err(|e| input(e.to_string()))?;
-    let base = load_machine(&args.machine, &args.set, args.procs)?;
+    let base = machine_arg::load(&args.machine, &args.set, args.procs)?;
     let spec = serde_json::to_value(&base.spec).expect("a machine spec serializes");
     let axes = axes(&args, info, &spec)?;
 
@@ -526,7 +527,7 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
         }
         let vary = Value::Object(vary);
         let desc = axes.iter().zip(&vals).map(|(a, v)| format!("{}={v}", a.key)).collect::<Vec<_>>().join(" ");
-        let cfg = load_machine(&args.machine, &set, args.procs)
+        let cfg = machine_arg::load(&args.machine, &set, args.procs)
             .map_err(|f| input(format!("--vary at point {p} ({desc}): {}", f.message)))?;
         Params::parse(info, &params).map_err(|e| input(format!("--vary at point {p} ({desc}): {e}")))?;
         points.push(Point { vals, cfg, params, ident: canonical(&vary), vary });
