@@ -22,8 +22,8 @@ use crate::crossover::{crossovers, Crossover};
 use crate::failure::{input, Failure};
 use crate::machine_arg;
 use crate::machine_table::{self, MachineRow};
-use crate::output::{self, RunMeta};
 use crate::plot::{self, BarChart, Cross, LineChart, Marker, Series};
+use crate::record::{self, ResultRecord, RunMeta};
 use crate::sweep::{self, SweepArgs};
 use commlab_api::{Category, TrafficClass};
 use commlab_sim::machine;
@@ -104,42 +104,41 @@ pub struct ExperimentArgs {
 
 /// One finished run, as read back from results.jsonl.
 struct Row {
-    variant: String,
     /// The varied key's value (sweeping experiments).
     vary: f64,
-    obj: Value,
+    record: ResultRecord,
 }
 
 fn read_rows(path: &Path, key: Option<&str>) -> Result<Vec<Row>, Failure> {
     let text = std::fs::read_to_string(path).map_err(|e| input(format!("cannot read `{}`: {e}", path.display())))?;
-    let mut rows = Vec::new();
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let obj: Value = serde_json::from_str(line)
-            .map_err(|e| input(format!("`{}` line {}: not a JSON object: {e}", path.display(), i + 1)))?;
-        let vary = key.map_or(0.0, |k| obj["vary"][k].as_f64().unwrap_or(f64::NAN));
-        rows.push(Row { variant: obj["variant"].as_str().unwrap_or("").to_string(), vary, obj });
-    }
-    Ok(rows)
+    let records = record::read_records(&text)
+        .map_err(|bad| input(format!("`{}` line {}: not a JSON object: {}", path.display(), bad.line, bad.error)))?;
+    Ok(records
+        .into_iter()
+        .map(|n| Row { vary: key.map_or(0.0, |k| n.record.vary_number(k)), record: n.record })
+        .collect())
 }
 
 /// Curves of `metric` per variant over x, variants in the app's order (not the order runs
 /// finished in, which depends on --jobs), x increasing.
-fn curves(rows: &[Row], x_of: &dyn Fn(&Row) -> f64, metric: &dyn Fn(&Value) -> f64) -> Vec<(String, Vec<(f64, f64)>)> {
+fn curves(
+    rows: &[Row],
+    x_of: &dyn Fn(&Row) -> f64,
+    metric: &dyn Fn(&ResultRecord) -> f64,
+) -> Vec<(String, Vec<(f64, f64)>)> {
     let mut out: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for r in rows {
-        let pt = (x_of(r), metric(&r.obj));
-        match out.iter_mut().find(|(v, _)| *v == r.variant) {
+        let pt = (x_of(r), metric(&r.record));
+        match out.iter_mut().find(|(v, _)| *v == r.record.variant) {
             Some((_, pts)) => pts.push(pt),
-            None => out.push((r.variant.clone(), vec![pt])),
+            None => out.push((r.record.variant.clone(), vec![pt])),
         }
     }
     for (_, pts) in &mut out {
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
-    let variants = rows
-        .first()
-        .and_then(|r| commlab_apps::app_info(r.obj["app"].as_str().unwrap_or("")).ok())
-        .map_or(&[][..], |info| info.variants);
+    let variants =
+        rows.first().and_then(|r| commlab_apps::app_info(&r.record.app).ok()).map_or(&[][..], |info| info.variants);
     out.sort_by_key(|(v, _)| variants.iter().position(|x| x == v).unwrap_or(usize::MAX));
     out
 }
@@ -285,7 +284,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
                 None => r.vary,
             }
         };
-        let cycles = curves(&rows, &x_of, &|o| o["cycles"].as_f64().unwrap_or(f64::NAN));
+        let cycles = curves(&rows, &x_of, &|r| r.cycles);
         let found: Vec<Crossover> = crossovers(&cycles);
         let (lo, hi) = cycles
             .iter()
@@ -382,20 +381,15 @@ fn bars(d: &Path, title: &str, rows: &[&Row]) -> Result<Vec<PathBuf>, Failure> {
     if rows.is_empty() {
         return Ok(Vec::new());
     }
-    let names: Vec<String> = rows.iter().map(|r| r.variant.clone()).collect();
+    let names: Vec<String> = rows.iter().map(|r| r.record.variant.clone()).collect();
     let time: Vec<(String, Vec<f64>)> = Category::ALL
         .iter()
-        .map(|c| {
-            (c.name().to_string(), rows.iter().map(|r| r.obj["breakdown"][c.name()].as_f64().unwrap_or(0.0)).collect())
-        })
+        .map(|c| (c.name().to_string(), rows.iter().map(|r| r.record.time(*c)).collect()))
         .collect();
     let volume: Vec<(String, Vec<f64>)> = TrafficClass::ALL
         .iter()
         .map(|c| {
-            (
-                c.name().to_string(),
-                rows.iter().map(|r| r.obj["volume_bytes"][c.name()].as_f64().unwrap_or(0.0)).collect(),
-            )
+            (c.name().to_string(), rows.iter().map(|r| r.record.bytes(*c).map_or(f64::NAN, |b| b as f64)).collect())
         })
         .collect();
     let err = |e: String| Failure { status: 1, message: e };
@@ -453,7 +447,7 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
     let meta = RunMeta { machine: &base.spec.name, procs: base.nprocs(), seed: a.seed };
     let mut failed = Vec::new();
     for v in &variants {
-        if existing.iter().any(|r| r.variant == *v) {
+        if existing.iter().any(|r| r.record.variant == *v) {
             continue;
         }
         match commlab_apps::run_app(&sim, info.name, v, &a.param, a.seed) {
@@ -461,8 +455,7 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
                 if !r.check.ok {
                     failed.push(format!("{} [{v}]: answer check failed: {}", info.name, r.check.detail));
                 }
-                let j = output::to_json(&r, &meta);
-                file.write_all(format!("{j}\n").as_bytes())
+                file.write_all(ResultRecord::of_run(&r, &meta).to_json_line().as_bytes())
                     .and_then(|_| file.flush())
                     .map_err(|e| Failure { status: 1, message: format!("writing `{}`: {e}", path.display()) })?;
                 eprintln!("{} [{v}]: {:.0} cycles", info.name, r.stats.cycles);
@@ -472,14 +465,14 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
         }
     }
     let rows: Vec<Row> =
-        read_rows(&path, None)?.into_iter().filter(|r| variants.contains(&r.variant.as_str())).collect();
+        read_rows(&path, None)?.into_iter().filter(|r| variants.contains(&r.record.variant.as_str())).collect();
     let row_refs: Vec<&Row> = rows.iter().collect();
     let title = format!("{} on {} ({} processors)", info.name, base.spec.name, base.nprocs());
     let mut files = bars(dir, &title, &row_refs)?;
     let mut text = String::new();
     if a.name == Name::Aggregation {
-        let n_of = |r: &Row| r.variant.strip_prefix("buffer-").and_then(|n| n.parse().ok()).unwrap_or(1.0);
-        let counter = |c: &'static str| move |o: &Value| o["counters"][c].as_f64().unwrap_or(f64::NAN);
+        let n_of = |r: &Row| r.record.variant.strip_prefix("buffer-").and_then(|n| n.parse().ok()).unwrap_or(1.0);
+        let counter = |c: &'static str| move |r: &ResultRecord| r.counter(c);
         let speedup = curves(&rows, &|r| n_of(r), &counter("speedup"));
         let length = curves(&rows, &|r| n_of(r), &counter("edges_per_message"));
         let flatten = |c: &[(String, Vec<(f64, f64)>)], name: &str| {
@@ -515,12 +508,9 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
         }
     } else {
         for r in &rows {
-            let v = &r.obj["volume_bytes"];
-            let parts: Vec<String> = TrafficClass::ALL
-                .iter()
-                .map(|c| format!("{}={}", c.name(), v[c.name()].as_u64().unwrap_or(0)))
-                .collect();
-            text.push_str(&format!("  {}: {}\n", r.variant, parts.join(" ")));
+            let parts: Vec<String> =
+                TrafficClass::ALL.iter().map(|c| format!("{}={}", c.name(), r.record.bytes(*c).unwrap_or(0))).collect();
+            text.push_str(&format!("  {}: {}\n", r.record.variant, parts.join(" ")));
         }
     }
     let name = format!("{:?}", a.name).to_lowercase();
@@ -528,7 +518,7 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
     write_file(&dir.join("experiment.txt"), &text)?;
     let summary = json!({
         "experiment": name, "app": info.name, "machine": base.spec.name, "procs": base.nprocs(),
-        "runs": rows.iter().map(|r| r.obj.clone()).collect::<Vec<_>>(),
+        "runs": rows.iter().map(|r| &r.record).collect::<Vec<_>>(),
         "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
     });
     write_file(&dir.join("experiment.json"), &(serde_json::to_string_pretty(&summary).expect("json") + "\n"))?;

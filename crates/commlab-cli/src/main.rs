@@ -19,6 +19,7 @@ mod machine_table;
 mod machines;
 mod output;
 mod plot;
+mod record;
 mod run;
 mod sweep;
 mod validate;

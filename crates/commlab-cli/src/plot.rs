@@ -15,6 +15,7 @@
 
 use crate::crossover::crossovers;
 use crate::failure::{input, Failure};
+use crate::record::{self, LineError, Numbered, ResultRecord};
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -668,51 +669,31 @@ pub fn run(args: PlotArgs) -> Result<(), Failure> {
 
 const KINDS: &str = "runtime, breakdown, volume";
 
-/// One result line.
-struct Rec {
-    line: usize,
-    v: Value,
-}
-
-impl Rec {
-    fn str(&self, key: &str) -> &str {
-        self.v.get(key).and_then(Value::as_str).unwrap_or("")
-    }
-
-    fn num(&self, path: &[&str]) -> f64 {
-        path.iter().try_fold(&self.v, |v, k| v.get(k)).and_then(Value::as_f64).unwrap_or(f64::NAN)
-    }
-}
-
-/// Read a results file: one JSON object per non-blank line, each with a "variant".
-fn read_results(path: &Path) -> Result<Vec<Rec>, Failure> {
+/// Read a results file: one record per non-blank line, each with a "variant".
+fn read_results(path: &Path) -> Result<Vec<Numbered>, Failure> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         input(format!(
             "cannot read results file `{}`: {e} (give the results.jsonl of `commlab sweep` or the output of `commlab run --json`)",
             path.display()
         ))
     })?;
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(line).map_err(|e| {
-            input(format!(
-                "`{}` line {}: not valid JSON ({e}); expected one result object per line",
-                path.display(),
-                i + 1
-            ))
-        })?;
-        if !v.get("variant").is_some_and(Value::is_string) {
-            return Err(input(format!(
-                "`{}` line {}: not a commlab result (no \"variant\"); expected lines of `commlab sweep` results.jsonl or `commlab run --json`",
-                path.display(),
-                i + 1
-            )));
-        }
-        out.push(Rec { line: i + 1, v });
-    }
+    let out = record::read_records(&text).map_err(|bad| match bad.error {
+        LineError::NotJson(e) => input(format!(
+            "`{}` line {}: not valid JSON ({e}); expected one result object per line",
+            path.display(),
+            bad.line
+        )),
+        LineError::NoVariant => input(format!(
+            "`{}` line {}: not a commlab result (no \"variant\"); expected lines of `commlab sweep` results.jsonl or `commlab run --json`",
+            path.display(),
+            bad.line
+        )),
+        LineError::NotRecord(e) => input(format!(
+            "`{}` line {}: not a commlab result ({e}); expected lines of `commlab sweep` results.jsonl or `commlab run --json`",
+            path.display(),
+            bad.line
+        )),
+    })?;
     if out.is_empty() {
         return Err(input(format!("`{}` holds no results", path.display())));
     }
@@ -737,8 +718,8 @@ fn show(v: &Value) -> String {
 }
 
 /// Variants in the app's own order (as `--variant all` runs them), then any others by name.
-fn variant_order(app: &str, recs: &[&Rec]) -> Vec<String> {
-    let names: BTreeSet<&str> = recs.iter().map(|r| r.str("variant")).collect();
+fn variant_order(app: &str, recs: &[&Numbered]) -> Vec<String> {
+    let names: BTreeSet<&str> = recs.iter().map(|r| r.record.variant.as_str()).collect();
     let mut out: Vec<String> = Vec::new();
     if let Ok(info) = commlab_apps::app_info(app) {
         out.extend(info.variants.iter().filter(|v| names.contains(**v)).map(|v| v.to_string()));
@@ -748,21 +729,24 @@ fn variant_order(app: &str, recs: &[&Rec]) -> Vec<String> {
     out
 }
 
-/// The value shared by every record, if they share one.
-fn common<'a>(recs: &[&'a Rec], key: &str) -> Option<&'a Value> {
-    let first = recs.first()?.v.get(key)?;
-    recs.iter().all(|r| r.v.get(key) == Some(first)).then_some(first)
+/// The value `f` gives every record, if they share one (`f` gives `None` for a record
+/// that lacks the field).
+fn common<T: PartialEq>(recs: &[&Numbered], f: impl Fn(&ResultRecord) -> Option<T>) -> Option<T> {
+    let first = f(&recs.first()?.record)?;
+    recs.iter().all(|r| f(&r.record).as_ref() == Some(&first)).then_some(first)
 }
 
-/// "app" and "(machine, N procs, extra)" for titles.
-fn context(recs: &[&Rec], extra: &[String]) -> (String, String) {
-    let app = common(recs, "app").map(show).unwrap_or_else(|| "results".to_string());
+/// "app" and "(machine, N procs, extra)" for titles. (A hand-written line may lack the app,
+/// machine or processor count; they read as empty and are left out.)
+fn context(recs: &[&Numbered], extra: &[String]) -> (String, String) {
+    let text = |s: &String| (!s.is_empty()).then(|| s.clone());
+    let app = common(recs, |r| text(&r.app)).unwrap_or_else(|| "results".to_string());
     let mut parts: Vec<String> = Vec::new();
-    if let Some(m) = common(recs, "machine") {
-        parts.push(show(m));
+    if let Some(m) = common(recs, |r| text(&r.machine)) {
+        parts.push(m);
     }
-    if let Some(p) = common(recs, "procs") {
-        parts.push(format!("{} procs", show(p)));
+    if let Some(p) = common(recs, |r| (r.procs > 0).then_some(r.procs)) {
+        parts.push(format!("{} procs", value(p as f64)));
     }
     parts.extend(extra.iter().cloned());
     (app, if parts.is_empty() { String::new() } else { format!(" ({})", parts.join(", ")) })
@@ -775,13 +759,13 @@ type Fixed = Vec<(String, Value)>;
 
 struct Sweep<'a> {
     x: String,
-    groups: Vec<(Fixed, Vec<&'a Rec>)>,
+    groups: Vec<(Fixed, Vec<&'a Numbered>)>,
 }
 
-fn split_sweep<'a>(path: &Path, recs: &'a [Rec], want_x: Option<&str>) -> Result<Sweep<'a>, Failure> {
+fn split_sweep<'a>(path: &Path, recs: &'a [Numbered], want_x: Option<&str>) -> Result<Sweep<'a>, Failure> {
     let mut values: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for r in recs {
-        let vary = r.v.get("vary").and_then(Value::as_object).ok_or_else(|| {
+        let vary = r.record.vary.as_ref().ok_or_else(|| {
             input(format!(
                 "`{}` line {}: no \"vary\" object; runtime plots need the results.jsonl of `commlab sweep`",
                 path.display(),
@@ -816,9 +800,9 @@ fn split_sweep<'a>(path: &Path, recs: &'a [Rec], want_x: Option<&str>) -> Result
             }
         }
     };
-    let mut groups: Vec<(Fixed, Vec<&Rec>)> = Vec::new();
+    let mut groups: Vec<(Fixed, Vec<&Numbered>)> = Vec::new();
     for r in recs {
-        let vary = r.v["vary"].as_object().expect("checked above");
+        let vary = r.record.vary.as_ref().expect("checked above");
         match vary.get(&x) {
             Some(v) if v.as_f64().is_some_and(f64::is_finite) => {}
             Some(v) => {
@@ -852,8 +836,8 @@ fn split_sweep<'a>(path: &Path, recs: &'a [Rec], want_x: Option<&str>) -> Result
     Ok(Sweep { x, groups })
 }
 
-fn x_of(r: &Rec, x: &str) -> f64 {
-    r.v["vary"][x].as_f64().unwrap_or(f64::NAN)
+fn x_of(r: &Numbered, x: &str) -> f64 {
+    r.record.vary_number(x)
 }
 
 /// The x axis label: the key and its unit (a machine key) or whose parameter it is.
@@ -948,7 +932,7 @@ pub(crate) fn draw(args: &PlotArgs) -> Result<Vec<PathBuf>, Failure> {
     }
 }
 
-fn runtime(args: &PlotArgs, recs: &[Rec], dir: &Path, markers: &[Marker]) -> Result<Vec<PathBuf>, Failure> {
+fn runtime(args: &PlotArgs, recs: &[Numbered], dir: &Path, markers: &[Marker]) -> Result<Vec<PathBuf>, Failure> {
     let sweep = split_sweep(&args.results, recs, args.x.as_deref())?;
     let several = sweep.groups.len() > 1;
     let mut written = Vec::new();
@@ -959,10 +943,10 @@ fn runtime(args: &PlotArgs, recs: &[Rec], dir: &Path, markers: &[Marker]) -> Res
             .iter()
             .map(|v| {
                 let mut points: Vec<(f64, f64)> = Vec::new();
-                for r in group.iter().filter(|r| r.str("variant") == v) {
+                for r in group.iter().filter(|r| r.record.variant == *v) {
                     let x = x_of(r, &sweep.x);
                     if !points.iter().any(|p| p.0 == x) {
-                        points.push((x, r.num(&["cycles"])));
+                        points.push((x, r.record.cycles));
                     }
                 }
                 points.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -1029,14 +1013,14 @@ fn layers_of(kind: &str) -> (&'static str, &'static str, &'static str, &'static 
 
 /// Bar names for plain results: the variant, with more of the run's identity where needed to
 /// tell bars apart.
-fn bar_names(recs: &[&Rec]) -> Vec<String> {
+fn bar_names(recs: &[&Numbered]) -> Vec<String> {
     let unique = |names: &[String]| names.iter().collect::<BTreeSet<_>>().len() == names.len();
-    let mut names: Vec<String> = recs.iter().map(|r| r.str("variant").to_string()).collect();
-    let steps: [&dyn Fn(&Rec) -> String; 4] = [
-        &|r| format!("{} {}", r.str("app"), r.str("variant")),
-        &|r| format!("{} {} @{}", r.str("app"), r.str("variant"), r.str("machine")),
-        &|r| format!("{} {} @{} {}p", r.str("app"), r.str("variant"), r.str("machine"), show(&r.v["procs"])),
-        &|r| format!("{} #{}", r.str("variant"), r.line),
+    let mut names: Vec<String> = recs.iter().map(|r| r.record.variant.clone()).collect();
+    let steps: [&dyn Fn(&Numbered) -> String; 4] = [
+        &|r| format!("{} {}", r.record.app, r.record.variant),
+        &|r| format!("{} {} @{}", r.record.app, r.record.variant, r.record.machine),
+        &|r| format!("{} {} @{} {}p", r.record.app, r.record.variant, r.record.machine, value(r.record.procs as f64)),
+        &|r| format!("{} #{}", r.record.variant, r.line),
     ];
     for step in steps {
         if unique(&names) {
@@ -1047,11 +1031,11 @@ fn bar_names(recs: &[&Rec]) -> Vec<String> {
     names
 }
 
-fn bars(args: &PlotArgs, kind: &str, recs: &[Rec], dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+fn bars(args: &PlotArgs, kind: &str, recs: &[Numbered], dir: &Path) -> Result<Vec<PathBuf>, Failure> {
     let (field, what, y_label, layers) = layers_of(kind);
-    let swept = recs.iter().filter(|r| r.v.get("vary").is_some()).count();
+    let swept = recs.iter().filter(|r| r.record.vary.is_some()).count();
     if swept != 0 && swept != recs.len() {
-        let plain = recs.iter().find(|r| r.v.get("vary").is_none()).expect("some plain line");
+        let plain = recs.iter().find(|r| r.record.vary.is_none()).expect("some plain line");
         return Err(input(format!(
             "`{}` line {}: no \"vary\" object, but other lines have one: mixed sweep and run results",
             args.results.display(),
@@ -1059,7 +1043,7 @@ fn bars(args: &PlotArgs, kind: &str, recs: &[Rec], dir: &Path) -> Result<Vec<Pat
         )));
     }
     // (fixed keys, records to draw, extra title parts)
-    let mut charts: Vec<(Fixed, Vec<&Rec>, Vec<String>)> = Vec::new();
+    let mut charts: Vec<(Fixed, Vec<&Numbered>, Vec<String>)> = Vec::new();
     if swept == 0 {
         if args.x.is_some() || args.at.is_some() {
             return Err(input(format!(
@@ -1089,9 +1073,9 @@ fn bars(args: &PlotArgs, kind: &str, recs: &[Rec], dir: &Path) -> Result<Vec<Pat
                     ))
                 })?,
             };
-            let mut chosen: Vec<&Rec> = Vec::new();
+            let mut chosen: Vec<&Numbered> = Vec::new();
             for r in group.iter().filter(|r| x_of(r, &sweep.x) == at) {
-                if !chosen.iter().any(|c| c.str("variant") == r.str("variant")) {
+                if !chosen.iter().any(|c| c.record.variant == r.record.variant) {
                     chosen.push(r);
                 }
             }
@@ -1106,11 +1090,17 @@ fn bars(args: &PlotArgs, kind: &str, recs: &[Rec], dir: &Path) -> Result<Vec<Pat
         let (app, ctx) = context(&chosen, &extra);
         // Order bars by the app's variant order (stable for equal variants: file order).
         let order = variant_order(&app, &chosen);
-        chosen.sort_by_key(|r| order.iter().position(|v| v == r.str("variant")));
+        chosen.sort_by_key(|r| order.iter().position(|v| *v == r.record.variant));
         let names = bar_names(&chosen);
         let stacked: Vec<(String, Vec<f64>)> = layers
             .iter()
-            .map(|(key, name)| (name.to_string(), chosen.iter().map(|r| r.num(&[field, key])).collect()))
+            .map(|(key, name)| {
+                let of = |r: &ResultRecord| match field {
+                    "breakdown" => r.breakdown.get(*key).copied().unwrap_or(f64::NAN),
+                    _ => r.volume_bytes.get(*key).map_or(f64::NAN, |b| *b as f64),
+                };
+                (name.to_string(), chosen.iter().map(|r| of(&r.record)).collect())
+            })
             .collect();
         let title = format!("{app}: {what}{ctx}");
         let chart = BarChart { title: &title, y_label, bars: &names, layers: &stacked };

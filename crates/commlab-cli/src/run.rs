@@ -3,7 +3,8 @@
 
 use crate::failure::{failed, input, Failure};
 use crate::machine_arg;
-use crate::output::{self, RunMeta};
+use crate::output;
+use crate::record::{ResultRecord, RunMeta};
 use commlab_apps::AppError;
 use commlab_sim::Simulator;
 use std::io::Write;
@@ -96,7 +97,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     let mut sink = Sink::new(args.out.as_deref())?;
     let meta = RunMeta { machine: &cfg.spec.name.clone(), procs: cfg.nprocs(), seed: args.seed };
     let sim = Simulator::new(cfg);
-    let mut results = Vec::new();
+    let mut records = Vec::new();
     let mut failed_checks = Vec::new();
     for v in variants {
         let r = match commlab_apps::run_app(&sim, info.name, v, &args.param, args.seed) {
@@ -107,16 +108,16 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         if !r.check.ok {
             failed_checks.push(format!("{} [{v}]: answer check failed: {}", info.name, r.check.detail));
         }
-        let j = output::to_json(&r, &meta);
+        let record = ResultRecord::of_run(&r, &meta);
         if args.json {
-            sink.write(&format!("{j}\n"))?;
+            sink.write(&record.to_json_line())?;
         } else if !args.csv {
-            sink.write(&output::to_text(&r, &meta))?;
+            sink.write(&output::to_text(&record))?;
         }
-        results.push((r, j));
+        records.push(record);
     }
     if args.csv {
-        sink.write(&output::to_csv(&results))?;
+        sink.write(&output::to_csv(&records))?;
     }
     if failed_checks.is_empty() {
         Ok(())

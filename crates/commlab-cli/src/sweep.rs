@@ -14,7 +14,7 @@
 use crate::crossover::{crossovers, Crossover};
 use crate::failure::{input, Failure};
 use crate::machine_arg;
-use crate::output::{self, RunMeta};
+use crate::record::{self, ResultRecord, RunMeta};
 use commlab_apps::{AppError, AppInfo, Params};
 use commlab_sim::machine::{self, MachineConfig};
 use commlab_sim::Simulator;
@@ -176,7 +176,7 @@ struct Point {
     cfg: MachineConfig,
     params: Vec<String>,
     /// The "vary" object written with each result.
-    vary: Value,
+    vary: Map<String, Value>,
     /// `vary` as canonical text, to recognise the point in an existing results file.
     ident: String,
 }
@@ -189,8 +189,8 @@ impl Point {
 
 /// `vary` as text that is the same whether it was just built or read back from a file (floats
 /// go through the same serialize-parse-serialize path either way).
-fn canonical(v: &Value) -> String {
-    let once = v.to_string();
+fn canonical(v: Option<&Map<String, Value>>) -> String {
+    let once = serde_json::to_string(&v).expect("JSON values serialize");
     serde_json::from_str::<Value>(&once).map(|v| v.to_string()).unwrap_or(once)
 }
 
@@ -377,70 +377,43 @@ fn prepare_dir(dir: &Path) -> Result<(), Failure> {
 
 /// What an existing results file already holds.
 struct Existing {
-    /// (point ident, variant) -> the stored object.
-    done: HashMap<(String, String), Value>,
+    /// (canonical vary, variant) -> the run's record.
+    done: HashMap<(String, String), ResultRecord>,
     /// Bytes of the file up to the end of its last complete line.
     good_len: u64,
     /// The file ended with an incomplete line (dropped and redone).
     truncated: bool,
 }
 
-/// Read an existing results file (`--resume`).
+/// Read an existing results file (`--resume`): every run in it must be of this sweep's app,
+/// machine, processor count and seed.
 fn read_existing(path: &Path, text: &[u8], app: &str, want: &RunMeta) -> Result<Existing, Failure> {
+    let file = record::read_appendable(text).map_err(|line_no| {
+        input(format!(
+            "{} line {line_no} is not a result object; the file is damaged (repair or move it, or use another --out)",
+            path.display()
+        ))
+    })?;
     let mut done = HashMap::new();
-    let mut pos = 0usize;
-    let mut line_no = 0usize;
-    let mut truncated = false;
-    while pos < text.len() {
-        line_no += 1;
-        let end = text[pos..].iter().position(|&b| b == b'\n').map(|i| pos + i);
-        let Some(end) = end else {
-            // No newline: the write of this line was cut off.
-            truncated = true;
-            break;
-        };
-        let line = &text[pos..end];
-        let is_last = text[end + 1..].iter().all(|b| b.is_ascii_whitespace());
-        if line.iter().all(|b| b.is_ascii_whitespace()) {
-            pos = end + 1;
-            continue;
-        }
-        let obj = match serde_json::from_slice::<Value>(line) {
-            Ok(v) if v.is_object() => v,
-            _ if is_last => {
-                truncated = true;
-                break;
-            }
-            _ => {
-                return Err(input(format!(
-                    "{} line {line_no} is not a result object; the file is damaged (repair or move it, or use another --out)",
-                    path.display()
-                )))
-            }
-        };
-        let same = obj["app"] == json!(app)
-            && obj["machine"] == json!(want.machine)
-            && obj["procs"] == json!(want.procs)
-            && obj["seed"] == json!(want.seed);
+    for record::Numbered { line: line_no, record: r } in file.records {
+        let same = r.app == app && r.machine == want.machine && r.procs == want.procs && r.seed == want.seed;
         if !same {
             return Err(input(format!(
                 "{} line {line_no} is a run of {} on {} ({} procs, seed {}), not of this sweep ({} on {}, {} procs, seed {}); use another --out",
                 path.display(),
-                obj["app"],
-                obj["machine"],
-                obj["procs"],
-                obj["seed"],
+                json!(r.app),
+                json!(r.machine),
+                r.procs,
+                r.seed,
                 app,
                 want.machine,
                 want.procs,
                 want.seed
             )));
         }
-        let variant = obj["variant"].as_str().unwrap_or_default().to_string();
-        done.insert((canonical(&obj["vary"]), variant), obj);
-        pos = end + 1;
+        done.insert((canonical(r.vary.as_ref()), r.variant.clone()), r);
     }
-    Ok(Existing { done, good_len: pos as u64, truncated })
+    Ok(Existing { done, good_len: file.complete_len, truncated: file.torn })
 }
 
 /// Progress on stderr: a bar with ETA on a terminal, plain lines otherwise.
@@ -493,7 +466,7 @@ impl Progress {
 }
 
 /// What a worker sends back for one run.
-type Outcome = Result<(Value, bool, String, f64), AppError>;
+type Outcome = Result<(ResultRecord, bool, String, f64), AppError>;
 
 pub fn run(args: SweepArgs) -> Result<(), Failure> {
     let info = commlab_apps::app_info(&args.app).map_err(|e| input(e.to_string()))?;
@@ -525,12 +498,11 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
             }
             vary.insert(a.key.clone(), v.json());
         }
-        let vary = Value::Object(vary);
         let desc = axes.iter().zip(&vals).map(|(a, v)| format!("{}={v}", a.key)).collect::<Vec<_>>().join(" ");
         let cfg = machine_arg::load(&args.machine, &set, args.procs)
             .map_err(|f| input(format!("--vary at point {p} ({desc}): {}", f.message)))?;
         Params::parse(info, &params).map_err(|e| input(format!("--vary at point {p} ({desc}): {e}")))?;
-        points.push(Point { vals, cfg, params, ident: canonical(&vary), vary });
+        points.push(Point { vals, cfg, params, ident: canonical(Some(&vary)), vary });
     }
 
     // The output directory and what it already holds.
@@ -558,21 +530,18 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
     for (p, pt) in points.iter().enumerate() {
         for (vi, v) in variants.iter().enumerate() {
             match existing.done.get(&(pt.ident.clone(), v.to_string())) {
-                Some(obj) => {
-                    let expected = serde_json::to_value(
-                        Params::parse(info, &pt.params).map_err(|e| input(e.to_string()))?.resolved(),
-                    )
-                    .expect("params serialize");
-                    if obj["params"] != expected {
+                Some(r) => {
+                    let expected = Params::parse(info, &pt.params).map_err(|e| input(e.to_string()))?.resolved();
+                    if r.params != expected {
                         return Err(input(format!(
                             "`{}` holds point {} [{v}] run with params {}, but this sweep has {}; use another --out",
                             results_path.display(),
                             pt.describe(&axes),
-                            obj["params"],
-                            expected
+                            json!(r.params),
+                            json!(expected)
                         )));
                     }
-                    cycles.insert((p, vi), obj["cycles"].as_f64().unwrap_or(f64::NAN));
+                    cycles.insert((p, vi), r.cycles);
                 }
                 None => todo.push((p, vi)),
             }
@@ -625,10 +594,9 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
                 let outcome = commlab_apps::run_app(&sim, info.name, variants[vi], &pt.params, seed).map(|r| {
                     let name = pt.cfg.spec.name.clone();
                     let meta = RunMeta { machine: &name, procs: pt.cfg.nprocs(), seed };
-                    let mut j = output::to_json(&r, &meta);
-                    j["vary"] = pt.vary.clone();
-                    j["point"] = json!(p);
-                    (j, r.check.ok, r.check.detail.clone(), r.stats.cycles)
+                    let record =
+                        ResultRecord { point: Some(p), vary: Some(pt.vary.clone()), ..ResultRecord::of_run(&r, &meta) };
+                    (record, r.check.ok, r.check.detail.clone(), r.stats.cycles)
                 });
                 if tx.send((k, outcome)).is_err() {
                     break;
@@ -641,8 +609,8 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
             let v = variants[vi];
             let what = format!("{} [{v}] {}", info.name, points[p].describe(&axes));
             match outcome {
-                Ok((j, ok, detail, c)) => {
-                    let line = format!("{j}\n");
+                Ok((record, ok, detail, c)) => {
+                    let line = record.to_json_line();
                     if let Err(e) = file.write_all(line.as_bytes()).and_then(|_| file.flush()) {
                         fatal.get_or_insert(io_err(e));
                         stop.store(true, Ordering::Relaxed);
