@@ -18,14 +18,15 @@
 //! machine's cycles: bisection bytes per local miss / this machine's local miss, and network
 //! latency in local misses x this machine's local miss.
 
+use crate::chart::runs::{self as chart_runs, LayerNames, RunBars, Stack};
+use crate::chart::{self, Cross, LineChart, Marker, Series};
 use crate::crossover::{crossovers, Crossover};
-use crate::failure::{input, Failure};
+use crate::failure::{failed, input, Failure};
 use crate::machine_arg;
 use crate::machine_table::{self, MachineRow};
-use crate::plot::{self, BarChart, Cross, LineChart, Marker, Series};
 use crate::record::{self, ResultRecord, RunMeta};
 use crate::sweep::{self, SweepArgs};
-use commlab_api::{Category, TrafficClass};
+use commlab_api::TrafficClass;
 use commlab_sim::machine;
 use commlab_sim::Simulator;
 use serde_json::{json, Value};
@@ -301,7 +302,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
         let crosses: Vec<Cross> =
             found.iter().map(|c| Cross { x: c.x, y: c.y, label: format!("{}/{}", c.a, c.b) }).collect();
         let s = series(&cycles);
-        let mut files = plot::line_chart(
+        let mut files = chart::line_chart(
             &d.join("runtime"),
             &LineChart {
                 title: &title,
@@ -382,39 +383,22 @@ fn bars(d: &Path, title: &str, rows: &[&Row]) -> Result<Vec<PathBuf>, Failure> {
         return Ok(Vec::new());
     }
     let names: Vec<String> = rows.iter().map(|r| r.record.variant.clone()).collect();
-    let time: Vec<(String, Vec<f64>)> = Category::ALL
-        .iter()
-        .map(|c| (c.name().to_string(), rows.iter().map(|r| r.record.time(*c)).collect()))
-        .collect();
-    let volume: Vec<(String, Vec<f64>)> = TrafficClass::ALL
-        .iter()
-        .map(|c| {
-            (c.name().to_string(), rows.iter().map(|r| r.record.bytes(*c).map_or(f64::NAN, |b| b as f64)).collect())
-        })
-        .collect();
-    let err = |e: String| Failure { status: 1, message: e };
-    let mut files = plot::stacked_bars(
-        &d.join("breakdown"),
-        &BarChart {
-            title: &format!("time breakdown, {title}"),
-            y_label: "mean cycles per processor",
+    let runs: Vec<&ResultRecord> = rows.iter().map(|r| &r.record).collect();
+    let mut files = Vec::new();
+    for (stem, stack, what, y_label) in [
+        ("breakdown", Stack::Time, "time breakdown", "mean cycles per processor"),
+        ("volume", Stack::Traffic, "traffic volume", "bytes injected"),
+    ] {
+        let chart = RunBars {
+            stack,
+            names: LayerNames::Json,
+            title: &format!("{what}, {title}"),
+            y_label,
             bars: &names,
-            layers: &time,
-        },
-    )
-    .map_err(err)?;
-    files.extend(
-        plot::stacked_bars(
-            &d.join("volume"),
-            &BarChart {
-                title: &format!("traffic volume, {title}"),
-                y_label: "bytes injected",
-                bars: &names,
-                layers: &volume,
-            },
-        )
-        .map_err(err)?,
-    );
+            runs: &runs,
+        };
+        files.extend(chart_runs::draw(&d.join(stem), &chart).map_err(failed)?);
+    }
     Ok(files)
 }
 
@@ -486,7 +470,7 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
             ("message-length", "average edges per message", flatten(&length, "edges per message")),
         ] {
             files.extend(
-                plot::line_chart(
+                chart::line_chart(
                     &dir.join(stem),
                     &LineChart {
                         title: &format!("aggregation: {title}"),

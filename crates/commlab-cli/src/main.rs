@@ -11,6 +11,7 @@
 
 mod apps;
 mod bench;
+mod chart;
 mod crossover;
 mod experiment;
 mod failure;
