@@ -11,16 +11,21 @@
 //! Each run is an independent deterministic simulation, so results do not depend on `--jobs`
 //! (only the `sim` wall-clock fields and the order of lines do).
 
-use crate::crossover::{crossovers, Crossover};
+mod axis;
+mod progress;
+mod summary;
+
 use crate::failure::{input, Failure};
 use crate::machine_arg;
 use crate::record::{self, ResultRecord, RunMeta};
-use commlab_apps::{AppError, AppInfo, Params};
-use commlab_sim::machine::{self, MachineConfig};
+use axis::{num, Axis, Target, Val};
+use commlab_apps::{AppError, Params};
+use commlab_sim::machine::MachineConfig;
 use commlab_sim::Simulator;
+use progress::Progress;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -87,89 +92,6 @@ pub struct SweepArgs {
     pub(crate) quiet: bool,
 }
 
-/// The type of a varied key's values.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Kind {
-    Int,
-    Float,
-    Text,
-}
-
-/// One value of a varied key.
-#[derive(Clone, Debug, PartialEq)]
-enum Val {
-    Int(i64),
-    Float(f64),
-    Text(String),
-}
-
-impl Val {
-    /// As given to `--set` / `--param`.
-    fn arg(&self) -> String {
-        match self {
-            Val::Int(i) => i.to_string(),
-            Val::Float(f) => format!("{f:?}"),
-            Val::Text(s) => s.clone(),
-        }
-    }
-
-    fn json(&self) -> Value {
-        match self {
-            Val::Int(i) => json!(i),
-            Val::Float(f) => json!(f),
-            Val::Text(s) => json!(s),
-        }
-    }
-
-    fn x(&self) -> Option<f64> {
-        match self {
-            Val::Int(i) => Some(*i as f64),
-            Val::Float(f) => Some(*f),
-            Val::Text(_) => None,
-        }
-    }
-}
-
-impl std::fmt::Display for Val {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Val::Int(i) => write!(f, "{i}"),
-            Val::Float(x) => f.write_str(&num(*x)),
-            Val::Text(s) => f.write_str(s),
-        }
-    }
-}
-
-/// A number for people: up to 4 decimals (trailing zeros dropped), or scientific when tiny or huge.
-fn num(x: f64) -> String {
-    if x == 0.0 || (x.abs() >= 1e-3 && x.abs() < 1e12) {
-        let s = format!("{x:.4}");
-        let s = s.trim_end_matches('0').trim_end_matches('.');
-        if s == "-0" {
-            "0".to_string()
-        } else {
-            s.to_string()
-        }
-    } else {
-        format!("{x:.4e}")
-    }
-}
-
-/// Where a varied key goes.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Target {
-    Param,
-    Machine,
-}
-
-/// One `--vary`.
-#[derive(Debug)]
-struct Axis {
-    key: String,
-    target: Target,
-    values: Vec<Val>,
-}
-
 /// One grid point: a value index per axis, and what it means for the run.
 struct Point {
     vals: Vec<Val>,
@@ -192,165 +114,6 @@ impl Point {
 fn canonical(v: Option<&Map<String, Value>>) -> String {
     let once = serde_json::to_string(&v).expect("JSON values serialize");
     serde_json::from_str::<Value>(&once).map(|v| v.to_string()).unwrap_or(once)
-}
-
-/// Decide whether `key` is an app parameter or a machine key, and the type of its values.
-fn resolve(key: &str, info: &AppInfo, spec: &Value) -> Result<(Target, Kind), Failure> {
-    if let Some(p) = info.params.iter().find(|p| p.name == key) {
-        let kind = if p.default.parse::<i64>().is_ok() {
-            Kind::Int
-        } else if p.default.parse::<f64>().is_ok() {
-            Kind::Float
-        } else {
-            Kind::Text
-        };
-        return Ok((Target::Param, kind));
-    }
-    if key == "costs.*" || machine::key_doc(key).is_none() {
-        let params = if info.params.is_empty() {
-            "none".to_string()
-        } else {
-            info.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
-        };
-        return Err(input(format!(
-            "--vary `{key}`: unknown key: not a parameter of {} (parameters: {params}) nor a machine key (valid: {}, costs.NAME)",
-            info.name,
-            machine::key_list().replace(", costs.*", "")
-        )));
-    }
-    let current = key.split('.').try_fold(spec, |v, part| v.get(part));
-    let kind = match current {
-        None if key.starts_with("costs.") => Kind::Int,
-        None => Kind::Float,
-        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Kind::Int,
-        Some(Value::Number(_)) => Kind::Float,
-        Some(Value::String(_)) | Some(Value::Bool(_)) => Kind::Text,
-        Some(_) => {
-            return Err(input(format!(
-            "--vary `{key}`: a list-valued machine key cannot be swept (set it with --set, or sweep --procs by hand)"
-        )))
-        }
-    };
-    Ok((Target::Machine, kind))
-}
-
-/// Values of `SPEC` for a key of type `kind`.
-fn parse_values(key: &str, kind: Kind, spec: &str) -> Result<Vec<Val>, Failure> {
-    let bad = |why: String| input(format!("--vary {key}={spec}: {why}"));
-    let number = |s: &str| -> Result<f64, Failure> {
-        s.trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|x| x.is_finite())
-            .ok_or_else(|| bad(format!("`{}` is not a number", s.trim())))
-    };
-    let whole = |x: f64, s: &str| -> Result<i64, Failure> {
-        if x.fract() == 0.0 && x.abs() < 9e15 {
-            Ok(x as i64)
-        } else {
-            Err(bad(format!("`{}` is not a whole number (`{key}` takes whole numbers)", s.trim())))
-        }
-    };
-    if spec.contains(':') {
-        if kind == Kind::Text {
-            return Err(bad(format!("`{key}` takes text values, not a range; list them: v1,v2,...")));
-        }
-        let parts: Vec<&str> = spec.split(':').collect();
-        if !(3..=4).contains(&parts.len()) {
-            return Err(bad("a range is a:b:steps or a:b:steps:log".to_string()));
-        }
-        let (a, b) = (number(parts[0])?, number(parts[1])?);
-        let steps: usize =
-            parts[2].trim().parse().map_err(|_| bad(format!("steps `{}` is not a whole number", parts[2].trim())))?;
-        let log = match parts.get(3).map(|s| s.trim()) {
-            None | Some("lin") => false,
-            Some("log") => true,
-            Some(o) => {
-                return Err(bad(format!("unknown spacing `{o}` (write a:b:steps:log, or a:b:steps for linear)")))
-            }
-        };
-        if steps == 0 {
-            return Err(bad("empty range (0 steps); give at least 2 steps".to_string()));
-        }
-        if steps < 2 {
-            return Err(bad(format!("a range needs at least 2 steps, got {steps} (for one value write {key}=VALUE)")));
-        }
-        if a == b {
-            return Err(bad("the range's ends are equal (for one value write KEY=VALUE)".to_string()));
-        }
-        if log && (a <= 0.0 || b <= 0.0) {
-            return Err(bad("a log range needs ends greater than 0".to_string()));
-        }
-        if kind == Kind::Int {
-            whole(a, parts[0])?;
-            whole(b, parts[1])?;
-        }
-        let mut out: Vec<Val> = Vec::new();
-        for i in 0..steps {
-            let t = i as f64 / (steps - 1) as f64;
-            let x = if i == 0 {
-                a
-            } else if i == steps - 1 {
-                b
-            } else if log {
-                a * (b / a).powf(t)
-            } else {
-                a + (b - a) * t
-            };
-            let v = match kind {
-                Kind::Int => Val::Int(x.round() as i64),
-                // 12 significant digits: 0.30000000000000004 becomes 0.3.
-                _ => Val::Float(format!("{x:.11e}").parse().expect("a formatted float parses")),
-            };
-            if !out.contains(&v) {
-                out.push(v);
-            }
-        }
-        return Ok(out);
-    }
-    if spec.trim().is_empty() {
-        return Err(bad("empty list of values".to_string()));
-    }
-    let mut out: Vec<Val> = Vec::new();
-    for item in spec.split(',') {
-        let item = item.trim();
-        if item.is_empty() {
-            return Err(bad("empty value in the list".to_string()));
-        }
-        let v = match kind {
-            Kind::Int => Val::Int(match item.parse::<i64>() {
-                Ok(i) => i,
-                Err(_) => whole(number(item)?, item)?,
-            }),
-            Kind::Float => Val::Float(number(item)?),
-            Kind::Text => Val::Text(item.to_string()),
-        };
-        if out.contains(&v) {
-            return Err(bad(format!("`{item}` is listed twice")));
-        }
-        out.push(v);
-    }
-    Ok(out)
-}
-
-/// Parse every `--vary`.
-fn axes(args: &SweepArgs, info: &AppInfo, spec: &Value) -> Result<Vec<Axis>, Failure> {
-    let mut out: Vec<Axis> = Vec::new();
-    for v in &args.vary {
-        let (key, values) = v.split_once('=').ok_or_else(|| {
-            input(format!(
-                "--vary `{v}`: expected KEY=SPEC, e.g. cross_traffic.rate_bytes_per_cycle=0:8:9 or nodes=320,640"
-            ))
-        })?;
-        let key = key.trim();
-        if out.iter().any(|a| a.key == key) {
-            return Err(input(format!("--vary `{key}` is given twice (give each key once, with all its values)")));
-        }
-        let (target, kind) = resolve(key, info, spec)?;
-        let values = parse_values(key, kind, values)?;
-        out.push(Axis { key: key.to_string(), target, values });
-    }
-    Ok(out)
 }
 
 /// Check that `dir` is (or can be made) a writable directory, and create it.
@@ -416,55 +179,6 @@ fn read_existing(path: &Path, text: &[u8], app: &str, want: &RunMeta) -> Result<
     Ok(Existing { done, good_len: file.complete_len, truncated: file.torn })
 }
 
-/// Progress on stderr: a bar with ETA on a terminal, plain lines otherwise.
-enum Progress {
-    Bar(indicatif::ProgressBar),
-    Lines { total: usize, done: usize },
-}
-
-impl Progress {
-    fn new(total: usize) -> Progress {
-        if std::io::stderr().is_terminal() {
-            let bar = indicatif::ProgressBar::new(total as u64);
-            let style = indicatif::ProgressStyle::with_template(
-                "{elapsed_precise} [{wide_bar}] {pos}/{len} runs, ETA {eta_precise} {msg}",
-            )
-            .expect("a valid template")
-            .progress_chars("=> ");
-            bar.set_style(style);
-            Progress::Bar(bar)
-        } else {
-            Progress::Lines { total, done: 0 }
-        }
-    }
-
-    fn done(&mut self, what: &str) {
-        match self {
-            Progress::Bar(b) => {
-                b.inc(1);
-                b.set_message(what.to_string());
-            }
-            Progress::Lines { total, done } => {
-                *done += 1;
-                eprintln!("point {done}/{total} done: {what}");
-            }
-        }
-    }
-
-    fn note(&self, what: &str) {
-        match self {
-            Progress::Bar(b) => b.println(what),
-            Progress::Lines { .. } => eprintln!("{what}"),
-        }
-    }
-
-    fn finish(&self) {
-        if let Progress::Bar(b) = self {
-            b.finish_and_clear();
-        }
-    }
-}
-
 /// What a worker sends back for one run.
 type Outcome = Result<(ResultRecord, bool, String, f64), AppError>;
 
@@ -474,7 +188,7 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
     Params::parse(info, &args.param).map_err(|e| input(e.to_string()))?;
     let base = machine_arg::load(&args.machine, &args.set, args.procs)?;
     let spec = serde_json::to_value(&base.spec).expect("a machine spec serializes");
-    let axes = axes(&args, info, &spec)?;
+    let axes = axis::axes(&args, info, &spec)?;
 
     // The grid, first axis outermost; every point's machine is built (and so checked) now.
     let total: usize = axes.iter().map(|a| a.values.len()).product();
@@ -640,7 +354,7 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
     }
 
     // Summary along the first key, per combination of the others.
-    let summary = summarize(&args, info.name, &meta, &axes, &points, &variants, &cycles, &failed_runs);
+    let summary = summary::summarize(&args, info.name, &meta, &axes, &points, &variants, &cycles, &failed_runs);
     let summary_path = dir.join("summary.json");
     let text = serde_json::to_string_pretty(&summary.json).expect("summary serializes");
     std::fs::write(&summary_path, text + "\n")
@@ -665,191 +379,5 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
         Ok(())
     } else {
         Err(Failure { status: 1, message: format!("{} runs failed: {}", problems.len(), problems.join("; ")) })
-    }
-}
-
-struct Summary {
-    json: Value,
-    text: String,
-}
-
-#[allow(clippy::too_many_arguments)]
-fn summarize(
-    args: &SweepArgs,
-    app: &str,
-    meta: &RunMeta,
-    axes: &[Axis],
-    points: &[Point],
-    variants: &[&'static str],
-    cycles: &BTreeMap<(usize, usize), f64>,
-    failed: &[String],
-) -> Summary {
-    let first = &axes[0];
-    let inner: usize = axes[1..].iter().map(|a| a.values.len()).product();
-    let numeric = first.values.iter().all(|v| v.x().is_some());
-    let mut groups = Vec::new();
-    let mut text = String::new();
-    for g in 0..inner {
-        // Points of this group, in order of the first key's values as given.
-        let members: Vec<usize> = (0..first.values.len()).map(|i| i * inner + g).collect();
-        let fixed: Map<String, Value> =
-            axes[1..].iter().enumerate().map(|(k, a)| (a.key.clone(), points[g].vals[k + 1].json())).collect();
-        let fixed_desc: Vec<String> =
-            axes[1..].iter().enumerate().map(|(k, a)| format!("{}={}", a.key, points[g].vals[k + 1])).collect();
-        // Order the x values (a range may run downwards).
-        let mut order = members.clone();
-        if numeric {
-            order.sort_by(|&p, &q| points[p].vals[0].x().unwrap().total_cmp(&points[q].vals[0].x().unwrap()));
-        }
-        let mut fastest = Vec::new();
-        for &p in &order {
-            let best = variants
-                .iter()
-                .enumerate()
-                .filter_map(|(vi, v)| cycles.get(&(p, vi)).filter(|c| c.is_finite()).map(|c| (*v, *c)))
-                .min_by(|a, b| a.1.total_cmp(&b.1));
-            if let Some((v, c)) = best {
-                fastest.push((p, v, c));
-            }
-        }
-        let curves_json: Map<String, Value> = variants
-            .iter()
-            .enumerate()
-            .map(|(vi, v)| {
-                let pts: Vec<Value> = order
-                    .iter()
-                    .filter_map(|&p| cycles.get(&(p, vi)).map(|c| json!([points[p].vals[0].json(), c])))
-                    .collect();
-                (v.to_string(), Value::Array(pts))
-            })
-            .collect();
-        let found: Vec<Crossover> = if numeric {
-            let curves: Vec<(String, Vec<(f64, f64)>)> = variants
-                .iter()
-                .enumerate()
-                .map(|(vi, v)| {
-                    let pts = order
-                        .iter()
-                        .filter_map(|&p| cycles.get(&(p, vi)).map(|c| (points[p].vals[0].x().unwrap(), *c)))
-                        .collect();
-                    (v.to_string(), pts)
-                })
-                .collect();
-            crossovers(&curves)
-        } else {
-            Vec::new()
-        };
-
-        if !fixed_desc.is_empty() {
-            text.push_str(&format!("{}:\n", fixed_desc.join(" ")));
-        }
-        match (fastest.first(), fastest.last()) {
-            (Some(lo), Some(hi)) => text.push_str(&format!(
-                "  fastest at {}={}: {} ({} cycles); at {}={}: {} ({} cycles)\n",
-                first.key,
-                points[lo.0].vals[0],
-                lo.1,
-                num(lo.2),
-                first.key,
-                points[hi.0].vals[0],
-                hi.1,
-                num(hi.2)
-            )),
-            _ => text.push_str("  no results\n"),
-        }
-        if !numeric {
-            text.push_str(&format!("  (no crossovers: `{}` is not numeric)\n", first.key));
-        } else if found.is_empty() {
-            text.push_str("  no crossovers in cycles\n");
-        } else {
-            for c in &found {
-                text.push_str(&format!(
-                    "  crossover: {} and {} change order at {}={} ({} cycles)\n",
-                    c.a,
-                    c.b,
-                    first.key,
-                    num(c.x),
-                    num(c.y)
-                ));
-            }
-        }
-        groups.push(json!({
-            "fixed": fixed,
-            "curves": curves_json,
-            "fastest": fastest.iter().map(|(p, v, c)| json!({"x": points[*p].vals[0].json(), "variant": v, "cycles": c})).collect::<Vec<_>>(),
-            "crossovers": found,
-        }));
-    }
-    let json = json!({
-        "app": app,
-        "machine": meta.machine,
-        "procs": meta.procs,
-        "seed": meta.seed,
-        "params": args.param,
-        "set": args.set,
-        "variants": variants,
-        "vary": axes.iter().map(|a| json!({"key": a.key, "values": a.values.iter().map(Val::json).collect::<Vec<_>>()})).collect::<Vec<_>>(),
-        "x": first.key,
-        "metric": "cycles",
-        "groups": groups,
-        "failed": failed,
-    });
-    Summary { json, text }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn vals(kind: Kind, spec: &str) -> Result<Vec<Val>, String> {
-        parse_values("k", kind, spec).map_err(|f| f.message)
-    }
-
-    #[test]
-    fn linear_and_log_ranges() {
-        assert_eq!(vals(Kind::Float, "0:1:5").unwrap(), [0.0, 0.25, 0.5, 0.75, 1.0].map(Val::Float).to_vec());
-        assert_eq!(vals(Kind::Float, "0:1:11").unwrap()[3], Val::Float(0.3));
-        assert_eq!(vals(Kind::Float, "1:100:3:log").unwrap(), [1.0, 10.0, 100.0].map(Val::Float).to_vec());
-        assert_eq!(vals(Kind::Float, "8:0:3").unwrap(), [8.0, 4.0, 0.0].map(Val::Float).to_vec());
-    }
-
-    #[test]
-    fn integer_ranges_round_and_dedupe() {
-        assert_eq!(vals(Kind::Int, "1:2:4").unwrap(), vec![Val::Int(1), Val::Int(2)]);
-        assert_eq!(vals(Kind::Int, "1:16:5:log").unwrap(), [1, 2, 4, 8, 16].map(Val::Int).to_vec());
-        assert_eq!(vals(Kind::Int, "10,20,1e2").unwrap(), [10, 20, 100].map(Val::Int).to_vec());
-        assert!(vals(Kind::Int, "1,2.5").unwrap_err().contains("whole number"));
-        assert!(vals(Kind::Int, "0.5:4:3").unwrap_err().contains("whole number"));
-    }
-
-    #[test]
-    fn bad_specs() {
-        for (spec, needle) in [
-            ("1:2:0", "empty range"),
-            ("1:2:1", "at least 2 steps"),
-            ("", "empty list"),
-            ("1,,2", "empty value"),
-            ("0:4:3:log", "greater than 0"),
-            ("a:2:3", "not a number"),
-            ("1:2:x", "not a whole number"),
-            ("1:2", "a:b:steps"),
-            ("1:2:3:cubic", "unknown spacing"),
-            ("3:3:4", "equal"),
-            ("1,2,1", "twice"),
-        ] {
-            let e = vals(Kind::Float, spec).unwrap_err();
-            assert!(e.contains(needle), "{spec}: {e}");
-        }
-        assert!(vals(Kind::Text, "1:2:3").unwrap_err().contains("text"));
-        assert_eq!(vals(Kind::Text, "mesh, torus").unwrap(), vec![Val::Text("mesh".into()), Val::Text("torus".into())]);
-    }
-
-    #[test]
-    fn floats_pass_to_set_and_param_as_toml_numbers() {
-        assert_eq!(Val::Float(2.0).arg(), "2.0");
-        assert_eq!(Val::Float(1e-7).arg(), "1e-7");
-        assert_eq!(Val::Int(62).arg(), "62");
-        assert_eq!(num(0.30000000000000004), "0.3");
-        assert_eq!(num(12345.0), "12345");
     }
 }
