@@ -149,7 +149,7 @@ fn series(curves: &[(String, Vec<(f64, f64)>)]) -> Vec<Series> {
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
-    std::fs::write(path, text).map_err(|e| Failure { status: 1, message: format!("writing `{}`: {e}", path.display()) })
+    std::fs::write(path, text).map_err(|e| failed(format!("writing `{}`: {e}", path.display())))
 }
 
 /// Where the presets sit on an axis: `f(row, base local miss)`; those outside `[lo, hi]` are
@@ -314,7 +314,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
                 log_x: false,
             },
         )
-        .map_err(|e| Failure { status: 1, message: e })?;
+        .map_err(failed)?;
         // Breakdown and volume at the unchanged machine.
         let at_base: Vec<&Row> = rows.iter().filter(|r| (r.vary - axis.baseline).abs() < 1e-9).collect();
         files.extend(bars(&d, &title, &at_base)?);
@@ -429,7 +429,7 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
         .map_err(|e| input(format!("cannot write `{}`: {e}", path.display())))?;
     let sim = Simulator::new(base.clone());
     let meta = RunMeta { machine: &base.spec.name, procs: base.nprocs(), seed: a.seed };
-    let mut failed = Vec::new();
+    let mut problems = Vec::new();
     for v in &variants {
         if existing.iter().any(|r| r.record.variant == *v) {
             continue;
@@ -437,15 +437,15 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
         match commlab_apps::run_app(&sim, info.name, v, &a.param, a.seed) {
             Ok(r) => {
                 if !r.check.ok {
-                    failed.push(format!("{} [{v}]: answer check failed: {}", info.name, r.check.detail));
+                    problems.push(format!("{} [{v}]: answer check failed: {}", info.name, r.check.detail));
                 }
                 file.write_all(ResultRecord::of_run(&r, &meta).to_json_line().as_bytes())
                     .and_then(|_| file.flush())
-                    .map_err(|e| Failure { status: 1, message: format!("writing `{}`: {e}", path.display()) })?;
+                    .map_err(|e| failed(format!("writing `{}`: {e}", path.display())))?;
                 eprintln!("{} [{v}]: {:.0} cycles", info.name, r.stats.cycles);
             }
             Err(commlab_apps::AppError::Input(m)) => return Err(input(m)),
-            Err(commlab_apps::AppError::Run(m)) => failed.push(format!("{} [{v}]: {m}", info.name)),
+            Err(commlab_apps::AppError::Run(m)) => problems.push(format!("{} [{v}]: {m}", info.name)),
         }
     }
     let rows: Vec<Row> =
@@ -464,7 +464,6 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
             pts.sort_by(|p, q| p.0.total_cmp(&q.0));
             vec![Series { name: name.to_string(), points: pts }]
         };
-        let err = |e: String| Failure { status: 1, message: e };
         for (stem, y_label, s) in [
             ("speedup", "speedup over one processor", flatten(&speedup, "speedup")),
             ("message-length", "average edges per message", flatten(&length, "edges per message")),
@@ -482,7 +481,7 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
                         log_x: false,
                     },
                 )
-                .map_err(err)?,
+                .map_err(failed)?,
             );
             text.push_str(&format!("  {y_label}:"));
             for (x, y) in &s[0].points {
@@ -510,9 +509,9 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
     for f in &files {
         println!("  plot: {}", f.display());
     }
-    if failed.is_empty() {
+    if problems.is_empty() {
         Ok(())
     } else {
-        Err(Failure { status: 1, message: failed.join("; ") })
+        Err(failed(problems.join("; ")))
     }
 }

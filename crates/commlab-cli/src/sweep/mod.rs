@@ -15,7 +15,7 @@ mod axis;
 mod progress;
 mod summary;
 
-use crate::failure::{input, Failure};
+use crate::failure::{failed, input, Failure};
 use crate::machine_arg;
 use crate::record::{self, ResultRecord, RunMeta};
 use axis::{num, Axis, Target, Val};
@@ -267,8 +267,7 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
         .append(true)
         .open(&results_path)
         .map_err(|e| input(format!("cannot write `{}`: {e}", results_path.display())))?;
-    let io_err =
-        |e: std::io::Error| Failure { status: 1, message: format!("writing `{}`: {e}", results_path.display()) };
+    let io_err = |e: std::io::Error| failed(format!("writing `{}`: {e}", results_path.display()));
     if existing.truncated {
         file.set_len(existing.good_len).map_err(io_err)?;
     }
@@ -358,7 +357,7 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
     let summary_path = dir.join("summary.json");
     let text = serde_json::to_string_pretty(&summary.json).expect("summary serializes");
     std::fs::write(&summary_path, text + "\n")
-        .map_err(|e| Failure { status: 1, message: format!("writing `{}`: {e}", summary_path.display()) })?;
+        .map_err(|e| failed(format!("writing `{}`: {e}", summary_path.display())))?;
     println!(
         "sweep {}: {} points x {} variants = {} runs ({} run now, {resumed} already done); results: {}; summary: {}",
         info.name,
@@ -378,6 +377,6 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(Failure { status: 1, message: format!("{} runs failed: {}", problems.len(), problems.join("; ")) })
+        Err(failed(format!("{} runs failed: {}", problems.len(), problems.join("; "))))
     }
 }
