@@ -4,7 +4,7 @@
 //! cover the timed region, so the rates are slight underestimates. Speed targets live here, not in
 //! timed unit tests.
 
-use crate::{input, Failure};
+use crate::failure::{failed, input, Failure};
 use commlab_sim::machine::MachineConfig;
 use commlab_sim::Simulator;
 use serde_json::json;
@@ -118,7 +118,7 @@ pub fn run(repeat: usize, json_out: bool, only: Option<&str>) -> Result<(), Fail
         let mut last = None;
         for _ in 0..repeat {
             let r = commlab_apps::run_app(&sim, w.app, w.variant, &params, 1)
-                .map_err(|e| Failure { status: 1, message: format!("bench {}: {e}", w.name) })?;
+                .map_err(|e| failed(format!("bench {}: {e}", w.name)))?;
             walls.push(r.stats.wall_seconds);
             last = Some(r);
         }

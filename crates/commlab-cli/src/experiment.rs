@@ -18,12 +18,15 @@
 //! machine's cycles: bisection bytes per local miss / this machine's local miss, and network
 //! latency in local misses x this machine's local miss.
 
+use crate::chart::runs::{self as chart_runs, LayerNames, RunBars, Stack};
+use crate::chart::{self, Cross, LineChart, Marker, Series};
 use crate::crossover::{crossovers, Crossover};
-use crate::output::{self, RunMeta};
-use crate::plot::{self, BarChart, Cross, LineChart, Marker, Series};
+use crate::failure::{failed, input, Failure};
+use crate::machine_arg;
+use crate::machine_table::{self, MachineRow};
+use crate::record::{self, ResultRecord, RunMeta};
 use crate::sweep::{self, SweepArgs};
-use crate::{input, load_machine, machine_row, Failure};
-use commlab_api::{Category, TrafficClass};
+use commlab_api::TrafficClass;
 use commlab_sim::machine;
 use commlab_sim::Simulator;
 use serde_json::{json, Value};
@@ -102,42 +105,41 @@ pub struct ExperimentArgs {
 
 /// One finished run, as read back from results.jsonl.
 struct Row {
-    variant: String,
     /// The varied key's value (sweeping experiments).
     vary: f64,
-    obj: Value,
+    record: ResultRecord,
 }
 
 fn read_rows(path: &Path, key: Option<&str>) -> Result<Vec<Row>, Failure> {
     let text = std::fs::read_to_string(path).map_err(|e| input(format!("cannot read `{}`: {e}", path.display())))?;
-    let mut rows = Vec::new();
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let obj: Value = serde_json::from_str(line)
-            .map_err(|e| input(format!("`{}` line {}: not a JSON object: {e}", path.display(), i + 1)))?;
-        let vary = key.map_or(0.0, |k| obj["vary"][k].as_f64().unwrap_or(f64::NAN));
-        rows.push(Row { variant: obj["variant"].as_str().unwrap_or("").to_string(), vary, obj });
-    }
-    Ok(rows)
+    let records = record::read_records(&text)
+        .map_err(|bad| input(format!("`{}` line {}: not a JSON object: {}", path.display(), bad.line, bad.error)))?;
+    Ok(records
+        .into_iter()
+        .map(|n| Row { vary: key.map_or(0.0, |k| n.record.vary_number(k)), record: n.record })
+        .collect())
 }
 
 /// Curves of `metric` per variant over x, variants in the app's order (not the order runs
 /// finished in, which depends on --jobs), x increasing.
-fn curves(rows: &[Row], x_of: &dyn Fn(&Row) -> f64, metric: &dyn Fn(&Value) -> f64) -> Vec<(String, Vec<(f64, f64)>)> {
+fn curves(
+    rows: &[Row],
+    x_of: &dyn Fn(&Row) -> f64,
+    metric: &dyn Fn(&ResultRecord) -> f64,
+) -> Vec<(String, Vec<(f64, f64)>)> {
     let mut out: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for r in rows {
-        let pt = (x_of(r), metric(&r.obj));
-        match out.iter_mut().find(|(v, _)| *v == r.variant) {
+        let pt = (x_of(r), metric(&r.record));
+        match out.iter_mut().find(|(v, _)| *v == r.record.variant) {
             Some((_, pts)) => pts.push(pt),
-            None => out.push((r.variant.clone(), vec![pt])),
+            None => out.push((r.record.variant.clone(), vec![pt])),
         }
     }
     for (_, pts) in &mut out {
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
-    let variants = rows
-        .first()
-        .and_then(|r| commlab_apps::app_info(r.obj["app"].as_str().unwrap_or("")).ok())
-        .map_or(&[][..], |info| info.variants);
+    let variants =
+        rows.first().and_then(|r| commlab_apps::app_info(&r.record.app).ok()).map_or(&[][..], |info| info.variants);
     out.sort_by_key(|(v, _)| variants.iter().position(|x| x == v).unwrap_or(usize::MAX));
     out
 }
@@ -147,7 +149,7 @@ fn series(curves: &[(String, Vec<(f64, f64)>)]) -> Vec<Series> {
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
-    std::fs::write(path, text).map_err(|e| Failure { status: 1, message: format!("writing `{}`: {e}", path.display()) })
+    std::fs::write(path, text).map_err(|e| failed(format!("writing `{}`: {e}", path.display())))
 }
 
 /// Where the presets sit on an axis: `f(row, base local miss)`; those outside `[lo, hi]` are
@@ -156,11 +158,11 @@ fn markers(
     base_local: f64,
     lo: f64,
     hi: f64,
-    f: &dyn Fn(&crate::MachineRow, f64) -> Option<f64>,
+    f: &dyn Fn(&MachineRow, f64) -> Option<f64>,
 ) -> Result<(Vec<Marker>, Vec<Value>), Failure> {
     let (mut on, mut off) = (Vec::new(), Vec::new());
     for name in machine::preset_names() {
-        let row = machine_row(name)?;
+        let row = machine_table::measure(name)?;
         let Some(x) = f(&row, base_local) else { continue };
         if x >= lo && x <= hi {
             on.push(Marker { x, label: name.to_string() });
@@ -200,7 +202,7 @@ fn sweep_args(a: &ExperimentArgs, vary: String, dir: &Path) -> SweepArgs {
 pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
     let info = commlab_apps::app_info(&a.app).map_err(|e| input(e.to_string()))?;
     info.select_variants(&a.variant).map_err(|e| input(e.to_string()))?;
-    let base = load_machine(&a.machine, &a.set, a.procs)?;
+    let base = machine_arg::load(&a.machine, &a.set, a.procs)?;
     let name = format!("{:?}", a.name).to_lowercase();
     let dir = a.out.clone().unwrap_or_else(|| PathBuf::from(format!("experiment-{name}-{}", info.name)));
     match a.name {
@@ -208,7 +210,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
         _ => {}
     }
     let points = a.points;
-    let base_local = if a.no_marks { 0.0 } else { machine_row(&a.machine)?.local };
+    let base_local = if a.no_marks { 0.0 } else { machine_table::measure(&a.machine)?.local };
     let mut outcome = Ok(());
     let mut report = String::new();
     let methods: Vec<(PathBuf, Axis)> = match a.name {
@@ -270,7 +272,8 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
                 if !latency_at.iter().any(|(mhz, _)| *mhz == r.vary) {
                     let set: Vec<String> =
                         a.set.iter().cloned().chain([format!("processor.clock_mhz={:?}", r.vary)]).collect();
-                    let lat = load_machine(&a.machine, &set, a.procs).map_or(f64::NAN, |c| c.packet_latency_cycles(24));
+                    let lat =
+                        machine_arg::load(&a.machine, &set, a.procs).map_or(f64::NAN, |c| c.packet_latency_cycles(24));
                     latency_at.push((r.vary, lat));
                 }
             }
@@ -282,7 +285,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
                 None => r.vary,
             }
         };
-        let cycles = curves(&rows, &x_of, &|o| o["cycles"].as_f64().unwrap_or(f64::NAN));
+        let cycles = curves(&rows, &x_of, &|r| r.cycles);
         let found: Vec<Crossover> = crossovers(&cycles);
         let (lo, hi) = cycles
             .iter()
@@ -299,7 +302,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
         let crosses: Vec<Cross> =
             found.iter().map(|c| Cross { x: c.x, y: c.y, label: format!("{}/{}", c.a, c.b) }).collect();
         let s = series(&cycles);
-        let mut files = plot::line_chart(
+        let mut files = chart::line_chart(
             &d.join("runtime"),
             &LineChart {
                 title: &title,
@@ -311,7 +314,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
                 log_x: false,
             },
         )
-        .map_err(|e| Failure { status: 1, message: e })?;
+        .map_err(failed)?;
         // Breakdown and volume at the unchanged machine.
         let at_base: Vec<&Row> = rows.iter().filter(|r| (r.vary - axis.baseline).abs() < 1e-9).collect();
         files.extend(bars(&d, &title, &at_base)?);
@@ -379,45 +382,23 @@ fn bars(d: &Path, title: &str, rows: &[&Row]) -> Result<Vec<PathBuf>, Failure> {
     if rows.is_empty() {
         return Ok(Vec::new());
     }
-    let names: Vec<String> = rows.iter().map(|r| r.variant.clone()).collect();
-    let time: Vec<(String, Vec<f64>)> = Category::ALL
-        .iter()
-        .map(|c| {
-            (c.name().to_string(), rows.iter().map(|r| r.obj["breakdown"][c.name()].as_f64().unwrap_or(0.0)).collect())
-        })
-        .collect();
-    let volume: Vec<(String, Vec<f64>)> = TrafficClass::ALL
-        .iter()
-        .map(|c| {
-            (
-                c.name().to_string(),
-                rows.iter().map(|r| r.obj["volume_bytes"][c.name()].as_f64().unwrap_or(0.0)).collect(),
-            )
-        })
-        .collect();
-    let err = |e: String| Failure { status: 1, message: e };
-    let mut files = plot::stacked_bars(
-        &d.join("breakdown"),
-        &BarChart {
-            title: &format!("time breakdown, {title}"),
-            y_label: "mean cycles per processor",
+    let names: Vec<String> = rows.iter().map(|r| r.record.variant.clone()).collect();
+    let runs: Vec<&ResultRecord> = rows.iter().map(|r| &r.record).collect();
+    let mut files = Vec::new();
+    for (stem, stack, what, y_label) in [
+        ("breakdown", Stack::Time, "time breakdown", "mean cycles per processor"),
+        ("volume", Stack::Traffic, "traffic volume", "bytes injected"),
+    ] {
+        let chart = RunBars {
+            stack,
+            names: LayerNames::Json,
+            title: &format!("{what}, {title}"),
+            y_label,
             bars: &names,
-            layers: &time,
-        },
-    )
-    .map_err(err)?;
-    files.extend(
-        plot::stacked_bars(
-            &d.join("volume"),
-            &BarChart {
-                title: &format!("traffic volume, {title}"),
-                y_label: "bytes injected",
-                bars: &names,
-                layers: &volume,
-            },
-        )
-        .map_err(err)?,
-    );
+            runs: &runs,
+        };
+        files.extend(chart_runs::draw(&d.join(stem), &chart).map_err(failed)?);
+    }
     Ok(files)
 }
 
@@ -448,35 +429,34 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
         .map_err(|e| input(format!("cannot write `{}`: {e}", path.display())))?;
     let sim = Simulator::new(base.clone());
     let meta = RunMeta { machine: &base.spec.name, procs: base.nprocs(), seed: a.seed };
-    let mut failed = Vec::new();
+    let mut problems = Vec::new();
     for v in &variants {
-        if existing.iter().any(|r| r.variant == *v) {
+        if existing.iter().any(|r| r.record.variant == *v) {
             continue;
         }
         match commlab_apps::run_app(&sim, info.name, v, &a.param, a.seed) {
             Ok(r) => {
                 if !r.check.ok {
-                    failed.push(format!("{} [{v}]: answer check failed: {}", info.name, r.check.detail));
+                    problems.push(format!("{} [{v}]: answer check failed: {}", info.name, r.check.detail));
                 }
-                let j = output::to_json(&r, &meta);
-                file.write_all(format!("{j}\n").as_bytes())
+                file.write_all(ResultRecord::of_run(&r, &meta).to_json_line().as_bytes())
                     .and_then(|_| file.flush())
-                    .map_err(|e| Failure { status: 1, message: format!("writing `{}`: {e}", path.display()) })?;
+                    .map_err(|e| failed(format!("writing `{}`: {e}", path.display())))?;
                 eprintln!("{} [{v}]: {:.0} cycles", info.name, r.stats.cycles);
             }
             Err(commlab_apps::AppError::Input(m)) => return Err(input(m)),
-            Err(commlab_apps::AppError::Run(m)) => failed.push(format!("{} [{v}]: {m}", info.name)),
+            Err(commlab_apps::AppError::Run(m)) => problems.push(format!("{} [{v}]: {m}", info.name)),
         }
     }
     let rows: Vec<Row> =
-        read_rows(&path, None)?.into_iter().filter(|r| variants.contains(&r.variant.as_str())).collect();
+        read_rows(&path, None)?.into_iter().filter(|r| variants.contains(&r.record.variant.as_str())).collect();
     let row_refs: Vec<&Row> = rows.iter().collect();
     let title = format!("{} on {} ({} processors)", info.name, base.spec.name, base.nprocs());
     let mut files = bars(dir, &title, &row_refs)?;
     let mut text = String::new();
     if a.name == Name::Aggregation {
-        let n_of = |r: &Row| r.variant.strip_prefix("buffer-").and_then(|n| n.parse().ok()).unwrap_or(1.0);
-        let counter = |c: &'static str| move |o: &Value| o["counters"][c].as_f64().unwrap_or(f64::NAN);
+        let n_of = |r: &Row| r.record.variant.strip_prefix("buffer-").and_then(|n| n.parse().ok()).unwrap_or(1.0);
+        let counter = |c: &'static str| move |r: &ResultRecord| r.counter(c);
         let speedup = curves(&rows, &|r| n_of(r), &counter("speedup"));
         let length = curves(&rows, &|r| n_of(r), &counter("edges_per_message"));
         let flatten = |c: &[(String, Vec<(f64, f64)>)], name: &str| {
@@ -484,13 +464,12 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
             pts.sort_by(|p, q| p.0.total_cmp(&q.0));
             vec![Series { name: name.to_string(), points: pts }]
         };
-        let err = |e: String| Failure { status: 1, message: e };
         for (stem, y_label, s) in [
             ("speedup", "speedup over one processor", flatten(&speedup, "speedup")),
             ("message-length", "average edges per message", flatten(&length, "edges per message")),
         ] {
             files.extend(
-                plot::line_chart(
+                chart::line_chart(
                     &dir.join(stem),
                     &LineChart {
                         title: &format!("aggregation: {title}"),
@@ -502,7 +481,7 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
                         log_x: false,
                     },
                 )
-                .map_err(err)?,
+                .map_err(failed)?,
             );
             text.push_str(&format!("  {y_label}:"));
             for (x, y) in &s[0].points {
@@ -512,12 +491,9 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
         }
     } else {
         for r in &rows {
-            let v = &r.obj["volume_bytes"];
-            let parts: Vec<String> = TrafficClass::ALL
-                .iter()
-                .map(|c| format!("{}={}", c.name(), v[c.name()].as_u64().unwrap_or(0)))
-                .collect();
-            text.push_str(&format!("  {}: {}\n", r.variant, parts.join(" ")));
+            let parts: Vec<String> =
+                TrafficClass::ALL.iter().map(|c| format!("{}={}", c.name(), r.record.bytes(*c).unwrap_or(0))).collect();
+            text.push_str(&format!("  {}: {}\n", r.record.variant, parts.join(" ")));
         }
     }
     let name = format!("{:?}", a.name).to_lowercase();
@@ -525,7 +501,7 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
     write_file(&dir.join("experiment.txt"), &text)?;
     let summary = json!({
         "experiment": name, "app": info.name, "machine": base.spec.name, "procs": base.nprocs(),
-        "runs": rows.iter().map(|r| r.obj.clone()).collect::<Vec<_>>(),
+        "runs": rows.iter().map(|r| &r.record).collect::<Vec<_>>(),
         "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
     });
     write_file(&dir.join("experiment.json"), &(serde_json::to_string_pretty(&summary).expect("json") + "\n"))?;
@@ -533,9 +509,9 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
     for f in &files {
         println!("  plot: {}", f.display());
     }
-    if failed.is_empty() {
+    if problems.is_empty() {
         Ok(())
     } else {
-        Err(Failure { status: 1, message: failed.join("; ") })
+        Err(failed(problems.join("; ")))
     }
 }

@@ -87,6 +87,34 @@ fn interrupted_sweep_resumes_with_every_point_once() {
 }
 
 #[test]
+fn resume_redoes_a_bad_last_line_and_refuses_a_damaged_file() {
+    let d = TempDir::new("torn");
+    let args = ["sweep", "am-latency", "--vary", "hops=1,2", "--variant", "mp-int", "--out", d.arg()];
+    ok(&args);
+    let resume = with(&args, &["--resume"]);
+    let results = d.file("results.jsonl");
+    let text = std::fs::read_to_string(&results).unwrap();
+    let expected = by_point(&json_lines(&results));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2);
+
+    // The last line has its newline (and blank lines after it) but is cut off: it is redone.
+    let cut = format!("{}\n{}\n\n", lines[0], &lines[1][..lines[1].len() / 2]);
+    std::fs::write(&results, &cut).unwrap();
+    let stdout = ok(&resume);
+    assert!(stdout.contains("1 run now, 1 already done"), "{stdout}");
+    let after = std::fs::read_to_string(&results).unwrap();
+    assert!(after.starts_with(&format!("{}\n{{", lines[0])), "{after}");
+    assert_eq!(by_point(&json_lines(&results)), expected);
+
+    // A line that is not a result before the last one is damage: an error, the file untouched.
+    let damaged = format!("{}\nnot json\n{}\n", lines[0], lines[1]);
+    std::fs::write(&results, &damaged).unwrap();
+    bad_input(&resume, &["line 2 is not a result object", "damaged"]);
+    assert_eq!(std::fs::read_to_string(&results).unwrap(), damaged);
+}
+
+#[test]
 fn resume_recognises_points_by_their_values_not_their_index() {
     // A sweep over 3 values, then the same key over 5 values that include them (new indices).
     let d = TempDir::new("regrid");

@@ -1,0 +1,291 @@
+//! Line charts: one curve per series, crossovers marked, vertical markers, linear or log x.
+
+use super::axis::{bounds, short_number, tick, tick_scale, x_range, y_range};
+use super::render::{err, render};
+use super::style::{colour, draw_cross, draw_legend, draw_point, legend_width, text, Swatch, GRID, INK, MARKER_INK};
+use super::{LineChart, Marker, SIZE};
+use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// A line chart's data, checked: finite points of each series sorted by x, and the ranges.
+struct LineData {
+    curves: Vec<Vec<(f64, f64)>>,
+    x: (f64, f64),
+    y: (f64, f64),
+}
+
+fn line_data(chart: &LineChart) -> Result<LineData, String> {
+    let what = format!("line chart `{}`", chart.title);
+    if chart.series.is_empty() {
+        return Err(format!("{what}: no series to plot"));
+    }
+    let curves: Vec<Vec<(f64, f64)>> = chart
+        .series
+        .iter()
+        .map(|s| {
+            let mut pts: Vec<(f64, f64)> =
+                s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            pts
+        })
+        .collect();
+    if curves.iter().all(|c| c.is_empty()) {
+        let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
+        return Err(format!("{what}: no finite points in any series ({})", names.join(", ")));
+    }
+    let markers = chart.markers.iter().filter(|m| m.x.is_finite());
+    let crosses = chart.crossovers.iter().filter(|c| c.x.is_finite() && c.y.is_finite());
+    if chart.log_x {
+        for (s, c) in chart.series.iter().zip(&curves) {
+            if let Some((x, _)) = c.iter().find(|(x, _)| *x <= 0.0) {
+                return Err(format!(
+                    "{what}: log x axis, but series `{}` has x = {} (log needs x > 0)",
+                    s.name,
+                    short_number(*x)
+                ));
+            }
+        }
+        if let Some(m) = markers.clone().find(|m| m.x <= 0.0) {
+            return Err(format!(
+                "{what}: log x axis, but marker `{}` is at x = {} (log needs x > 0)",
+                m.label,
+                short_number(m.x)
+            ));
+        }
+        if let Some(c) = crosses.clone().find(|c| c.x <= 0.0) {
+            return Err(format!(
+                "{what}: log x axis, but crossover `{}` is at x = {} (log needs x > 0)",
+                c.label,
+                short_number(c.x)
+            ));
+        }
+    }
+    let xs = curves.iter().flatten().map(|p| p.0).chain(markers.map(|m| m.x)).chain(crosses.clone().map(|c| c.x));
+    let (xlo, xhi) = bounds(xs).expect("at least one finite point");
+    let (ylo, yhi) = bounds(curves.iter().flatten().map(|p| p.1).chain(crosses.map(|c| c.y))).expect("a finite point");
+    Ok(LineData { curves, x: x_range(xlo, xhi, chart.log_x), y: y_range(ylo, yhi) })
+}
+
+/// Draw a line chart into `<stem>.png` and `<stem>.svg`; returns both paths.
+pub(crate) fn line_chart(stem: &Path, chart: &LineChart) -> Result<Vec<PathBuf>, String> {
+    let data = line_data(chart)?;
+    render(stem, |r| draw_line(r, chart, &data), |r| draw_line(r, chart, &data))
+}
+
+fn draw_line<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &LineChart, d: &LineData) -> Result<(), String> {
+    if chart.log_x {
+        draw_line_in(root, chart, d, (d.x.0..d.x.1).log_scale())
+    } else {
+        draw_line_in(root, chart, d, d.x.0..d.x.1)
+    }
+}
+
+fn draw_line_in<DB, XR>(root: &DrawingArea<DB, Shift>, chart: &LineChart, d: &LineData, xr: XR) -> Result<(), String>
+where
+    DB: DrawingBackend,
+    XR: AsRangedCoord<Value = f64>,
+    XR::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    root.fill(&WHITE).map_err(err)?;
+    let body = root.margin(8, 0, 0, 0).titled(chart.title, text(22.0)).map_err(err)?;
+    let mut entries: Vec<(Swatch, String)> = chart
+        .series
+        .iter()
+        .zip(&d.curves)
+        .enumerate()
+        .map(|(k, (s, c))| {
+            (Swatch::Line(k), if c.is_empty() { format!("{} (no data)", s.name) } else { s.name.clone() })
+        })
+        .collect();
+    if !chart.crossovers.is_empty() {
+        entries.push((Swatch::Cross, "crossover".to_string()));
+    }
+    if !chart.markers.is_empty() {
+        entries.push((Swatch::Dashed, "marker".to_string()));
+    }
+    let names: Vec<&str> = entries.iter().map(|e| e.1.as_str()).collect();
+    let (plot_area, legend_area) = body.split_horizontally(SIZE.0 - legend_width(root, &names));
+    draw_legend(&legend_area.margin(30, 0, 0, 6), &entries)?;
+
+    let mut c = ChartBuilder::on(&plot_area)
+        .margin(12)
+        .margin_right(20)
+        .x_label_area_size(56)
+        .y_label_area_size(84)
+        .build_cartesian_2d(xr, d.y.0..d.y.1)
+        .map_err(err)?;
+    let (xs, ys) = (if chart.log_x { (1.0, "") } else { tick_scale(d.x.0, d.x.1) }, tick_scale(d.y.0, d.y.1));
+    c.configure_mesh()
+        .light_line_style(GRID.mix(0.5))
+        .bold_line_style(GRID)
+        .axis_style(INK)
+        .x_desc(chart.x_label)
+        .y_desc(chart.y_label)
+        .axis_desc_style(text(17.0))
+        .label_style(text(14.0))
+        .x_labels(10)
+        .y_labels(8)
+        .x_label_formatter(&|v| tick(*v, xs))
+        .y_label_formatter(&|v| tick(*v, ys))
+        .draw()
+        .map_err(err)?;
+
+    // Markers first, so curves draw over them.
+    let (ylo, yhi) = d.y;
+    let mut markers: Vec<&Marker> = chart.markers.iter().filter(|m| m.x.is_finite()).collect();
+    markers.sort_by(|a, b| a.x.total_cmp(&b.x));
+    for (i, m) in markers.iter().enumerate() {
+        c.draw_series(DashedLineSeries::new(vec![(m.x, ylo), (m.x, yhi)], 6, 4, MARKER_INK.stroke_width(1)))
+            .map_err(err)?;
+        let (px, py) = c.backend_coord(&(m.x, yhi));
+        // Labels step down so neighbouring markers' labels do not overlap.
+        let y = py + 4 + 16 * (i % 6) as i32;
+        root.draw(&Text::new(m.label.clone(), (px + 4, y), text(13.0).color(&MARKER_INK))).map_err(err)?;
+    }
+    for (k, pts) in d.curves.iter().enumerate() {
+        if pts.is_empty() {
+            continue;
+        }
+        c.draw_series(LineSeries::new(path(pts, chart.log_x), colour(k).stroke_width(2))).map_err(err)?;
+        for &(x, y) in pts {
+            let (px, py) = c.backend_coord(&(x, y));
+            draw_point(root, k, px, py)?;
+        }
+    }
+    // Crossover labels: the first free place of a few around the mark.
+    let mut taken: Vec<(i32, i32, i32, i32)> = Vec::new();
+    let style = text(13.0);
+    for x in chart.crossovers.iter().filter(|x| x.x.is_finite() && x.y.is_finite()) {
+        let (px, py) = c.backend_coord(&(x.x, x.y));
+        draw_cross(root, px, py)?;
+        let (w, h) = root.estimate_text_size(&x.label, &style).map_err(err)?;
+        let (w, h) = (w as i32, h as i32 + 2);
+        let places = [(9, -22), (9, 8), (-9 - w, -22), (-9 - w, 8), (9, -22 - h), (9, 8 + h), (-9 - w, -22 - h)];
+        let free = |r: (i32, i32, i32, i32)| !taken.iter().any(|t| r.0 < t.2 && t.0 < r.2 && r.1 < t.3 && t.1 < r.3);
+        let rect = |(dx, dy): (i32, i32)| (px + dx, py + dy, px + dx + w, py + dy + h);
+        let at = places.iter().map(|p| rect(*p)).find(|r| free(*r)).unwrap_or_else(|| rect(places[0]));
+        taken.push(at);
+        root.draw(&Rectangle::new([(at.0 - 1, at.1 - 1), (at.2 + 1, at.3 - 1)], WHITE.mix(0.75).filled()))
+            .map_err(err)?;
+        root.draw(&Text::new(x.label.clone(), (at.0, at.1), style.clone())).map_err(err)?;
+    }
+    Ok(())
+}
+
+/// The points a curve is drawn through: its samples, and on a log x axis also points between
+/// them, so that each segment shows the straight line in x along which crossovers are
+/// interpolated (and the crossover marks sit on the curves).
+fn path(pts: &[(f64, f64)], log_x: bool) -> Vec<(f64, f64)> {
+    if !log_x {
+        return pts.to_vec();
+    }
+    let mut out = Vec::new();
+    for w in pts.windows(2) {
+        let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+        for i in 0..32 {
+            let t = i as f64 / 32.0;
+            out.push((x0 + t * (x1 - x0), y0 + t * (y1 - y0)));
+        }
+    }
+    out.extend(pts.last());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{is_png, tmp};
+    use super::super::{Cross, Series};
+    use super::*;
+
+    fn series(name: &str, pts: &[(f64, f64)]) -> Series {
+        Series { name: name.to_string(), points: pts.to_vec() }
+    }
+
+    fn chart<'a>(series: &'a [Series], crossovers: &'a [Cross], markers: &'a [Marker], log_x: bool) -> LineChart<'a> {
+        LineChart {
+            title: "test: runtime",
+            x_label: "overhead (cycles)",
+            y_label: "runtime (processor cycles)",
+            series,
+            crossovers,
+            markers,
+            log_x,
+        }
+    }
+
+    #[test]
+    fn line_chart_writes_png_and_svg_with_every_label() {
+        let d = tmp("line");
+        let s = [series("sm", &[(1.0, 10.0), (2.0, 20.0), (3.0, 30.0)]), series("mp", &[(1.0, 25.0), (3.0, 5.0)])];
+        let x = [Cross { x: 2.0, y: 17.5, label: "sm/mp".into() }];
+        let m = [Marker { x: 2.5, label: "alewife".into() }];
+        let paths = line_chart(&d.join("rt"), &chart(&s, &x, &m, false)).unwrap();
+        assert_eq!(paths, vec![d.join("rt.png"), d.join("rt.svg")]);
+        assert!(is_png(&paths[0]));
+        let svg = std::fs::read_to_string(&paths[1]).unwrap();
+        for needle in [
+            "test: runtime",
+            "overhead (cycles)",
+            "runtime (processor cycles)",
+            "\nsm\n",
+            "\nmp\n",
+            "sm/mp",
+            "alewife",
+            "legend",
+            "crossover",
+        ] {
+            assert!(svg.contains(needle), "svg lacks {needle}");
+        }
+    }
+
+    #[test]
+    fn edge_cases_draw_or_fail_cleanly() {
+        let d = tmp("edges");
+        // One point; all zero; NaN and infinity skipped; an empty series among others.
+        let one = [series("a", &[(5.0, 7.0)])];
+        line_chart(&d.join("one"), &chart(&one, &[], &[], false)).unwrap();
+        line_chart(&d.join("one-log"), &chart(&one, &[], &[], true)).unwrap();
+        let zero = [series("a", &[(0.0, 0.0), (1.0, 0.0)]), series("b", &[(0.0, 0.0)])];
+        line_chart(&d.join("zero"), &chart(&zero, &[], &[], false)).unwrap();
+        let nan = [series("a", &[(1.0, f64::NAN), (2.0, 3.0), (f64::INFINITY, 1.0)]), series("b", &[])];
+        line_chart(&d.join("nan"), &chart(&nan, &[], &[], false)).unwrap();
+        let svg = std::fs::read_to_string(d.join("nan.svg")).unwrap();
+        assert!(svg.contains("b (no data)"));
+
+        let e = line_chart(&d.join("x"), &chart(&[], &[], &[], false)).unwrap_err();
+        assert!(e.contains("no series"), "{e}");
+        let empty = [series("a", &[]), series("b", &[(1.0, f64::NAN)])];
+        let e = line_chart(&d.join("x"), &chart(&empty, &[], &[], false)).unwrap_err();
+        assert!(e.contains("no finite points") && e.contains("a, b"), "{e}");
+        let nonpos = [series("a", &[(0.0, 1.0), (10.0, 2.0)])];
+        let e = line_chart(&d.join("x"), &chart(&nonpos, &[], &[], true)).unwrap_err();
+        assert!(e.contains("log") && e.contains("`a`"), "{e}");
+        let m = [Marker { x: -1.0, label: "t3d".into() }];
+        let e = line_chart(&d.join("x"), &chart(&one, &[], &m, true)).unwrap_err();
+        assert!(e.contains("marker `t3d`"), "{e}");
+        let e = line_chart(&d.join("missing-dir").join("x"), &chart(&one, &[], &[], false)).unwrap_err();
+        assert!(e.contains("missing-dir") && e.contains("directory does not exist"), "{e}");
+        assert!(!d.join("x.png").exists());
+    }
+
+    #[test]
+    fn renders_are_byte_identical() {
+        let d = tmp("det");
+        let s = [series("a", &[(1.0, 3.0), (10.0, 30.0), (100.0, 20.0)]), series("b", &[(1.0, 9.0), (100.0, 9.0)])];
+        let a = line_chart(&d.join("a"), &chart(&s, &[], &[], true)).unwrap();
+        let b = line_chart(&d.join("b"), &chart(&s, &[], &[], true)).unwrap();
+        for (p, q) in a.iter().zip(&b) {
+            assert_eq!(std::fs::read(p).unwrap(), std::fs::read(q).unwrap(), "{} vs {}", p.display(), q.display());
+        }
+    }
+
+    #[test]
+    fn log_paths_follow_the_linear_interpolation() {
+        let p = path(&[(1.0, 0.0), (100.0, 99.0)], true);
+        assert_eq!(p.len(), 33);
+        assert!(p.iter().all(|(x, y)| (y - (x - 1.0)).abs() < 1e-9));
+        assert_eq!(path(&[(1.0, 0.0), (100.0, 99.0)], false).len(), 2);
+    }
+}

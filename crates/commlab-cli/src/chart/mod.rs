@@ -1,0 +1,91 @@
+//! Charts as PNG and SVG: line charts ([`line_chart`]: one curve per series, crossovers
+//! marked, optional vertical markers, linear or log x) and stacked bars ([`stacked_bars`]: one
+//! bar per item, stacked layers). Each writes `<stem>.png` and `<stem>.svg` of [`SIZE`] pixels,
+//! drawn with `plotters`; text is drawn with DejaVu Sans embedded in the binary (`assets/`), so
+//! no system font is looked up and the output is the same on every machine. Colours come from
+//! a fixed palette in series order, so the same input always gives byte-identical files.
+//! [`runs`] builds the stacked bars of run records (time breakdown, traffic volume) that
+//! `commlab plot` and `commlab experiment` draw.
+//!
+//! Data rules (both kinds): non-finite values are skipped (a failed or missing point); an
+//! empty chart is an error, as is a log x axis with an x <= 0; a single point or all-zero values
+//! still draw (the axes widen around them). Errors are one line of text naming the problem and,
+//! for a file, its path.
+//!
+//! Submodules: `render` (files, font, backends), `style` (palette, text, legend, point
+//! shapes), `axis` (ranges and tick text), `line` and `bars` (each kind's data checks and
+//! drawing), `runs` (bars of run records).
+
+mod axis;
+mod bars;
+mod line;
+mod render;
+pub mod runs;
+mod style;
+
+pub(crate) use axis::short_number;
+pub(crate) use bars::stacked_bars;
+pub(crate) use line::line_chart;
+
+/// Width and height in pixels of every plot (the SVG's view box too).
+pub(crate) const SIZE: (u32, u32) = (1000, 640);
+
+/// One curve.
+pub(crate) struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A vertical marker on the x axis (e.g. where a real machine sits), drawn as a dashed line with its label.
+pub(crate) struct Marker {
+    pub x: f64,
+    pub label: String,
+}
+
+/// A crossover: where variants `a` and `b` change order, drawn as a point with a small label "a/b".
+pub(crate) struct Cross {
+    pub x: f64,
+    pub y: f64,
+    pub label: String,
+}
+
+/// A line chart: one curve per series.
+pub(crate) struct LineChart<'a> {
+    pub title: &'a str,
+    pub x_label: &'a str,
+    pub y_label: &'a str,
+    pub series: &'a [Series],
+    pub crossovers: &'a [Cross],
+    pub markers: &'a [Marker],
+    pub log_x: bool,
+}
+
+/// A stacked bar chart.
+pub(crate) struct BarChart<'a> {
+    pub title: &'a str,
+    pub y_label: &'a str,
+    /// One bar per name.
+    pub bars: &'a [String],
+    /// Stacked layers, bottom first: (name, value per bar).
+    pub layers: &'a [(String, Vec<f64>)],
+}
+
+#[cfg(test)]
+mod testing {
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A fresh directory under the system temp directory.
+    pub fn tmp(name: &str) -> PathBuf {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let d = std::env::temp_dir().join(format!("commlab-plot-unit-{}-{n}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    pub fn is_png(p: &Path) -> bool {
+        std::fs::read(p).unwrap().starts_with(b"\x89PNG\r\n\x1a\n")
+    }
+}

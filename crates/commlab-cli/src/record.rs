@@ -1,0 +1,380 @@
+//! One run as a record: the line `commlab run --json` prints and `commlab sweep` and
+//! `commlab experiment` append to `results.jsonl`. Written here ([`ResultRecord::to_json_line`])
+//! and read back here ([`read_records`], and [`read_appendable`] for `--resume`).
+//!
+//! The bytes are those commlab has always written: one JSON object per line, keys in
+//! alphabetical order (the order of the `serde_json` map the object used to be built in, kept
+//! by declaring the fields alphabetically), numbers as `serde_json` writes an `f64` or a `u64`
+//! (shortest form that reads back exactly), and `null` for a NaN or infinite number. A record
+//! read back and written again gives the same line, with one exception that predates this
+//! type: without its `float_roundtrip` feature, `serde_json` may read a float one unit in the
+//! last place off (`101.75555999999997` reads as `101.75555999999996`), so such a float comes
+//! out changed, exactly as it did when the lines were read as `serde_json::Value`.
+//!
+//! Reading is lenient the way `commlab plot` has always been with hand-written lines: only
+//! `variant` is required; an absent field reads as empty (`""`, 0, an empty map, `None`) and an
+//! absent or `null` number as NaN.
+
+use commlab_api::{Category, TrafficClass};
+use commlab_apps::AppResult;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// Run identity that the app result does not carry.
+pub struct RunMeta<'a> {
+    pub machine: &'a str,
+    pub procs: usize,
+    pub seed: u64,
+}
+
+/// One run. The fields are in alphabetical order because that is their order in the JSON.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ResultRecord {
+    pub app: String,
+    /// Mean cycles per processor in each time category, keyed by [`Category::name`].
+    #[serde(deserialize_with = "numbers_or_null")]
+    pub breakdown: BTreeMap<String, f64>,
+    pub check: Check,
+    /// Named figures of the run (app counters merged over the backend's).
+    #[serde(deserialize_with = "numbers_or_null")]
+    pub counters: BTreeMap<String, f64>,
+    /// Cycles of the timed region.
+    #[serde(deserialize_with = "number_or_null")]
+    pub cycles: f64,
+    pub machine: String,
+    /// Every application parameter with its value.
+    pub params: BTreeMap<String, String>,
+    /// Index of the grid point (sweep results only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub point: Option<usize>,
+    pub procs: usize,
+    pub seed: u64,
+    pub sim: Sim,
+    pub variant: String,
+    /// The varied keys and their values at this point (sweep results only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vary: Option<Map<String, Value>>,
+    /// Bytes injected per traffic class, keyed by [`TrafficClass::name`].
+    pub volume_bytes: BTreeMap<String, u64>,
+}
+
+/// The application's answer check.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Check {
+    pub detail: String,
+    #[serde(deserialize_with = "number_or_null")]
+    pub max_error: f64,
+    pub ok: bool,
+}
+
+/// The simulator's own figures (the wall-clock ones differ from run to run).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Sim {
+    pub events: u64,
+    #[serde(deserialize_with = "number_or_null")]
+    pub events_per_second: f64,
+    #[serde(deserialize_with = "number_or_null")]
+    pub wall_seconds: f64,
+}
+
+impl Default for ResultRecord {
+    fn default() -> Self {
+        ResultRecord {
+            app: String::new(),
+            breakdown: BTreeMap::new(),
+            check: Check::default(),
+            counters: BTreeMap::new(),
+            cycles: f64::NAN,
+            machine: String::new(),
+            params: BTreeMap::new(),
+            point: None,
+            procs: 0,
+            seed: 0,
+            sim: Sim::default(),
+            variant: String::new(),
+            vary: None,
+            volume_bytes: BTreeMap::new(),
+        }
+    }
+}
+
+impl Default for Check {
+    fn default() -> Self {
+        Check { detail: String::new(), max_error: f64::NAN, ok: false }
+    }
+}
+
+impl Default for Sim {
+    fn default() -> Self {
+        Sim { events: 0, events_per_second: f64::NAN, wall_seconds: f64::NAN }
+    }
+}
+
+/// A number, or NaN for `null` (how a NaN or infinity was written).
+fn number_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+/// A map of numbers, each `null` read as NaN.
+fn numbers_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, f64>, D::Error> {
+    let m = BTreeMap::<String, Option<f64>>::deserialize(d)?;
+    Ok(m.into_iter().map(|(k, v)| (k, v.unwrap_or(f64::NAN))).collect())
+}
+
+impl ResultRecord {
+    /// The record of a finished run.
+    pub fn of_run(r: &AppResult, meta: &RunMeta) -> ResultRecord {
+        let s = &r.stats;
+        let eps = if s.wall_seconds > 0.0 { s.events as f64 / s.wall_seconds } else { 0.0 };
+        ResultRecord {
+            app: r.app.to_string(),
+            breakdown: Category::ALL.iter().map(|c| (c.name().to_string(), s.mean(*c))).collect(),
+            check: Check { detail: r.check.detail.clone(), max_error: r.check.max_error, ok: r.check.ok },
+            counters: r.counters.clone(),
+            cycles: s.cycles,
+            machine: meta.machine.to_string(),
+            params: r.params.clone(),
+            point: None,
+            procs: meta.procs,
+            seed: meta.seed,
+            sim: Sim { events: s.events, events_per_second: eps, wall_seconds: s.wall_seconds },
+            variant: r.variant.to_string(),
+            vary: None,
+            volume_bytes: TrafficClass::ALL
+                .iter()
+                .map(|c| (c.name().to_string(), s.volume_bytes[*c as usize]))
+                .collect(),
+        }
+    }
+
+    /// The record as one line of JSON, newline included.
+    pub fn to_json_line(&self) -> String {
+        let mut line = serde_json::to_string(self).expect("a result record serializes");
+        line.push('\n');
+        line
+    }
+
+    /// Mean cycles per processor in category `c` (NaN when the record lacks it).
+    pub fn time(&self, c: Category) -> f64 {
+        self.breakdown.get(c.name()).copied().unwrap_or(f64::NAN)
+    }
+
+    /// Bytes of traffic class `c` (`None` when the record lacks it).
+    pub fn bytes(&self, c: TrafficClass) -> Option<u64> {
+        self.volume_bytes.get(c.name()).copied()
+    }
+
+    /// A counter (NaN when the record lacks it).
+    pub fn counter(&self, name: &str) -> f64 {
+        self.counters.get(name).copied().unwrap_or(f64::NAN)
+    }
+
+    /// The value of varied key `key` as a number (NaN when it is not varied or not a number).
+    pub fn vary_number(&self, key: &str) -> f64 {
+        self.vary.as_ref().and_then(|v| v.get(key)).and_then(Value::as_f64).unwrap_or(f64::NAN)
+    }
+}
+
+/// Why a line of a results file is not a record.
+#[derive(Debug)]
+pub enum LineError {
+    /// Not JSON at all.
+    NotJson(serde_json::Error),
+    /// JSON without a string "variant".
+    NoVariant,
+    /// A field of the wrong type.
+    NotRecord(serde_json::Error),
+}
+
+impl std::fmt::Display for LineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LineError::NotJson(e) | LineError::NotRecord(e) => write!(f, "{e}"),
+            LineError::NoVariant => f.write_str("no \"variant\""),
+        }
+    }
+}
+
+/// Read one line (without its newline).
+pub fn parse_line(line: &[u8]) -> Result<ResultRecord, LineError> {
+    let v: Value = serde_json::from_slice(line).map_err(LineError::NotJson)?;
+    if !v.get("variant").is_some_and(Value::is_string) {
+        return Err(LineError::NoVariant);
+    }
+    ResultRecord::deserialize(v).map_err(LineError::NotRecord)
+}
+
+/// A record and the number (from 1) of its line.
+#[derive(Debug)]
+pub struct Numbered {
+    pub line: usize,
+    pub record: ResultRecord,
+}
+
+/// A line that is not a record: its number (from 1) and why.
+#[derive(Debug)]
+pub struct BadLine {
+    pub line: usize,
+    pub error: LineError,
+}
+
+/// Every record of a results file, in file order; blank lines are skipped and any other line
+/// must be a record.
+pub fn read_records(text: &str) -> Result<Vec<Numbered>, BadLine> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record = parse_line(line.as_bytes()).map_err(|error| BadLine { line: i + 1, error })?;
+        out.push(Numbered { line: i + 1, record });
+    }
+    Ok(out)
+}
+
+/// A results file that runs are appended to (`--resume`).
+#[derive(Debug)]
+pub struct Appendable {
+    pub records: Vec<Numbered>,
+    /// Bytes of the file up to the end of its last complete line.
+    pub complete_len: u64,
+    /// The file ended with an incomplete line (dropped, to be redone).
+    pub torn: bool,
+}
+
+/// Read a results file to append to. As [`read_records`], except that a last line that was cut
+/// off by an interrupted write (no newline, or not a record) is left out (`torn`), and a bad
+/// line before it is an error naming its number.
+pub fn read_appendable(text: &[u8]) -> Result<Appendable, usize> {
+    let mut records = Vec::new();
+    let mut pos = 0usize;
+    let mut line_no = 0usize;
+    let mut torn = false;
+    while pos < text.len() {
+        line_no += 1;
+        let Some(end) = text[pos..].iter().position(|&b| b == b'\n').map(|i| pos + i) else {
+            // No newline: the write of this line was cut off.
+            torn = true;
+            break;
+        };
+        let line = &text[pos..end];
+        let is_last = text[end + 1..].iter().all(|b| b.is_ascii_whitespace());
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
+            pos = end + 1;
+            continue;
+        }
+        match parse_line(line) {
+            Ok(record) => records.push(Numbered { line: line_no, record }),
+            Err(_) if is_last => {
+                torn = true;
+                break;
+            }
+            Err(_) => return Err(line_no),
+        }
+        pos = end + 1;
+    }
+    Ok(Appendable { records, complete_len: pos as u64, torn })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A line of `commlab sweep am-latency --vary network.router_latency_ns=10:100:3` results.jsonl,
+    /// as the binary wrote it before the record type existed.
+    const SWEEP_LINE: &str = r#"{"app":"am-latency","breakdown":{"compute":0.0,"memory_ni_wait":0.0,"message_overhead":467.5625,"synchronization":6379.040482500001},"check":{"detail":"21 pings sent (1 warm-up), 21 arrived, 21 pongs","max_error":0.0,"ok":true},"counters":{"bisection_utilization":0.005518117946305521,"cross_traffic_messages":0.0,"hops":1.0,"link_utilization_max":0.028621446930287984,"link_utilization_mean":0.003213848913782334,"messages":162.0,"one_way_cycles":101.75555999999997,"one_way_spread_cycles":5.400124791776761e-13,"packets":162.0,"partner":1.0},"cycles":7329.40024,"machine":"alewife","params":{"hops":"1","rounds":"20"},"point":0,"procs":32,"seed":1,"sim":{"events":1740,"events_per_second":2268818.4801784805,"wall_seconds":0.000766919},"variant":"mp-int","vary":{"network.router_latency_ns":10.0},"volume_bytes":{"cross_traffic":0,"data":464,"headers":1296,"invalidates":0,"requests":0}}"#;
+
+    /// A line of `commlab run em3d --json` as it was written before the record type existed,
+    /// then edited: the cycle count and max_error are null (how NaN is written), a counter
+    /// is null and the maps are short.
+    const RUN_LINE: &str = r#"{"app":"em3d","breakdown":{"compute":8880.0,"memory_ni_wait":4864.358315,"message_overhead":0.0,"synchronization":2306.9611575},"check":{"detail":"160 E and 160 H values after 1 iterations vs sequential: max relative difference 0.00e0 (limit 1e-12)","max_error":null,"ok":false},"counters":{"bisection_utilization":0.08343553367734452,"zero":null},"cycles":null,"machine":"alewife","params":{"degree":"10"},"procs":8,"seed":1,"sim":{"events":13241,"events_per_second":10982658.000643648,"wall_seconds":0.001205628},"variant":"sm","volume_bytes":{"cross_traffic":0,"data":7456,"headers":3856,"invalidates":3776,"requests":3840}}"#;
+
+    #[test]
+    fn records_round_trip_byte_identically() {
+        for line in [SWEEP_LINE, RUN_LINE] {
+            // Written back exactly as the untyped reader wrote it back.
+            let r = parse_line(line.as_bytes()).unwrap();
+            let untyped: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(r.to_json_line(), format!("{untyped}\n"));
+        }
+        // And as in the file, but for the float `serde_json` reads one unit off (see the module doc).
+        let misread = SWEEP_LINE.replace("101.75555999999997", "101.75555999999996");
+        assert_eq!(parse_line(SWEEP_LINE.as_bytes()).unwrap().to_json_line(), format!("{misread}\n"));
+        assert_eq!(parse_line(RUN_LINE.as_bytes()).unwrap().to_json_line(), format!("{RUN_LINE}\n"));
+        let r = parse_line(SWEEP_LINE.as_bytes()).unwrap();
+        assert_eq!(r.point, Some(0));
+        assert_eq!(r.vary_number("network.router_latency_ns"), 10.0);
+        assert!(r.vary_number("hops").is_nan() && r.counter("absent").is_nan());
+        assert_eq!(r.time(Category::MessageOverhead), 467.5625);
+        assert_eq!(r.bytes(TrafficClass::Headers), Some(1296));
+        let r = parse_line(RUN_LINE.as_bytes()).unwrap();
+        assert!(r.cycles.is_nan() && r.check.max_error.is_nan() && r.counter("zero").is_nan());
+        assert_eq!((r.point, &r.vary), (None, &None));
+    }
+
+    #[test]
+    fn fields_are_written_in_the_order_of_a_json_map() {
+        // The writer used to build a `serde_json::Value` (keys sorted); the struct's field
+        // order must give the same bytes.
+        let r = parse_line(SWEEP_LINE.as_bytes()).unwrap();
+        let via_map = serde_json::to_value(&r).unwrap().to_string();
+        assert_eq!(serde_json::to_string(&r).unwrap(), via_map);
+        let mut r = r;
+        r.cycles = f64::INFINITY;
+        r.breakdown.insert("compute".into(), f64::NAN);
+        let line = r.to_json_line();
+        assert!(line.contains(r#""cycles":null"#) && line.contains(r#""compute":null"#), "{line}");
+        assert_eq!(line, format!("{}\n", serde_json::to_value(&r).unwrap()));
+    }
+
+    #[test]
+    fn lenient_reading_and_its_errors() {
+        let r = parse_line(br#"{"variant":"sm","cycles":10,"vary":{"k":1}}"#).unwrap();
+        assert_eq!((r.app.as_str(), r.procs, r.cycles, r.vary_number("k")), ("", 0, 10.0, 1.0));
+        assert!(r.time(Category::Compute).is_nan() && r.bytes(TrafficClass::Data).is_none());
+        assert!(matches!(parse_line(b"{\"variant\": "), Err(LineError::NotJson(_))));
+        assert!(matches!(parse_line(b"[1, 2]"), Err(LineError::NoVariant)));
+        assert!(matches!(parse_line(br#"{"variant":"sm","procs":"x"}"#), Err(LineError::NotRecord(_))));
+    }
+
+    #[test]
+    fn read_records_numbers_lines_and_skips_blank_ones() {
+        let text = format!("\n{RUN_LINE}\n  \n{SWEEP_LINE}");
+        let recs = read_records(&text).unwrap();
+        assert_eq!(recs.iter().map(|r| r.line).collect::<Vec<_>>(), [2, 4]);
+        let e = read_records(&format!("{RUN_LINE}\n\n{{\"variant\": \"sm\", \n")).err().unwrap();
+        assert_eq!(e.line, 3);
+        assert!(matches!(e.error, LineError::NotJson(_)));
+    }
+
+    #[test]
+    fn appendable_drops_a_torn_last_line_only() {
+        let whole = format!("{RUN_LINE}\n{SWEEP_LINE}\n");
+        let a = read_appendable(whole.as_bytes()).unwrap();
+        assert_eq!((a.records.len(), a.complete_len, a.torn), (2, whole.len() as u64, false));
+
+        // Cut off inside the last line: no newline.
+        let cut = &whole[..RUN_LINE.len() + 1 + 40];
+        let a = read_appendable(cut.as_bytes()).unwrap();
+        assert_eq!((a.records.len(), a.complete_len, a.torn), (1, RUN_LINE.len() as u64 + 1, true));
+
+        // A complete last object without its newline is redone too.
+        let no_newline = &whole[..whole.len() - 1];
+        let a = read_appendable(no_newline.as_bytes()).unwrap();
+        assert_eq!((a.records.len(), a.complete_len, a.torn), (1, RUN_LINE.len() as u64 + 1, true));
+
+        // A bad last line followed by blank lines is torn; a bad line before a record is damage.
+        let bad_last = format!("{RUN_LINE}\n{{\"app\":\"am-lat\n\n \n");
+        let a = read_appendable(bad_last.as_bytes()).unwrap();
+        assert_eq!((a.records.len(), a.complete_len, a.torn), (1, RUN_LINE.len() as u64 + 1, true));
+        let damaged = format!("{RUN_LINE}\ngarbage\n{SWEEP_LINE}\n");
+        assert_eq!(read_appendable(damaged.as_bytes()).err(), Some(2));
+
+        let blank = read_appendable(b"\n\n").unwrap();
+        assert_eq!((blank.records.len(), blank.complete_len, blank.torn), (0, 2, false));
+    }
+}

@@ -1,0 +1,49 @@
+//! `commlab validate`: every published primitive cost of a machine measured and compared
+//! (exit status 0 when all are within the tolerance).
+
+use crate::failure::{failed, input, Failure};
+use crate::machine_arg;
+use commlab_apps::AppError;
+use commlab_sim::Simulator;
+
+pub fn run(machine: &str, set: &[String], json: bool) -> Result<(), Failure> {
+    let name = machine_arg::load(machine, set, None)?.spec.name.clone();
+    let make = |extra: &[String]| {
+        let all: Vec<String> = set.iter().chain(extra).cloned().collect();
+        machine_arg::load(machine, &all, None).map(Simulator::new).map_err(|f| AppError::Input(f.message))
+    };
+    let rows = commlab_apps::validate::validate(&name, make).map_err(|e| match e {
+        AppError::Input(m) => input(m),
+        AppError::Run(m) => failed(format!("validate: {m}")),
+    })?;
+    if json {
+        for r in &rows {
+            let j = serde_json::json!({
+                "machine": name, "row": r.name, "unit": r.unit, "published": r.published,
+                "measured": r.measured, "error_pct": 100.0 * r.error(), "ok": r.ok(), "how": r.how,
+            });
+            println!("{j}");
+        }
+    } else {
+        println!("{:<52} {:>10} {:>10} {:>8}", format!("{name}: primitive"), "published", "measured", "error");
+        for r in &rows {
+            println!(
+                "{:<52} {:>10.2} {:>10.2} {:>7.1}%  {}",
+                r.name,
+                r.published,
+                r.measured,
+                100.0 * r.error(),
+                if r.ok() { "ok" } else { "OUT OF TOLERANCE" }
+            );
+        }
+    }
+    let bad: Vec<&str> = rows.iter().filter(|r| !r.ok()).map(|r| r.name.as_str()).collect();
+    if bad.is_empty() {
+        if !json {
+            println!("all {} rows within {:.0}%", rows.len(), 100.0 * commlab_apps::validate::TOLERANCE);
+        }
+        Ok(())
+    } else {
+        Err(failed(format!("{} rows out of tolerance: {}", bad.len(), bad.join("; "))))
+    }
+}
