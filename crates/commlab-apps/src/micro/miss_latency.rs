@@ -10,9 +10,9 @@
 //! | `load-remote`, `store-remote` | nothing (clean at a remote home) |
 //! | `load-2party`, `store-2party` | the home itself writes the line (dirty in the home's cache) |
 //! | `load-3party`, `store-3party` | a processor next to the home writes it (dirty at a third node) |
-//! | `store-5inv` | five processors nearest the home read it (the hardware pointers are full) |
-//! | `store-6inv` | six processors read it (the directory overflowed to software) |
-//! | `load-software` | five processors read it, so R's read is the sixth sharer (software) |
+//! | `store-5inv` | five processors nearest the home (not the home) read it: the hardware pointers are full |
+//! | `store-6inv` | six processors other than the home read it: the sixth overflowed to software |
+//! | `load-software` | five processors other than the home read it, so R's read is the sixth remote sharer (software) |
 //! | `load-store` | nothing: R reads the clean remote line, then writes it (the two misses' sum) |
 //!
 //! The measured time runs from the start of the access to its completion (it includes the
@@ -162,8 +162,10 @@ pub fn run<B: Backend>(backend: &B, _variant: &str, params: &Params) -> Result<A
         "store-local-1inv" => (nearest(backend, home, &[0], 1)?, None),
         "load-2party" | "store-2party" => (vec![], Some(home)),
         "load-3party" | "store-3party" => (vec![], Some(nearest(backend, home, &[0, home], 1)?[0])),
-        "store-5inv" | "load-software" => (nearest(backend, home, &[0], 5)?, None),
-        "store-6inv" => (nearest(backend, home, &[0], 6)?, None),
+        // Remote sharers: the directory's pointers track remote copies only (the home's own
+        // copy has a local bit), so these classes are about processors other than the home.
+        "store-5inv" | "load-software" => (nearest(backend, home, &[0, home], 5)?, None),
+        "store-6inv" => (nearest(backend, home, &[0, home], 6)?, None),
         _ => (vec![], None),
     };
     let plan = Plan {

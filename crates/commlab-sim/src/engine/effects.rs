@@ -73,6 +73,9 @@ impl<S> World<S> {
                         }
                     }
                 }
+                MemEffect::Trap { node, at, body_ps } => {
+                    self.push(at, Priority::Network, Event::Trap { p: node as u32, body_ps })
+                }
                 MemEffect::Fault(msg) => self.fail(SimError::Internal(msg)),
             }
         }

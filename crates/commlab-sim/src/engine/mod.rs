@@ -82,6 +82,11 @@ pub(crate) enum Event {
     CrossGen {
         pair: u32,
     },
+    /// A LimitLESS trap interrupts processor `p` (see `Target::Trap`).
+    Trap {
+        p: u32,
+        body_ps: u64,
+    },
     /// A protocol message between a node and itself (no network) arrives.
     Proto {
         msg: u32,
@@ -101,7 +106,7 @@ impl Liveness for Event {
         match *self {
             Event::Net(ev) => ev.background(),
             Event::CrossGen { .. } => true,
-            Event::Wake { .. } | Event::HandlerDone { .. } | Event::Proto { .. } => false,
+            Event::Wake { .. } | Event::HandlerDone { .. } | Event::Proto { .. } | Event::Trap { .. } => false,
         }
     }
 }
@@ -271,10 +276,11 @@ impl<S> World<S> {
         if proc.handler_active || proc.inbox.is_empty() {
             return;
         }
-        // Software-DSM protocol handlers are always taken at once (the requester is stalled).
+        // Software-DSM protocol handlers and directory traps are always taken at once (the
+        // requester is stalled).
         let protocol = matches!(
             self.msgs[*proc.inbox.front().expect("non-empty") as usize].as_ref().map(|r| r.target),
-            Some(Target::Protocol { .. })
+            Some(Target::Protocol { .. } | Target::Trap { .. })
         );
         let interrupt = proc.mode == ReceiveMode::Interrupt || protocol;
         let allowed = match proc.main {
@@ -306,11 +312,14 @@ impl<S> World<S> {
             }
             Target::BarrierArrive => proc.barrier.arrivals += 1,
             Target::BarrierRelease => proc.barrier.released = proc.barrier.released.max(rec.args[0]),
-            Target::Protocol { .. } => {}
+            Target::Protocol { .. } | Target::Trap { .. } => {}
             Target::Sink => unreachable!("cross-traffic never reaches a processor's inbox"),
         }
         let exit = if interrupt { cfg.msg.interrupt_exit_cycles } else { 0 };
         let mut duration_ps = cfg.cycles_to_ps((ctx.offset_cycles + exit) as f64);
+        if let Target::Trap { body_ps } = rec.target {
+            duration_ps += body_ps;
+        }
         if let Target::Protocol { kind, line, requester } = rec.target {
             // A software protocol handler: its length is what its actions cost.
             let (from, sw) = (rec.src as usize, self.mem.sw.expect("software DSM"));
@@ -353,9 +362,10 @@ impl<S> World<S> {
     fn on_handler_done(&mut self, p: usize) {
         let now = self.now;
         let msg_id = self.procs[p].inbox.pop_front().expect("a handler was running");
-        self.msgs[msg_id as usize] = None;
-        self.free_msgs.push(msg_id);
-        self.net.consume(&mut self.q, now, p);
+        let rec = self.take_msg(msg_id);
+        if !matches!(rec.target, Target::Trap { .. }) {
+            self.net.consume(&mut self.q, now, p);
+        }
         let proc = &mut self.procs[p];
         proc.handler_active = false;
         match proc.main {
@@ -385,6 +395,16 @@ impl<S> World<S> {
                 }
             }
             Event::Proto { msg, dst } => self.mem_receive(dst as usize, msg),
+            Event::Trap { p, body_ps } => {
+                let msg = self.alloc_msg(MessageRecord {
+                    src: p,
+                    target: Target::Trap { body_ps },
+                    args: Vec::new(),
+                    payload: Vec::new(),
+                });
+                self.procs[p as usize].inbox.push_back(msg);
+                self.try_dispatch(p as usize);
+            }
             Event::Wake { .. } => unreachable!("wake-ups are handled by the scheduler"),
         }
         self.drain_notices();
@@ -623,6 +643,8 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         counters.insert("forwards".to_string(), ms.forwards as f64);
         counters.insert("invalidations".to_string(), ms.invalidations as f64);
         counters.insert("software_traps".to_string(), ms.software_traps as f64);
+        let most = ms.traps_by_node.iter().copied().max().unwrap_or(0);
+        counters.insert("software_traps_max_per_node".to_string(), most as f64);
         counters.insert("prefetches".to_string(), ms.prefetches as f64);
         counters.insert("protocol_messages".to_string(), w.traffic.protocol_messages as f64);
     }

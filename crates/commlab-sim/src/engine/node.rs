@@ -541,7 +541,7 @@ impl<S> Node for SimNode<'_, S> {
         if w.timing_start.is_none() {
             w.timing_start = Some(now);
             w.traffic = Default::default();
-            w.mem.stats = Default::default();
+            w.mem.stats = crate::mem::MemStats::new(w.procs.len());
             w.net.reset_link_stats();
         }
     }

@@ -296,10 +296,14 @@ pub struct MemoryConfig {
     pub forward_reply_ps: u64,
     pub inv_send_ps: u64,
     pub ack_ps: u64,
-    /// LimitLESS software handling of a read beyond the hardware pointers.
+    /// LimitLESS trap handler body for a read beyond the hardware pointers (the home
+    /// processor also pays interrupt entry and exit).
     pub sw_read_ps: u64,
-    /// LimitLESS software handling of a write that invalidates more sharers than pointers.
+    /// LimitLESS trap handler body for a write to a line whose sharers overflowed to software.
     pub sw_write_ps: u64,
+    /// Interrupt entry of a LimitLESS trap (`messaging.interrupt_entry_cycles`): the
+    /// directory's answer leaves after entry and body.
+    pub trap_entry_ps: u64,
 }
 
 /// How shared memory is kept coherent (`memory.model`).
@@ -606,6 +610,7 @@ impl MachineConfig {
             ack_ps: ps(mem.ack_cycles),
             sw_read_ps: ps(mem.sw_read_cycles),
             sw_write_ps: ps(mem.sw_write_cycles),
+            trap_entry_ps: ps(msg.interrupt_entry_cycles),
         };
         let coherence = match software {
             None => Coherence::Hardware,

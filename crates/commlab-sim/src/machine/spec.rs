@@ -319,17 +319,17 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc {
         key: "memory.hw_pointers",
         unit: "sharers",
-        doc: "sharers the directory tracks in hardware; more trap to software (LimitLESS)",
+        doc: "remote sharers the directory tracks in hardware (the home's own copy is a separate local bit); the next one traps once to software, which empties the pointers into a list in memory (LimitLESS)",
     },
     KeyDoc {
         key: "memory.sw_read_cycles",
         unit: "cycles",
-        doc: "software directory handler for a read beyond the hardware pointers",
+        doc: "body of the LimitLESS trap handler for a read that finds the pointers full (the home processor also pays interrupt entry and exit)",
     },
     KeyDoc {
         key: "memory.sw_write_cycles",
         unit: "cycles",
-        doc: "software directory handler invalidating more sharers than the pointers hold",
+        doc: "body of the LimitLESS trap handler for a write to a line whose sharers overflowed to software (it invalidates them)",
     },
     KeyDoc {
         key: "memory.rmw_cycles",

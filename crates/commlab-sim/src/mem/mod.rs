@@ -32,6 +32,25 @@ struct DirEntry {
     /// Sharers in the order they were added (deterministic; may hold stale entries after a
     /// silent replacement).
     sharers: Vec<u32>,
+    /// LimitLESS: remote sharers held in the hardware pointers. The home's own copy is not
+    /// one of them (Alewife keeps it in a separate local bit).
+    hw_pointers_used: u32,
+    /// LimitLESS: the sharer set overflowed into a list in memory since the line was last
+    /// owned, so a write must trap to software to invalidate it.
+    overflowed: bool,
+}
+
+impl DirEntry {
+    fn new() -> DirEntry {
+        DirEntry { state: DirState::Uncached, owner: 0, sharers: Vec::new(), hw_pointers_used: 0, overflowed: false }
+    }
+
+    /// Forget every sharer (hardware pointers and the software list alike).
+    fn clear_sharers(&mut self) {
+        self.sharers.clear();
+        self.hw_pointers_used = 0;
+        self.overflowed = false;
+    }
 }
 
 /// A transaction in progress on a busy line.
@@ -74,6 +93,12 @@ pub(crate) struct ProcMem {
     pub deferred: Vec<(CacheEvent, usize)>,
 }
 
+impl MemStats {
+    pub fn new(nprocs: usize) -> MemStats {
+        MemStats { traps_by_node: vec![0; nprocs], ..MemStats::default() }
+    }
+}
+
 /// Counts of memory events over the run.
 #[derive(Default, Clone, Debug)]
 pub(crate) struct MemStats {
@@ -83,6 +108,8 @@ pub(crate) struct MemStats {
     pub forwards: u64,
     pub invalidations: u64,
     pub software_traps: u64,
+    /// LimitLESS traps taken by each home processor.
+    pub traps_by_node: Vec<u64>,
     pub prefetches: u64,
 }
 
@@ -100,6 +127,9 @@ pub(crate) enum MemEffect {
     Retry { p: usize, at: u64 },
     /// `p` lost `line`: a processor spinning on it may go on.
     LineLost { p: usize, line: Line },
+    /// A LimitLESS trap interrupts processor `node` at `at`: interrupt entry, a handler body
+    /// of `body_ps`, interrupt exit, all charged to it as message overhead.
+    Trap { node: usize, at: u64, body_ps: u64 },
     /// The protocol reached an impossible state (a simulator bug).
     Fault(String),
 }
@@ -165,7 +195,7 @@ impl Memory {
             procs: vec![ProcMem::default(); n],
             ctrl_busy: vec![0; n],
             regions: Vec::new(),
-            stats: MemStats::default(),
+            stats: MemStats::new(n),
             lock_holders: BTreeMap::new(),
             checker: checked.then(|| check::Checker::new(n)),
         }
@@ -192,7 +222,7 @@ impl Memory {
         let first_line = self.home.len();
         for &h in homes {
             self.home.push(h as u32);
-            self.dir.push(DirEntry { state: DirState::Uncached, owner: 0, sharers: Vec::new() });
+            self.dir.push(DirEntry::new());
         }
         self.data.resize((first_line + homes.len()) * lw, 0);
         (first_line * lw * 8) as u64
@@ -235,7 +265,7 @@ impl Memory {
                 Placement::Owners(o) => o[(i * lw).min(words - 1)],
             };
             self.home.push(h as u32);
-            self.dir.push(DirEntry { state: DirState::Uncached, owner: 0, sharers: Vec::new() });
+            self.dir.push(DirEntry::new());
         }
         self.data.resize((first_line + lines) * lw, 0);
         let base = (first_line * lw * 8) as u64;
@@ -425,18 +455,24 @@ impl Memory {
                     let e = &mut self.dir[line as usize];
                     if !e.sharers.contains(&(requester as u32)) {
                         e.sharers.push(requester as u32);
-                    }
-                    if e.sharers.len() > m.hw_pointers {
-                        // LimitLESS: the pointer overflow is handled in software at the home.
-                        self.stats.software_traps += 1;
-                        t += m.sw_read_ps;
-                        self.ctrl_busy[home] = self.ctrl_busy[home].max(t);
+                        if requester != home {
+                            if e.hw_pointers_used as usize == m.hw_pointers {
+                                // LimitLESS pointer overflow: the home processor traps once,
+                                // empties the pointers into the list in memory (with the new
+                                // sharer), and later reads use the pointers again.
+                                e.hw_pointers_used = 0;
+                                e.overflowed = true;
+                                t = self.limitless_trap(home, t, m.sw_read_ps);
+                            } else {
+                                e.hw_pointers_used += 1;
+                            }
+                        }
                     }
                 }
                 DirAction::MakeRequesterOwner => {
                     let e = &mut self.dir[line as usize];
                     e.owner = requester as u32;
-                    e.sharers.clear();
+                    e.clear_sharers();
                 }
                 DirAction::ReplySharedData => {
                     if let Some(sw) = sw {
@@ -455,12 +491,11 @@ impl Memory {
                     self.send_proto(home, requester, kind, line, requester, t)
                 }
                 DirAction::InvalidateOtherSharers => {
-                    let others: Vec<u32> =
-                        self.dir[line as usize].sharers.iter().copied().filter(|&s| s as usize != requester).collect();
-                    if others.len() > m.hw_pointers {
-                        self.stats.software_traps += 1;
-                        t += m.sw_write_ps;
-                        self.ctrl_busy[home] = self.ctrl_busy[home].max(t);
+                    let e = &self.dir[line as usize];
+                    let others: Vec<u32> = e.sharers.iter().copied().filter(|&s| s as usize != requester).collect();
+                    if e.overflowed {
+                        // LimitLESS: sharers listed in memory are invalidated by software.
+                        t = self.limitless_trap(home, t, m.sw_write_ps);
                     }
                     // Invalidations go out after a full directory lookup, even for a local requester.
                     t = t.max(start + m.dir_ps);
@@ -487,13 +522,11 @@ impl Memory {
                 DirAction::KeepOwnerAsSharer => {
                     let e = &mut self.dir[line as usize];
                     let owner = e.owner;
-                    e.sharers.clear();
+                    e.clear_sharers();
                     e.sharers.push(owner);
+                    e.hw_pointers_used = u32::from(owner as usize != home);
                 }
-                DirAction::ClearOwner => {
-                    let e = &mut self.dir[line as usize];
-                    e.sharers.clear();
-                }
+                DirAction::ClearOwner => self.dir[line as usize].clear_sharers(),
                 DirAction::QueueUntilIdle => {
                     // Only requests are queued, in `home_request`; a busy line never sees one here.
                     return self.fail_internal(format!("protocol: request reached busy line {line} unqueued"));
@@ -511,6 +544,19 @@ impl Memory {
             }
         }
         self.handler_reaches(t);
+    }
+
+    /// A LimitLESS trap at `home` whose handler body takes `body_ps`, entered when the
+    /// directory reaches it at `t`: the home processor is interrupted (its time is charged to
+    /// it, entry and exit included), and the directory's answer leaves after entry and body.
+    /// Returns when the answer may leave.
+    fn limitless_trap(&mut self, home: usize, t: u64, body_ps: u64) -> u64 {
+        self.stats.software_traps += 1;
+        self.stats.traps_by_node[home] += 1;
+        self.outbox.push(MemEffect::Trap { node: home, at: t, body_ps });
+        let done = t + self.t.trap_entry_ps + body_ps;
+        self.ctrl_busy[home] = self.ctrl_busy[home].max(done);
+        done
     }
 
     /// Run one cache transition at node `p` and perform its actions.

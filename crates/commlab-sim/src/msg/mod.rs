@@ -18,6 +18,9 @@ pub(crate) enum Target {
     /// A coherence protocol message about `line`, on behalf of `requester`, handled by the
     /// destination's memory controller.
     Protocol { kind: crate::mem::protocol::ProtoKind, line: u64, requester: u32 },
+    /// A LimitLESS directory trap on the home processor, with a handler body of `body_ps`
+    /// (not a network message: it holds no NI input slot).
+    Trap { body_ps: u64 },
 }
 
 /// A message in flight or waiting in an NI input queue.
