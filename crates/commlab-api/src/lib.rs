@@ -157,6 +157,16 @@ pub trait Node {
     fn store_f64(&mut self, addr: Addr, value: f64) {
         self.store(addr, value.to_bits())
     }
+    /// Base address of this processor's private array `k`, as [`Program::private_arrays`]
+    /// declared it.
+    fn private_array(&mut self, k: usize) -> Addr;
+    /// A load from this processor's private memory (`addr` within one of its private arrays).
+    /// The value stays in the program's own data; the backend times the reference, which goes
+    /// through the same cache as shared data (a hit, or a miss to local memory that may evict
+    /// shared lines).
+    fn private_read(&mut self, addr: Addr);
+    /// A store to this processor's private memory (timed like [`Node::private_read`]).
+    fn private_write(&mut self, addr: Addr);
     /// Non-binding prefetch of a line for reading (does not block unless the prefetch buffer is full).
     fn prefetch_read(&mut self, addr: Addr);
     /// Non-binding prefetch of a line with ownership.
@@ -185,6 +195,15 @@ pub trait Program: Send + Sync + 'static {
 
     /// Message handlers; `HandlerId(i)` names `handlers()[i]` (none by default).
     fn handlers(&self) -> Vec<Handler<Self::State>> {
+        Vec::new()
+    }
+    /// Sizes in 64-bit words of the private arrays processor `id` keeps in its own node's
+    /// memory: the data a real program would keep there (graph structure, coefficients,
+    /// indices, ghost copies). [`Node::private_array`] numbers them in this order. Declaring
+    /// them makes their references ([`Node::private_read`], [`Node::private_write`]) cost what
+    /// they cost on the machine: cache space, conflict misses with shared data, local misses.
+    /// None by default.
+    fn private_arrays(&self, _id: ProcId) -> Vec<usize> {
         Vec::new()
     }
     /// Receive mode every node starts in.

@@ -488,6 +488,7 @@ pub fn run<P: Program>(
     let mut mem = Memory::new(&cfg, checked);
     let barrier_homes: Vec<usize> = (0..n).flat_map(|p| [p, p]).collect();
     let barrier_region = mem.alloc_system(&barrier_homes);
+    mem.alloc_private(&(0..n).map(|p| program.private_arrays(p)).collect::<Vec<_>>());
     let procs = (0..n)
         .map(|i| Proc {
             state: program.init_state(i, n),
@@ -646,6 +647,7 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         let most = ms.traps_by_node.iter().copied().max().unwrap_or(0);
         counters.insert("software_traps_max_per_node".to_string(), most as f64);
         counters.insert("prefetches".to_string(), ms.prefetches as f64);
+        counters.insert("private_misses".to_string(), ms.private_misses as f64);
         counters.insert("protocol_messages".to_string(), w.traffic.protocol_messages as f64);
     }
     // Utilisation of router-to-router links over the timed region.

@@ -76,6 +76,13 @@ impl<'y, S> SimNode<'y, S> {
                 words * 8
             ));
         }
+        if let Some(owner) = self.w().mem.private_owner(addr.0) {
+            let id = self.id;
+            self.fail(format!(
+                "processor {id}: {what} of address {:#x}, which is private memory of processor {owner} (use private_read/private_write)",
+                addr.0
+            ));
+        }
     }
 
     /// Bring `addr`'s line into the cache (owned if `write`), blocking on misses; returns the
@@ -114,15 +121,21 @@ impl<'y, S> SimNode<'y, S> {
         }
     }
 
-    /// Charge the time of an access that just performed (plus `extra_ps`), releasing a line
-    /// held for this access.
+    /// Charge the time of a shared access that just performed (plus `extra_ps`), releasing a
+    /// line held for this access.
     fn charge_hit(&mut self, extra_ps: u64, write: bool) {
-        let id = self.id;
         // Software DSM checks the access tag on every shared reference.
         let check = self.w().mem.sw.map_or(0, |sw| if write { sw.store_check_ps } else { sw.load_check_ps });
+        self.charge_access(extra_ps + check);
+    }
+
+    /// Charge the time of an access that just performed, plus `extra_ps`, releasing a line
+    /// held for this access.
+    fn charge_access(&mut self, extra_ps: u64) {
+        let id = self.id;
         let stolen = if self.w().mem.procs[id].pinned.is_some() { self.w().unpin(id) } else { 0 };
         let cat = self.mem_cat(false);
-        self.run_ahead(self.hit_ps + check + extra_ps, cat);
+        self.run_ahead(self.hit_ps + extra_ps, cat);
         if stolen > 0 {
             // Software handlers for requests that waited on this line run now, on this processor.
             self.flush();
@@ -338,6 +351,20 @@ impl<'y, S> SimNode<'y, S> {
         w.launch(id, dest, target, args.to_vec(), payload, now);
     }
 
+    /// A reference to this processor's private memory: through the cache like any access
+    /// (a private line is always held owned), never access-checked.
+    fn private_ref(&mut self, addr: Addr, what: &str) {
+        let id = self.id;
+        if !addr.0.is_multiple_of(8) || self.w().mem.private_owner(addr.0) != Some(id) {
+            self.fail(format!(
+                "processor {id}: {what} of address {:#x}, which is not an aligned word of its private arrays",
+                addr.0
+            ));
+        }
+        self.access(addr, true);
+        self.charge_access(0);
+    }
+
     /// Wait (running handlers as they come) until no message waits for this processor.
     fn drain(&mut self) {
         let id = self.id;
@@ -474,6 +501,25 @@ impl<S> Node for SimNode<'_, S> {
             }
         }
         self.charge_hit(0, true);
+    }
+
+    fn private_array(&mut self, k: usize) -> Addr {
+        let id = self.id;
+        match self.w().mem.private_arrays[id].get(k) {
+            Some(&(base, _)) => Addr(base),
+            None => {
+                let have = self.w().mem.private_arrays[id].len();
+                self.fail(format!("processor {id} asked for private array {k}, but its program declared {have}"))
+            }
+        }
+    }
+
+    fn private_read(&mut self, addr: Addr) {
+        self.private_ref(addr, "private_read");
+    }
+
+    fn private_write(&mut self, addr: Addr) {
+        self.private_ref(addr, "private_write");
     }
 
     fn prefetch_read(&mut self, addr: Addr) {

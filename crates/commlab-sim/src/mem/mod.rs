@@ -108,6 +108,8 @@ pub(crate) struct MemStats {
     pub forwards: u64,
     pub invalidations: u64,
     pub software_traps: u64,
+    /// Misses on private data (also counted in `misses` and `local_misses`).
+    pub private_misses: u64,
     /// LimitLESS traps taken by each home processor.
     pub traps_by_node: Vec<u64>,
     pub prefetches: u64,
@@ -166,6 +168,11 @@ pub(crate) struct Memory {
     ctrl_busy: Vec<u64>,
     regions: Vec<Region>,
     pub stats: MemStats,
+    /// Lines of private memory (every processor's private arrays, allocated together before
+    /// the run): never shared, so they have no coherence traffic (see `alloc_private`).
+    private_lines: std::ops::Range<Line>,
+    /// Per processor: its private arrays as (base address, words).
+    pub private_arrays: Vec<Vec<(u64, usize)>>,
     /// Lock word holders, for deadlock reports.
     pub lock_holders: BTreeMap<u64, usize>,
     /// Invariant checker (tests switch it on).
@@ -196,6 +203,8 @@ impl Memory {
             ctrl_busy: vec![0; n],
             regions: Vec::new(),
             stats: MemStats::new(n),
+            private_lines: 0..0,
+            private_arrays: vec![Vec::new(); n],
             lock_holders: BTreeMap::new(),
             checker: checked.then(|| check::Checker::new(n)),
         }
@@ -226,6 +235,44 @@ impl Memory {
         }
         self.data.resize((first_line + homes.len()) * lw, 0);
         (first_line * lw * 8) as u64
+    }
+
+    /// Every processor's private arrays (`sizes[p]`: words of each of `p`'s arrays), as lines
+    /// homed at their processor, before anything runs. A private line is only ever cached by
+    /// its processor: its directory entry says so (Exclusive, owned by it) and never changes,
+    /// a miss is a fill from local memory with no directory transaction (and no software
+    /// protocol on a software-DSM machine), and an eviction writes nothing back through the
+    /// protocol.
+    pub fn alloc_private(&mut self, sizes: &[Vec<usize>]) {
+        let lw = self.line_words as usize;
+        let first = self.home.len() as Line;
+        for (p, arrays) in sizes.iter().enumerate() {
+            for &words in arrays {
+                let first_line = self.home.len();
+                let lines = words.div_ceil(lw).max(1);
+                for _ in 0..lines {
+                    self.home.push(p as u32);
+                    let mut e = DirEntry::new();
+                    e.state = DirState::Exclusive;
+                    e.owner = p as u32;
+                    self.dir.push(e);
+                }
+                self.private_arrays[p].push(((first_line * lw * 8) as u64, words));
+            }
+        }
+        self.private_lines = first..self.home.len() as Line;
+        self.data.resize(self.home.len() * lw, 0);
+    }
+
+    #[inline]
+    fn is_private(&self, line: Line) -> bool {
+        self.private_lines.contains(&line)
+    }
+
+    /// The processor whose private memory holds `addr`, if any.
+    pub fn private_owner(&self, addr: u64) -> Option<usize> {
+        let line = self.line_of(addr);
+        self.is_private(line).then(|| self.home_of(line))
     }
 
     /// Processor `p`'s `k`-th allocation (collective: the first caller creates it).
@@ -307,6 +354,13 @@ impl Memory {
     pub(crate) fn issue(&mut self, p: usize, line: Line, write: bool) {
         let home = self.home_of(line);
         self.stats.misses += 1;
+        if self.is_private(line) {
+            // A fill from the node's own memory; the line arrives owned.
+            self.stats.local_misses += 1;
+            self.stats.private_misses += 1;
+            let at = self.now + self.t.local_memory_ps;
+            return self.send_proto(p, p, ProtoKind::DataExclusive, line, p, at);
+        }
         let upgrade = write && self.caches[p].state(line) == CacheState::Shared;
         let kind = match (write, upgrade) {
             (false, _) => ProtoKind::ReadRequest,
@@ -328,6 +382,10 @@ impl Memory {
 
     /// A protocol message arrives at node `at_node`.
     pub(crate) fn receive(&mut self, at_node: usize, from: usize, kind: ProtoKind, line: Line, requester: usize) {
+        if self.is_private(line) {
+            // A private fill is the cache's own business, also on a software-DSM machine.
+            return self.handle(at_node, from, kind, line, requester);
+        }
         match self.sw {
             // Software DSM with protocol processors: handlers queue for the node's processor.
             Some(sw) if !sw.on_compute() => {
@@ -648,7 +706,7 @@ impl Memory {
             }
         }
         let mut resume = self.action_time() + self.t.fill_ps;
-        if let Some(sw) = self.sw {
+        if let Some(sw) = self.sw.filter(|_| !self.is_private(line)) {
             // Copy the block in (unless only permission came), open its access tag, return from
             // the miss handler.
             resume += if with_data { sw.copy_block_ps + sw.tag_valid_ps } else { sw.tag_valid_base_ps } + sw.resume_ps;
@@ -693,7 +751,8 @@ impl Memory {
         };
         self.caches[p].set_state(victim, next);
         self.line_lost(p, victim);
-        if actions.contains(&CacheAction::SendWritebackToHome) {
+        // Private data goes back to the node's own memory; the directory keeps it owned.
+        if actions.contains(&CacheAction::SendWritebackToHome) && !self.is_private(victim) {
             self.write_back(p, victim);
         }
     }
