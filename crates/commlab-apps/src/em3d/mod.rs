@@ -9,20 +9,30 @@
 //! - `sm-pf`: as `sm`, plus a write-prefetch of each node as its update starts and a
 //!   read-prefetch of the neighbour value two edges ahead.
 //! - `mp-int` / `mp-poll`: before each phase, the owner of every value read remotely sends it
-//!   to each reader in active messages (as many values per message as the argument cap
-//!   allows after one word naming the ghost slot); the handler stores them into the reader's
-//!   ghost copies; the reader waits until all its ghosts of the phase have arrived. Receive by
-//!   interrupt or by polling; message barrier.
+//!   to each reader in active messages of `values_per_message` values (5, as the study's
+//!   program sent, after one word naming the ghost slot), gathering each value by an indirect
+//!   load (its index from the send list, then the value) straight into the message; the
+//!   handler stores them into the reader's ghost copies; the reader waits until all its
+//!   ghosts of the phase have arrived. Receive by interrupt or by polling; message barrier.
 //! - `bulk`: the owner gathers the values for each reader into a contiguous buffer (charged
 //!   `costs.bulk_copy_line` per cache line copied, as message overhead) and sends one DMA
 //!   message per reader per phase; the reader uses the payload in place as its ghost copies.
 //!
-//! Work costs (machine `[costs]`): `em3d_edge` per edge (load the coefficient and the
-//! neighbour's index, multiply-add; the load of the neighbour value itself is simulated in the
-//! shared-memory variants), `em3d_node` per node (loop, load and store of the node's value),
-//! `em3d_ghost_value` per ghost value a handler stores.
+//! Private data: every processor keeps its part of the graph in its own memory, as the
+//! program did, and every variant references it through the cache (see [`private`]): per
+//! edge a coefficient (8 bytes) and a neighbour index (4 bytes: a pointer in shared memory,
+//! a local-or-ghost index with messages), per node an edge count (4 bytes); with messages also
+//! the local-then-ghost value arrays (8 bytes a value) and the send lists (4-byte indices).
+//! So every variant pays for the same references: per edge the coefficient, the index and the
+//! neighbour's value (a shared load, or a private read of a local or ghost copy); per node the
+//! edge count and the node's value, read and written.
+//!
+//! Work costs (machine `[costs]`): `em3d_edge` per edge (the multiply-add and loop; its three
+//! loads are simulated), `em3d_node` per node (loop control; its loads and store are
+//! simulated), `em3d_ghost_value` per ghost value a handler stores.
 
 mod graph;
+mod private;
 
 use crate::app::ParamDoc;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
@@ -32,6 +42,7 @@ use commlab_api::{
     Addr, Backend, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program, ReceiveMode,
 };
 use graph::{Graph, GraphParams, ProcPlan, SharedLayout, E, H};
+use private::{Array, Arrays};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -45,6 +56,11 @@ pub const INFO: AppInfo = AppInfo {
         ParamDoc { name: "remote", default: "0.2", doc: "fraction of edges whose source is on another processor" },
         ParamDoc { name: "span", default: "3", doc: "remote sources lie on processors within this id distance" },
         ParamDoc { name: "iterations", default: "50", doc: "E-then-H iterations timed" },
+        ParamDoc {
+            name: "values_per_message",
+            default: "5",
+            doc: "most ghost values per fine-grain message (mp-int, mp-poll): 5 as in the study; fewer where the argument cap (less one slot word) is smaller",
+        },
     ],
 };
 
@@ -115,8 +131,10 @@ struct Em3d {
     plans: Vec<ProcPlan>,
     layout: SharedLayout,
     init: [Vec<f64>; 2],
-    /// Values per fine-grain message (the argument cap less the slot word).
+    /// Values per fine-grain message (`values_per_message`).
     per_message: usize,
+    /// Where each processor's private data lives.
+    private: Vec<private::Layout>,
     line_bytes: usize,
     costs: Costs,
 }
@@ -153,7 +171,7 @@ fn on_ghosts_bulk(s: &mut State, _: &mut dyn HandlerCtx, m: &Message<'_>) {
 
 impl Em3d {
     /// The shared-memory kernel: update this processor's nodes of `kind`.
-    fn phase_sm<N: Node<State = State>>(&self, node: &mut N, arrays: [Addr; 2], kind: usize) {
+    fn phase_sm<N: Node<State = State>>(&self, node: &mut N, mine: &Arrays, arrays: [Addr; 2], kind: usize) {
         let plan = &self.plans[node.id()].phase[kind];
         let (dst, src) = (arrays[kind], arrays[1 - kind]);
         let (edge_cost, node_cost) = (self.costs.edge, self.costs.node);
@@ -169,11 +187,14 @@ impl Em3d {
             if prefetch {
                 node.prefetch_write(me);
             }
+            mine.read(node, Array::Count(kind), j);
             let mut acc = node.load_f64(me);
             for e in plan.edge_ptr[j]..plan.edge_ptr[j + 1] {
                 if prefetch && e + 2 < plan.src_word.len() {
                     node.prefetch_read(src.word(plan.src_word[e + 2] as usize));
                 }
+                mine.read(node, Array::Coef(kind), e);
+                mine.read(node, Array::Src(kind), e);
                 acc -= plan.coef[e] * node.load_f64(src.word(plan.src_word[e] as usize));
                 node.compute(edge_cost);
             }
@@ -183,11 +204,21 @@ impl Em3d {
     }
 
     /// Send this processor's values of `kind` to every reader (message variants).
-    fn send_ghosts<N: Node<State = State>>(&self, node: &mut N, kind: usize) {
+    fn send_ghosts<N: Node<State = State>>(&self, node: &mut N, mine: &Arrays, kind: usize) {
         let plan = &self.plans[node.id()];
         let own: Vec<u64> = node.state(|s| s.vals[kind][..s.own[kind]].iter().map(|v| v.to_bits()).collect());
+        let mut listed = 0;
         for send in &plan.sends[kind] {
             let values: Vec<u64> = send.local.iter().map(|&l| own[l as usize]).collect();
+            if self.variant != Variant::Bulk {
+                // The indirect loads that gather each value into the message (the bulk
+                // gather's copy is charged by `bulk_copy_line`).
+                for (i, &l) in send.local.iter().enumerate() {
+                    mine.read(node, Array::Sends(kind), listed + i);
+                    mine.read(node, Array::Vals(kind), l as usize);
+                }
+            }
+            listed += send.local.len();
             if self.variant == Variant::Bulk {
                 let lines = (8 * values.len()).div_ceil(self.line_bytes) as u64;
                 node.message_work(lines * self.costs.bulk_copy_line);
@@ -206,7 +237,7 @@ impl Em3d {
 
     /// The message-passing kernel: update this processor's nodes of `kind` from its own and
     /// ghost values of the other kind.
-    fn phase_mp<N: Node<State = State>>(&self, node: &mut N, kind: usize, round: u64) {
+    fn phase_mp<N: Node<State = State>>(&self, node: &mut N, mine: &Arrays, kind: usize, round: u64) {
         let id = node.id();
         let plan = &self.plans[id];
         let src = 1 - kind;
@@ -217,6 +248,14 @@ impl Em3d {
         let ph = &plan.phase[kind];
         let (edge_cost, node_cost) = (self.costs.edge, self.costs.node);
         for j in 0..ph.count {
+            mine.read(node, Array::Count(kind), j);
+            mine.read(node, Array::Vals(kind), j);
+            for e in ph.edge_ptr[j]..ph.edge_ptr[j + 1] {
+                mine.read(node, Array::Coef(kind), e);
+                mine.read(node, Array::Src(kind), e);
+                mine.read(node, Array::Vals(src), ph.src_local[e] as usize);
+            }
+            mine.write(node, Array::Vals(kind), j);
             node.state(|s| {
                 let mut acc = s.vals[kind][j];
                 for e in ph.edge_ptr[j]..ph.edge_ptr[j + 1] {
@@ -234,6 +273,9 @@ impl Program for Em3d {
 
     fn handlers(&self) -> Vec<Handler<State>> {
         vec![on_ghosts, on_ghosts_bulk]
+    }
+    fn private_arrays(&self, id: ProcId) -> Vec<usize> {
+        self.private[id].words.clone()
     }
     fn receive_mode(&self) -> ReceiveMode {
         crate::app::receive_mode_of(self.variant == Variant::MpPoll)
@@ -258,6 +300,7 @@ impl Program for Em3d {
         }
     }
     fn main<N: Node<State = State>>(&self, node: &mut N) {
+        let mine = Arrays::set_up(node, &self.private[node.id()], self.line_bytes);
         if self.variant.shared_memory() {
             let arrays = [E, H]
                 .map(|k| node.alloc_shared(self.layout.words[k], Placement::Owners(self.layout.owners[k].clone())));
@@ -274,7 +317,7 @@ impl Program for Em3d {
             node.begin_timing();
             for _ in 0..self.iterations {
                 for k in [E, H] {
-                    self.phase_sm(node, arrays, k);
+                    self.phase_sm(node, &mine, arrays, k);
                     node.barrier();
                 }
             }
@@ -283,8 +326,8 @@ impl Program for Em3d {
             node.begin_timing();
             for round in 1..=self.iterations as u64 {
                 for k in [E, H] {
-                    self.send_ghosts(node, 1 - k);
-                    self.phase_mp(node, k, round);
+                    self.send_ghosts(node, &mine, 1 - k);
+                    self.phase_mp(node, &mine, k, round);
                     node.barrier();
                 }
             }
@@ -306,18 +349,20 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     let span: usize = params.get("span", ("a whole number >= 0", |_: usize| true))?;
     let iterations: usize = params.get("iterations", POSITIVE)?;
     let variant = Variant::from_name(variant);
-    let per_message = backend.max_am_args().saturating_sub(1);
-    if per_message == 0 && matches!(variant, Variant::MpInt | Variant::MpPoll) {
+    let cap = backend.max_am_args().saturating_sub(1);
+    if cap == 0 && matches!(variant, Variant::MpInt | Variant::MpPoll) {
         return Err(AppError::Input(
             "em3d message variants need at least 2 argument words per active message (messaging.max_arg_words >= 4)"
                 .into(),
         ));
     }
+    let per_message = params.get::<usize>("values_per_message", POSITIVE)?.min(cap.max(1));
     let g = Graph::generate(GraphParams { nodes, degree, remote, span, procs, seed });
     // Blocks of 16 words (128 bytes) keep each owner's values on lines of its own.
     let layout = SharedLayout::new(&g, 16.max(backend.line_bytes() / 8));
     let plans = graph::plans(&g, &layout);
     let ghost_values: usize = plans.iter().map(|p| p.ghosts[E] + p.ghosts[H]).sum();
+    let private = plans.iter().map(|p| private::Layout::new(p, !variant.shared_memory())).collect();
     let costs = Costs::of(backend)?;
     let prog = Arc::new(Em3d {
         variant,
@@ -326,6 +371,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         init: [g.half[E].init.clone(), g.half[H].init.clone()],
         layout,
         per_message,
+        private,
         line_bytes: backend.line_bytes(),
         costs,
     });
@@ -360,6 +406,9 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     counters.insert("edges".into(), edges as f64);
     counters.insert("remote_edge_fraction".into(), g.remote_edges() as f64 / edges as f64);
     counters.insert("ghost_values_per_iteration".into(), ghost_values as f64);
+    if matches!(variant, Variant::MpInt | Variant::MpPoll) {
+        counters.insert("values_per_message".into(), prog.per_message as f64);
+    }
     counters.insert("cycles_per_iteration".into(), out.stats.cycles / iterations as f64);
     let received: u64 = out.states.iter().map(|s| s.received[E] + s.received[H]).sum();
     counters.insert("ghost_values_received".into(), received as f64);

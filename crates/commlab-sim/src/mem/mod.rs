@@ -693,7 +693,7 @@ impl Memory {
             if let Some(c) = &mut self.checker {
                 c.fill(p, line, &self.data, self.line_words);
             }
-        } else if state == CacheState::Modified {
+        } else if state == CacheState::Modified && !self.is_private(line) {
             self.write_back(p, line);
         }
         let pm = &mut self.procs[p];
