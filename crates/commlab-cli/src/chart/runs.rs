@@ -26,27 +26,6 @@ pub enum LayerNames {
     Readable,
 }
 
-/// The legend label of a time category. (`commlab-api` names a category only for JSON.)
-fn category_label(c: Category) -> &'static str {
-    match c {
-        Category::Compute => "compute",
-        Category::MemoryNiWait => "memory & NI wait",
-        Category::MessageOverhead => "message overhead",
-        Category::Synchronization => "synchronization",
-    }
-}
-
-/// The legend label of a traffic class. (`commlab-api` names a class only for JSON.)
-fn class_label(c: TrafficClass) -> &'static str {
-    match c {
-        TrafficClass::Invalidates => "invalidates",
-        TrafficClass::Requests => "requests",
-        TrafficClass::Headers => "headers",
-        TrafficClass::Data => "data",
-        TrafficClass::CrossTraffic => "cross-traffic",
-    }
-}
-
 impl Stack {
     /// The layers, bottom first: (legend name, value per run). A value a record lacks is NaN
     /// (drawn as nothing).
@@ -56,14 +35,14 @@ impl Stack {
             Stack::Time => Category::ALL
                 .iter()
                 .map(|&c| {
-                    let name = if json { c.name() } else { category_label(c) };
+                    let name = if json { c.name() } else { c.label() };
                     (name.to_string(), runs.iter().map(|r| r.time(c)).collect())
                 })
                 .collect(),
             Stack::Traffic => TrafficClass::ALL
                 .iter()
                 .map(|&c| {
-                    let name = if json { c.name() } else { class_label(c) };
+                    let name = if json { c.name() } else { c.label() };
                     (name.to_string(), runs.iter().map(|r| r.bytes(c).map_or(f64::NAN, |b| b as f64)).collect())
                 })
                 .collect(),
