@@ -18,7 +18,7 @@
 //! machine's cycles: bisection bytes per local miss / this machine's local miss, and network
 //! latency in local misses x this machine's local miss.
 
-use crate::chart::runs::{self as chart_runs, LayerNames, RunBars, Stack};
+use crate::chart::runs::{self as chart_runs, RunBars, Stack};
 use crate::chart::{self, Cross, LineChart, Marker, Series};
 use crate::crossover::{crossovers, Crossover};
 use crate::failure::{failed, input, Failure};
@@ -394,18 +394,10 @@ fn bars(d: &Path, title: &str, rows: &[&Row]) -> Result<Vec<PathBuf>, Failure> {
     let names: Vec<String> = rows.iter().map(|r| r.record.variant.clone()).collect();
     let runs: Vec<&ResultRecord> = rows.iter().map(|r| &r.record).collect();
     let mut files = Vec::new();
-    for (stem, stack, what, y_label) in [
-        ("breakdown", Stack::Time, "time breakdown", "mean cycles per processor"),
-        ("volume", Stack::Traffic, "traffic volume", "bytes injected"),
-    ] {
-        let chart = RunBars {
-            stack,
-            names: LayerNames::Json,
-            title: &format!("{what}, {title}"),
-            y_label,
-            bars: &names,
-            runs: &runs,
-        };
+    for (stem, stack, what) in
+        [("breakdown", Stack::Time, "time breakdown"), ("volume", Stack::Traffic, "traffic volume")]
+    {
+        let chart = RunBars { stack, title: &format!("{what}, {title}"), bars: &names, runs: &runs };
         files.extend(chart_runs::draw(&d.join(stem), &chart).map_err(failed)?);
     }
     Ok(files)

@@ -1,7 +1,7 @@
 //! `commlab plot KIND RESULTS`: runtime curves and breakdown/volume bars redrawn from saved
 //! results (a sweep's results.jsonl, or `commlab run --json` output), drawn by [`crate::chart`].
 
-use crate::chart::runs::{self, LayerNames, RunBars, Stack};
+use crate::chart::runs::{self, RunBars, Stack};
 use crate::chart::{line_chart, short_number, Cross, LineChart, Marker, Series};
 use crate::crossover::crossovers;
 use crate::failure::{input, Failure};
@@ -379,12 +379,12 @@ fn runtime(args: &PlotArgs, recs: &[Numbered], dir: &Path, markers: &[Marker]) -
     Ok(written)
 }
 
-/// What a bar plot kind stacks, what its title calls that, and its y label.
-fn stack_of(kind: &str) -> (Stack, &'static str, &'static str) {
+/// What a bar plot kind stacks, and what its title calls that.
+fn stack_of(kind: &str) -> (Stack, &'static str) {
     if kind == "breakdown" {
-        (Stack::Time, "time per processor by category", "mean time per processor (processor cycles)")
+        (Stack::Time, "time per processor by category")
     } else {
-        (Stack::Traffic, "network traffic by class", "traffic volume (bytes)")
+        (Stack::Traffic, "network traffic by class")
     }
 }
 
@@ -417,7 +417,7 @@ fn bar_names(recs: &[&Numbered]) -> Vec<String> {
 }
 
 fn bars(args: &PlotArgs, kind: &str, recs: &[Numbered], dir: &Path) -> Result<Vec<PathBuf>, Failure> {
-    let (stack, what, y_label) = stack_of(kind);
+    let (stack, what) = stack_of(kind);
     let swept = recs.iter().filter(|r| r.record.vary.is_some()).count();
     if swept != 0 && swept != recs.len() {
         let plain = recs.iter().find(|r| r.record.vary.is_none()).expect("some plain line");
@@ -479,7 +479,7 @@ fn bars(args: &PlotArgs, kind: &str, recs: &[Numbered], dir: &Path) -> Result<Ve
         let names = bar_names(&chosen);
         let runs: Vec<&ResultRecord> = chosen.iter().map(|r| &r.record).collect();
         let title = format!("{app}: {what}{ctx}");
-        let chart = RunBars { stack, names: LayerNames::Readable, title: &title, y_label, bars: &names, runs: &runs };
+        let chart = RunBars { stack, title: &title, bars: &names, runs: &runs };
         written.extend(runs::draw(&stem(dir, kind, &fixed, several), &chart).map_err(input)?);
     }
     Ok(written)

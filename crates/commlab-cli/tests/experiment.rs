@@ -45,6 +45,19 @@ fn bisection_experiment_writes_results_summary_and_plots() {
     assert!(placed >= 14, "{placed} machines placed");
     assert!(text.contains("fastest at"), "{text}");
     assert_plots(&d, &["runtime", "breakdown", "volume"]);
+    // Labelled as `commlab plot` labels them.
+    for (stem, labels) in [
+        (
+            "breakdown",
+            &["mean time per processor (processor cycles)", "compute", "memory & NI wait", "message overhead"][..],
+        ),
+        ("volume", &["traffic volume (bytes)", "invalidates", "requests", "headers", "data", "cross-traffic"][..]),
+    ] {
+        let texts = svg_texts(&std::fs::read_to_string(d.join(format!("{stem}.svg"))).unwrap());
+        for l in labels {
+            assert!(texts.iter().any(|t| t == l), "{stem}.svg: no `{l}` in {texts:?}");
+        }
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }
 
