@@ -115,6 +115,25 @@ fn resume_redoes_a_bad_last_line_and_refuses_a_damaged_file() {
 }
 
 #[test]
+fn resumed_runs_keep_every_digit_of_their_cycles() {
+    // 101.75555999999997 is a float serde_json read as 101.75555999999996 before the
+    // workspace enabled its float_roundtrip feature; summary.json took the misread value.
+    let d = TempDir::new("digits");
+    let args = ["sweep", "am-latency", "--vary", "hops=1,2", "--variant", "mp-int", "--out", d.arg()];
+    ok(&args);
+    let results = d.file("results.jsonl");
+    let first = std::fs::read_to_string(&results).unwrap().lines().next().unwrap().to_string();
+    let start = first.find(",\"cycles\":").unwrap() + ",\"cycles\":".len();
+    let end = start + first[start..].find(',').unwrap();
+    let edited = format!("{}101.75555999999997{}\n", &first[..start], &first[end..]);
+    std::fs::write(&results, &edited).unwrap();
+    ok(&with(&args, &["--resume"]));
+    let summary = std::fs::read_to_string(d.file("summary.json")).unwrap();
+    assert!(summary.contains("101.75555999999997"), "{summary}");
+    assert!(std::fs::read_to_string(&results).unwrap().starts_with(&edited));
+}
+
+#[test]
 fn resume_recognises_points_by_their_values_not_their_index() {
     // A sweep over 3 values, then the same key over 5 values that include them (new indices).
     let d = TempDir::new("regrid");
