@@ -115,8 +115,7 @@ struct Row {
 /// and thread timing, and on what an earlier, resumed run did).
 fn read_rows(path: &Path, key: Option<&str>, variants: &[&str]) -> Result<Vec<Row>, Failure> {
     let text = std::fs::read_to_string(path).map_err(|e| input(format!("cannot read `{}`: {e}", path.display())))?;
-    let records = record::read_records(&text)
-        .map_err(|bad| input(format!("`{}` line {}: not a JSON object: {}", path.display(), bad.line, bad.error)))?;
+    let records = record::read_records(&text).map_err(|bad| input(bad.message(path)))?;
     let mut rows: Vec<Row> = records
         .into_iter()
         .map(|n| Row { vary: key.map_or(0.0, |k| n.record.vary_number(k)), record: n.record })

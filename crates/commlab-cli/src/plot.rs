@@ -5,7 +5,7 @@ use crate::chart::runs::{self, RunBars, Stack};
 use crate::chart::{line_chart, short_number, Cross, LineChart, Marker, Series};
 use crate::crossover::crossovers;
 use crate::failure::{input, Failure};
-use crate::record::{self, LineError, Numbered, ResultRecord};
+use crate::record::{self, Numbered, ResultRecord};
 use serde_json::Value;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -75,23 +75,7 @@ fn read_results(path: &Path) -> Result<Vec<Numbered>, Failure> {
             path.display()
         ))
     })?;
-    let out = record::read_records(&text).map_err(|bad| match bad.error {
-        LineError::NotJson(e) => input(format!(
-            "`{}` line {}: not valid JSON ({e}); expected one result object per line",
-            path.display(),
-            bad.line
-        )),
-        LineError::NoVariant => input(format!(
-            "`{}` line {}: not a commlab result (no \"variant\"); expected lines of `commlab sweep` results.jsonl or `commlab run --json`",
-            path.display(),
-            bad.line
-        )),
-        LineError::NotRecord(e) => input(format!(
-            "`{}` line {}: not a commlab result ({e}); expected lines of `commlab sweep` results.jsonl or `commlab run --json`",
-            path.display(),
-            bad.line
-        )),
-    })?;
+    let out = record::read_records(&text).map_err(|bad| input(bad.message(path)))?;
     if out.is_empty() {
         return Err(input(format!("`{}` holds no results", path.display())));
     }

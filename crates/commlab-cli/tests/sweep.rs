@@ -110,7 +110,7 @@ fn resume_redoes_a_bad_last_line_and_refuses_a_damaged_file() {
     // A line that is not a result before the last one is damage: an error, the file untouched.
     let damaged = format!("{}\nnot json\n{}\n", lines[0], lines[1]);
     std::fs::write(&results, &damaged).unwrap();
-    bad_input(&resume, &["line 2 is not a result object", "damaged"]);
+    bad_input(&resume, &["line 2 is not a commlab result: not valid JSON", "damaged"]);
     assert_eq!(std::fs::read_to_string(&results).unwrap(), damaged);
 }
 
