@@ -245,6 +245,15 @@ impl Category {
             Category::Synchronization => "synchronization",
         }
     }
+    /// The name for people, e.g. in a chart legend (`memory & NI wait`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Category::Compute => "compute",
+            Category::MemoryNiWait => "memory & NI wait",
+            Category::MessageOverhead => "message overhead",
+            Category::Synchronization => "synchronization",
+        }
+    }
 }
 
 /// Classes of bytes injected into the network.
@@ -273,6 +282,16 @@ impl TrafficClass {
             TrafficClass::Headers => "headers",
             TrafficClass::Data => "data",
             TrafficClass::CrossTraffic => "cross_traffic",
+        }
+    }
+    /// The name for people, e.g. in a chart legend (`cross-traffic`).
+    pub fn label(self) -> &'static str {
+        match self {
+            TrafficClass::Invalidates => "invalidates",
+            TrafficClass::Requests => "requests",
+            TrafficClass::Headers => "headers",
+            TrafficClass::Data => "data",
+            TrafficClass::CrossTraffic => "cross-traffic",
         }
     }
 }

@@ -18,7 +18,7 @@
 //! machine's cycles: bisection bytes per local miss / this machine's local miss, and network
 //! latency in local misses x this machine's local miss.
 
-use crate::chart::runs::{self as chart_runs, LayerNames, RunBars, Stack};
+use crate::chart::runs::{self as chart_runs, RunBars, Stack};
 use crate::chart::{self, Cross, LineChart, Marker, Series};
 use crate::crossover::{crossovers, Crossover};
 use crate::failure::{failed, input, Failure};
@@ -110,14 +110,21 @@ struct Row {
     record: ResultRecord,
 }
 
-fn read_rows(path: &Path, key: Option<&str>) -> Result<Vec<Row>, Failure> {
+/// The runs of a results file, in the app's variant order (`variants`), then by the varied
+/// key's value: not in file order, which is the order runs finished in (it depends on --jobs
+/// and thread timing, and on what an earlier, resumed run did).
+fn read_rows(path: &Path, key: Option<&str>, variants: &[&str]) -> Result<Vec<Row>, Failure> {
     let text = std::fs::read_to_string(path).map_err(|e| input(format!("cannot read `{}`: {e}", path.display())))?;
-    let records = record::read_records(&text)
-        .map_err(|bad| input(format!("`{}` line {}: not a JSON object: {}", path.display(), bad.line, bad.error)))?;
-    Ok(records
+    let records = record::read_records(&text).map_err(|bad| input(bad.message(path)))?;
+    let mut rows: Vec<Row> = records
         .into_iter()
         .map(|n| Row { vary: key.map_or(0.0, |k| n.record.vary_number(k)), record: n.record })
-        .collect())
+        .collect();
+    let rank = |r: &Row| variants.iter().position(|v| *v == r.record.variant).unwrap_or(usize::MAX);
+    rows.sort_by(|a, b| {
+        rank(a).cmp(&rank(b)).then_with(|| a.record.variant.cmp(&b.record.variant)).then(a.vary.total_cmp(&b.vary))
+    });
+    Ok(rows)
 }
 
 /// Curves of `metric` per variant over x, variants in the app's order (not the order runs
@@ -263,7 +270,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
             }
             outcome = Err(f);
         }
-        let rows = read_rows(&d.join("results.jsonl"), Some(axis.key))?;
+        let rows = read_rows(&d.join("results.jsonl"), Some(axis.key), info.variants)?;
         // x of each point, from its machine: for clock scaling, the 24-byte latency at each
         // clock, computed once per clock.
         let mut latency_at: Vec<(f64, f64)> = Vec::new();
@@ -377,7 +384,8 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
     outcome
 }
 
-/// Stacked bars of the time breakdown and the traffic volume, one bar per run in `rows`.
+/// Stacked bars of the time breakdown and the traffic volume, one bar per run in `rows`, in
+/// that order.
 fn bars(d: &Path, title: &str, rows: &[&Row]) -> Result<Vec<PathBuf>, Failure> {
     if rows.is_empty() {
         return Ok(Vec::new());
@@ -385,18 +393,10 @@ fn bars(d: &Path, title: &str, rows: &[&Row]) -> Result<Vec<PathBuf>, Failure> {
     let names: Vec<String> = rows.iter().map(|r| r.record.variant.clone()).collect();
     let runs: Vec<&ResultRecord> = rows.iter().map(|r| &r.record).collect();
     let mut files = Vec::new();
-    for (stem, stack, what, y_label) in [
-        ("breakdown", Stack::Time, "time breakdown", "mean cycles per processor"),
-        ("volume", Stack::Traffic, "traffic volume", "bytes injected"),
-    ] {
-        let chart = RunBars {
-            stack,
-            names: LayerNames::Json,
-            title: &format!("{what}, {title}"),
-            y_label,
-            bars: &names,
-            runs: &runs,
-        };
+    for (stem, stack, what) in
+        [("breakdown", Stack::Time, "time breakdown"), ("volume", Stack::Traffic, "traffic volume")]
+    {
+        let chart = RunBars { stack, title: &format!("{what}, {title}"), bars: &names, runs: &runs };
         files.extend(chart_runs::draw(&d.join(stem), &chart).map_err(failed)?);
     }
     Ok(files)
@@ -415,7 +415,7 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
     };
     std::fs::create_dir_all(dir).map_err(|e| input(format!("cannot create `{}`: {e}", dir.display())))?;
     let path = dir.join("results.jsonl");
-    let existing = if path.exists() { read_rows(&path, None)? } else { Vec::new() };
+    let existing = if path.exists() { read_rows(&path, None, info.variants)? } else { Vec::new() };
     if !existing.is_empty() && !a.resume {
         return Err(input(format!(
             "`{}` already holds results; use --resume to continue, or --out DIR to start another",
@@ -448,8 +448,10 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
             Err(commlab_apps::AppError::Run(m)) => problems.push(format!("{} [{v}]: {m}", info.name)),
         }
     }
-    let rows: Vec<Row> =
-        read_rows(&path, None)?.into_iter().filter(|r| variants.contains(&r.record.variant.as_str())).collect();
+    let rows: Vec<Row> = read_rows(&path, None, info.variants)?
+        .into_iter()
+        .filter(|r| variants.contains(&r.record.variant.as_str()))
+        .collect();
     let row_refs: Vec<&Row> = rows.iter().collect();
     let title = format!("{} on {} ({} processors)", info.name, base.spec.name, base.nprocs());
     let mut files = bars(dir, &title, &row_refs)?;

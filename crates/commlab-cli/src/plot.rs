@@ -1,11 +1,11 @@
 //! `commlab plot KIND RESULTS`: runtime curves and breakdown/volume bars redrawn from saved
 //! results (a sweep's results.jsonl, or `commlab run --json` output), drawn by [`crate::chart`].
 
-use crate::chart::runs::{self, LayerNames, RunBars, Stack};
+use crate::chart::runs::{self, RunBars, Stack};
 use crate::chart::{line_chart, short_number, Cross, LineChart, Marker, Series};
 use crate::crossover::crossovers;
 use crate::failure::{input, Failure};
-use crate::record::{self, LineError, Numbered, ResultRecord};
+use crate::record::{self, Numbered, ResultRecord};
 use serde_json::Value;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -75,23 +75,7 @@ fn read_results(path: &Path) -> Result<Vec<Numbered>, Failure> {
             path.display()
         ))
     })?;
-    let out = record::read_records(&text).map_err(|bad| match bad.error {
-        LineError::NotJson(e) => input(format!(
-            "`{}` line {}: not valid JSON ({e}); expected one result object per line",
-            path.display(),
-            bad.line
-        )),
-        LineError::NoVariant => input(format!(
-            "`{}` line {}: not a commlab result (no \"variant\"); expected lines of `commlab sweep` results.jsonl or `commlab run --json`",
-            path.display(),
-            bad.line
-        )),
-        LineError::NotRecord(e) => input(format!(
-            "`{}` line {}: not a commlab result ({e}); expected lines of `commlab sweep` results.jsonl or `commlab run --json`",
-            path.display(),
-            bad.line
-        )),
-    })?;
+    let out = record::read_records(&text).map_err(|bad| input(bad.message(path)))?;
     if out.is_empty() {
         return Err(input(format!("`{}` holds no results", path.display())));
     }
@@ -379,12 +363,12 @@ fn runtime(args: &PlotArgs, recs: &[Numbered], dir: &Path, markers: &[Marker]) -
     Ok(written)
 }
 
-/// What a bar plot kind stacks, what its title calls that, and its y label.
-fn stack_of(kind: &str) -> (Stack, &'static str, &'static str) {
+/// What a bar plot kind stacks, and what its title calls that.
+fn stack_of(kind: &str) -> (Stack, &'static str) {
     if kind == "breakdown" {
-        (Stack::Time, "time per processor by category", "mean time per processor (processor cycles)")
+        (Stack::Time, "time per processor by category")
     } else {
-        (Stack::Traffic, "network traffic by class", "traffic volume (bytes)")
+        (Stack::Traffic, "network traffic by class")
     }
 }
 
@@ -417,7 +401,7 @@ fn bar_names(recs: &[&Numbered]) -> Vec<String> {
 }
 
 fn bars(args: &PlotArgs, kind: &str, recs: &[Numbered], dir: &Path) -> Result<Vec<PathBuf>, Failure> {
-    let (stack, what, y_label) = stack_of(kind);
+    let (stack, what) = stack_of(kind);
     let swept = recs.iter().filter(|r| r.record.vary.is_some()).count();
     if swept != 0 && swept != recs.len() {
         let plain = recs.iter().find(|r| r.record.vary.is_none()).expect("some plain line");
@@ -479,7 +463,7 @@ fn bars(args: &PlotArgs, kind: &str, recs: &[Numbered], dir: &Path) -> Result<Ve
         let names = bar_names(&chosen);
         let runs: Vec<&ResultRecord> = chosen.iter().map(|r| &r.record).collect();
         let title = format!("{app}: {what}{ctx}");
-        let chart = RunBars { stack, names: LayerNames::Readable, title: &title, y_label, bars: &names, runs: &runs };
+        let chart = RunBars { stack, title: &title, bars: &names, runs: &runs };
         written.extend(runs::draw(&stem(dir, kind, &fixed, several), &chart).map_err(input)?);
     }
     Ok(written)

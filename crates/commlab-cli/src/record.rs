@@ -6,10 +6,9 @@
 //! alphabetical order (the order of the `serde_json` map the object used to be built in, kept
 //! by declaring the fields alphabetically), numbers as `serde_json` writes an `f64` or a `u64`
 //! (shortest form that reads back exactly), and `null` for a NaN or infinite number. A record
-//! read back and written again gives the same line, with one exception that predates this
-//! type: without its `float_roundtrip` feature, `serde_json` may read a float one unit in the
-//! last place off (`101.75555999999997` reads as `101.75555999999996`), so such a float comes
-//! out changed, exactly as it did when the lines were read as `serde_json::Value`.
+//! read back and written again gives the same line: the workspace enables `serde_json`'s
+//! `float_roundtrip` feature, without which a float could be read one unit in the last place
+//! off (`101.75555999999997` as `101.75555999999996`).
 //!
 //! Reading is lenient the way `commlab plot` has always been with hand-written lines: only
 //! `variant` is required; an absent field reads as empty (`""`, 0, an empty map, `None`) and an
@@ -20,6 +19,7 @@ use commlab_apps::AppResult;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// Run identity that the app result does not carry.
 pub struct RunMeta<'a> {
@@ -193,8 +193,17 @@ pub enum LineError {
 impl std::fmt::Display for LineError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            LineError::NotJson(e) | LineError::NotRecord(e) => write!(f, "{e}"),
-            LineError::NoVariant => f.write_str("no \"variant\""),
+            LineError::NotJson(e) => {
+                // serde_json says "at line 1 column C" of the one line it was given; the caller
+                // names the line of the file.
+                let text = e.to_string();
+                match text.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())) {
+                    Some(what) => write!(f, "not valid JSON ({what} at column {})", e.column()),
+                    None => write!(f, "not valid JSON ({text})"),
+                }
+            }
+            LineError::NoVariant => f.write_str("not a JSON object with a \"variant\""),
+            LineError::NotRecord(e) => write!(f, "{e}"),
         }
     }
 }
@@ -220,6 +229,18 @@ pub struct Numbered {
 pub struct BadLine {
     pub line: usize,
     pub error: LineError,
+}
+
+impl BadLine {
+    /// The one message for a bad line of the results file `path`, whichever command read it.
+    pub fn message(&self, path: &Path) -> String {
+        format!(
+            "`{}` line {} is not a commlab result: {} (expected one JSON object per line, as `commlab run --json` and `commlab sweep` write them)",
+            path.display(),
+            self.line,
+            self.error
+        )
+    }
 }
 
 /// Every record of a results file, in file order; blank lines are skipped and any other line
@@ -248,8 +269,8 @@ pub struct Appendable {
 
 /// Read a results file to append to. As [`read_records`], except that a last line that was cut
 /// off by an interrupted write (no newline, or not a record) is left out (`torn`), and a bad
-/// line before it is an error naming its number.
-pub fn read_appendable(text: &[u8]) -> Result<Appendable, usize> {
+/// line before it is an error (the file is damaged).
+pub fn read_appendable(text: &[u8]) -> Result<Appendable, BadLine> {
     let mut records = Vec::new();
     let mut pos = 0usize;
     let mut line_no = 0usize;
@@ -273,7 +294,7 @@ pub fn read_appendable(text: &[u8]) -> Result<Appendable, usize> {
                 torn = true;
                 break;
             }
-            Err(_) => return Err(line_no),
+            Err(error) => return Err(BadLine { line: line_no, error }),
         }
         pos = end + 1;
     }
@@ -296,15 +317,15 @@ mod tests {
     #[test]
     fn records_round_trip_byte_identically() {
         for line in [SWEEP_LINE, RUN_LINE] {
-            // Written back exactly as the untyped reader wrote it back.
+            // Written back exactly as in the file (and as the untyped reader writes it back).
             let r = parse_line(line.as_bytes()).unwrap();
+            assert_eq!(r.to_json_line(), format!("{line}\n"));
             let untyped: Value = serde_json::from_str(line).unwrap();
             assert_eq!(r.to_json_line(), format!("{untyped}\n"));
         }
-        // And as in the file, but for the float `serde_json` reads one unit off (see the module doc).
-        let misread = SWEEP_LINE.replace("101.75555999999997", "101.75555999999996");
-        assert_eq!(parse_line(SWEEP_LINE.as_bytes()).unwrap().to_json_line(), format!("{misread}\n"));
-        assert_eq!(parse_line(RUN_LINE.as_bytes()).unwrap().to_json_line(), format!("{RUN_LINE}\n"));
+        // The float that read one unit off before `float_roundtrip` (see the module doc).
+        let r = parse_line(SWEEP_LINE.as_bytes()).unwrap();
+        assert_eq!(r.counter("one_way_cycles").to_bits(), 101.75555999999997f64.to_bits());
         let r = parse_line(SWEEP_LINE.as_bytes()).unwrap();
         assert_eq!(r.point, Some(0));
         assert_eq!(r.vary_number("network.router_latency_ns"), 10.0);
@@ -342,6 +363,30 @@ mod tests {
     }
 
     #[test]
+    fn a_bad_line_has_one_message() {
+        let path = Path::new("d/results.jsonl");
+        let bad = |text: &str| read_records(text).err().unwrap().message(path);
+        let why = "(expected one JSON object per line, as `commlab run --json` and `commlab sweep` write them)";
+        assert_eq!(
+            bad(&format!("{RUN_LINE}\n{{\"variant\": ")),
+            format!("`d/results.jsonl` line 2 is not a commlab result: not valid JSON (EOF while parsing a value at column 12) {why}")
+        );
+        assert_eq!(
+            bad("[1, 2]"),
+            format!("`d/results.jsonl` line 1 is not a commlab result: not a JSON object with a \"variant\" {why}")
+        );
+        assert_eq!(
+            bad(r#"{"variant":"sm","procs":"x"}"#),
+            format!(
+                "`d/results.jsonl` line 1 is not a commlab result: invalid type: string \"x\", expected usize {why}"
+            )
+        );
+        // The same words when a file to append to is damaged.
+        let damaged = read_appendable(format!("{RUN_LINE}\n[1, 2]\n{RUN_LINE}\n").as_bytes()).err().unwrap();
+        assert_eq!(damaged.message(path), bad(&format!("{RUN_LINE}\n[1, 2]\n")));
+    }
+
+    #[test]
     fn read_records_numbers_lines_and_skips_blank_ones() {
         let text = format!("\n{RUN_LINE}\n  \n{SWEEP_LINE}");
         let recs = read_records(&text).unwrap();
@@ -372,7 +417,7 @@ mod tests {
         let a = read_appendable(bad_last.as_bytes()).unwrap();
         assert_eq!((a.records.len(), a.complete_len, a.torn), (1, RUN_LINE.len() as u64 + 1, true));
         let damaged = format!("{RUN_LINE}\ngarbage\n{SWEEP_LINE}\n");
-        assert_eq!(read_appendable(damaged.as_bytes()).err(), Some(2));
+        assert_eq!(read_appendable(damaged.as_bytes()).err().map(|b| b.line), Some(2));
 
         let blank = read_appendable(b"\n\n").unwrap();
         assert_eq!((blank.records.len(), blank.complete_len, blank.torn), (0, 2, false));

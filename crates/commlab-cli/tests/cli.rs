@@ -534,3 +534,28 @@ fn iccg_missing_matrix_file() {
     let param = format!("matrix={}", f.arg());
     bad_input(&["run", "iccg", "--param", &param], &[f.arg()]);
 }
+
+#[test]
+fn a_bad_results_line_gets_the_same_message_from_plot_experiment_and_sweep() {
+    // Line 2 is damaged (not the last line, so a resumed sweep refuses the file too).
+    let d = TempDir::new("bad-line");
+    std::fs::create_dir_all(d.path()).unwrap();
+    let results = d.file("results.jsonl");
+    let text = "{\"variant\":\"sm\"}\n{\"variant\":\n{\"variant\":\"sm\"}\n";
+    std::fs::write(&results, text).unwrap();
+    let r = results.to_str().unwrap();
+    let expected = format!(
+        "commlab: `{r}` line 2 is not a commlab result: not valid JSON (EOF while parsing a value at column 11) \
+(expected one JSON object per line, as `commlab run --json` and `commlab sweep` write them)"
+    );
+    assert_eq!(bad_input(&["plot", "volume", r], &[]), expected);
+    assert_eq!(bad_input(&["experiment", "volume", "em3d", "--out", d.arg()], &[]), expected);
+    let resume = ["--procs", "8", "--param", "nodes=320", "--resume", "--out", d.arg()];
+    let sweep: Vec<&str> = ["sweep", "em3d", "--vary", "iterations=1,2"].iter().chain(&resume).copied().collect();
+    let damaged = format!("{expected}; the file is damaged (repair or move it, or use another --out)");
+    assert_eq!(bad_input(&sweep, &[]), damaged);
+    let experiment: Vec<&str> =
+        ["experiment", "overhead", "em3d", "--no-marks"].iter().chain(&resume).copied().collect();
+    assert_eq!(bad_input(&experiment, &[]), damaged);
+    assert_eq!(std::fs::read_to_string(&results).unwrap(), text, "the file is left as it was");
+}

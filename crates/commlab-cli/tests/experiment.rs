@@ -45,6 +45,19 @@ fn bisection_experiment_writes_results_summary_and_plots() {
     assert!(placed >= 14, "{placed} machines placed");
     assert!(text.contains("fastest at"), "{text}");
     assert_plots(&d, &["runtime", "breakdown", "volume"]);
+    // Labelled as `commlab plot` labels them.
+    for (stem, labels) in [
+        (
+            "breakdown",
+            &["mean time per processor (processor cycles)", "compute", "memory & NI wait", "message overhead"][..],
+        ),
+        ("volume", &["traffic volume (bytes)", "invalidates", "requests", "headers", "data", "cross-traffic"][..]),
+    ] {
+        let texts = svg_texts(&std::fs::read_to_string(d.join(format!("{stem}.svg"))).unwrap());
+        for l in labels {
+            assert!(texts.iter().any(|t| t == l), "{stem}.svg: no `{l}` in {texts:?}");
+        }
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -143,6 +156,57 @@ fn overhead_aggregation_and_volume_experiments() {
     ]);
     assert_plots(&d, &["volume", "breakdown"]);
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Every file an experiment wrote to `dir` but results.jsonl (its lines are in the order runs
+/// finished, with wall-clock figures), by name.
+fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap() != "results.jsonl")
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn experiment_files_do_not_depend_on_jobs_or_the_order_runs_finished() {
+    // The breakdown and volume bars used to follow results.jsonl, i.e. the order runs finished
+    // in. Each run is in its own working directory with the same relative --out, so the plot
+    // paths in experiment.json are the same too.
+    let run = |name: &str, extra: &[&[&str]]| {
+        let cwd = TempDir::new(name);
+        std::fs::create_dir_all(cwd.path()).unwrap();
+        for more in extra {
+            let mut args = vec!["experiment", "overhead", "em3d", "--no-marks", "--out", "exp"];
+            args.extend_from_slice(SMALL_EM3D);
+            args.extend_from_slice(more);
+            let out = commlab().current_dir(cwd.path()).args(&args).output().unwrap();
+            assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        let files = outputs(&cwd.file("exp"));
+        let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+        for stem in ["runtime", "breakdown", "volume"] {
+            assert!(names.contains(&format!("{stem}.png").as_str()), "{name}: {names:?}");
+            assert!(names.contains(&format!("{stem}.svg").as_str()), "{name}: {names:?}");
+        }
+        assert!(names.contains(&"experiment.json") && names.contains(&"summary.json"), "{name}: {names:?}");
+        files
+    };
+    let one = run("jobs1", &[&["--jobs", "1"]]);
+    // The last variant first, then the rest by --resume: results.jsonl holds bulk's runs first.
+    let resumed = run("resumed", &[&["--variant", "bulk"], &["--resume", "--jobs", "1"]]);
+    let two = run("jobs2", &[&["--jobs", "2"]]);
+    let two_again = run("jobs2-again", &[&["--jobs", "2"]]);
+    for (what, other) in [("resumed", &resumed), ("--jobs 2", &two), ("--jobs 2 again", &two_again)] {
+        assert_eq!(one.len(), other.len(), "{what}");
+        for ((name, a), (other_name, b)) in one.iter().zip(other) {
+            assert_eq!(name, other_name, "{what}");
+            assert!(a == b, "{what}: {name} differs from the --jobs 1 run's");
+        }
+    }
 }
 
 #[test]

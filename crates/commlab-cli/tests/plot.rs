@@ -68,17 +68,6 @@ fn check_png(path: &Path) {
     assert!(dark(0, 40, 100, SIZE.1 - 100) > 100, "{}: no y axis label", path.display());
 }
 
-/// The contents of an SVG's `<text>` elements, trimmed, with `&amp;`, `&lt;` and `&gt;` decoded.
-fn svg_texts(svg: &str) -> Vec<String> {
-    svg.split("<text")
-        .skip(1)
-        .filter_map(|t| {
-            let body = &t[t.find('>')? + 1..t.find("</text>")?];
-            Some(body.trim().replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
-        })
-        .collect()
-}
-
 /// Read an SVG; check it is an SVG document of the plot size holding every one of `needles`
 /// as a text element; return its texts.
 fn check_svg(path: &Path, needles: &[&str]) -> Vec<String> {

@@ -110,8 +110,27 @@ fn resume_redoes_a_bad_last_line_and_refuses_a_damaged_file() {
     // A line that is not a result before the last one is damage: an error, the file untouched.
     let damaged = format!("{}\nnot json\n{}\n", lines[0], lines[1]);
     std::fs::write(&results, &damaged).unwrap();
-    bad_input(&resume, &["line 2 is not a result object", "damaged"]);
+    bad_input(&resume, &["line 2 is not a commlab result: not valid JSON", "damaged"]);
     assert_eq!(std::fs::read_to_string(&results).unwrap(), damaged);
+}
+
+#[test]
+fn resumed_runs_keep_every_digit_of_their_cycles() {
+    // 101.75555999999997 is a float serde_json read as 101.75555999999996 before the
+    // workspace enabled its float_roundtrip feature; summary.json took the misread value.
+    let d = TempDir::new("digits");
+    let args = ["sweep", "am-latency", "--vary", "hops=1,2", "--variant", "mp-int", "--out", d.arg()];
+    ok(&args);
+    let results = d.file("results.jsonl");
+    let first = std::fs::read_to_string(&results).unwrap().lines().next().unwrap().to_string();
+    let start = first.find(",\"cycles\":").unwrap() + ",\"cycles\":".len();
+    let end = start + first[start..].find(',').unwrap();
+    let edited = format!("{}101.75555999999997{}\n", &first[..start], &first[end..]);
+    std::fs::write(&results, &edited).unwrap();
+    ok(&with(&args, &["--resume"]));
+    let summary = std::fs::read_to_string(d.file("summary.json")).unwrap();
+    assert!(summary.contains("101.75555999999997"), "{summary}");
+    assert!(std::fs::read_to_string(&results).unwrap().starts_with(&edited));
 }
 
 #[test]

@@ -151,11 +151,8 @@ struct Existing {
 /// Read an existing results file (`--resume`): every run in it must be of this sweep's app,
 /// machine, processor count and seed.
 fn read_existing(path: &Path, text: &[u8], app: &str, want: &RunMeta) -> Result<Existing, Failure> {
-    let file = record::read_appendable(text).map_err(|line_no| {
-        input(format!(
-            "{} line {line_no} is not a result object; the file is damaged (repair or move it, or use another --out)",
-            path.display()
-        ))
+    let file = record::read_appendable(text).map_err(|bad| {
+        input(format!("{}; the file is damaged (repair or move it, or use another --out)", bad.message(path)))
     })?;
     let mut done = HashMap::new();
     for record::Numbered { line: line_no, record: r } in file.records {

@@ -82,3 +82,14 @@ pub fn json_lines(path: &Path) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
         .collect()
 }
+
+/// The contents of an SVG's `<text>` elements, trimmed, with `&amp;`, `&lt;` and `&gt;` decoded.
+pub fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..t.find("</text>")?];
+            Some(body.trim().replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
+        })
+        .collect()
+}
