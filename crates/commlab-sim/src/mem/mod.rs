@@ -395,7 +395,7 @@ impl Memory {
             }
             // Local protocol steps of software DSM (the requester is its own home).
             Some(sw) => self.run_software_handler(at_node, from, kind, line, requester, self.now + sw.handler_ps),
-            None => self.handle(at_node, from, kind, line, requester as usize),
+            None => self.handle(at_node, from, kind, line, requester),
         }
     }
 
