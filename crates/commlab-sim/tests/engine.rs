@@ -210,6 +210,28 @@ fn polled_messages_wait_for_a_poll() {
     );
 }
 
+#[test]
+fn a_processor_waiting_in_the_message_barrier_receives_by_polling() {
+    // P1 (interrupt mode) waits in the barrier while P0 computes, then sends it a message
+    // whose handler takes 200 cycles, then joins. P1 has nothing else to do, so it takes the
+    // message and the barrier release at the poll-dispatch cost, not with interrupts.
+    let p = prog(vec![costly], |x, id| {
+        x(Op::BeginTiming);
+        if id == 0 {
+            x(Op::Compute(5_000));
+            x(Op::Send(1, 0, vec![]));
+        }
+        x(Op::Barrier);
+    });
+    let sim = alewife(&[], Some(2));
+    let m = sim.config().msg.clone();
+    let out = sim.run(Arc::new(p)).unwrap();
+    assert_eq!(out.states[1], 1);
+    let p1 = &out.stats.procs[1];
+    let polled = (2 * m.poll_dispatch_cycles + 200) as f64;
+    assert!((p1.get(Category::MessageOverhead) - polled).abs() < 1e-6, "{p1:?}");
+}
+
 /// A hot spot: senders left of processor 11 (row 1 of the 8x4 mesh) flood it while its handler
 /// is slow; a probe from processor 10 to 12 passes through 11's router on the link the flood
 /// uses. When 11 stops draining, the probe is delayed although it does not go to 11.

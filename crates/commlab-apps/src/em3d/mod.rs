@@ -13,7 +13,8 @@
 //!   program sent, after one word naming the ghost slot), gathering each value by an indirect
 //!   load (its index from the send list, then the value) straight into the message; the
 //!   handler stores them into the reader's ghost copies; the reader waits until all its
-//!   ghosts of the phase have arrived. Receive by interrupt or by polling; message barrier.
+//!   ghosts of the phase have arrived. Receive by interrupt, or by polling: `mp-poll` polls
+//!   after every message it sends and receives while it waits; message barrier.
 //! - `bulk`: the owner gathers the values for each reader into a contiguous buffer (charged
 //!   `costs.bulk_copy_line` per cache line copied, as message overhead) and sends one DMA
 //!   message per reader per phase; the reader uses the payload in place as its ghost copies.
@@ -230,6 +231,11 @@ impl Em3d {
                     args.push(slot_word(kind, send.offset + c * self.per_message));
                     args.extend_from_slice(chunk);
                     node.send_am(send.dest, GHOSTS, &args);
+                    if self.variant == Variant::MpPoll {
+                        // Take arriving ghost values while sending, so they do not back up
+                        // into the network behind a processor that is busy sending.
+                        node.poll();
+                    }
                 }
             }
         }

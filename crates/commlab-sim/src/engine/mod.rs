@@ -282,7 +282,9 @@ impl<S> World<S> {
             self.msgs[*proc.inbox.front().expect("non-empty") as usize].as_ref().map(|r| r.target),
             Some(Target::Protocol { .. } | Target::Trap { .. })
         );
-        let interrupt = proc.mode == ReceiveMode::Interrupt || protocol;
+        // A processor waiting in the message barrier has nothing else to do: it polls.
+        let in_barrier = matches!(proc.main, MainState::Blocked { wait: Wait::Barrier(_), .. });
+        let interrupt = protocol || (proc.mode == ReceiveMode::Interrupt && !in_barrier);
         let allowed = match proc.main {
             MainState::Running => false,
             MainState::Timed { .. } => interrupt,

@@ -261,11 +261,11 @@ impl<'y, S> SimNode<'y, S> {
     }
 
     /// Enter the next barrier: its epoch, and this processor's parent and children in the
-    /// combining tree (shared by both barrier kinds).
-    fn enter_barrier(&mut self) -> (u64, Option<usize>, std::ops::Range<usize>) {
+    /// combining tree of fan-in `arity` (each barrier kind has its own).
+    fn enter_barrier(&mut self, arity: usize) -> (u64, Option<usize>, std::ops::Range<usize>) {
         let id = self.id;
         let w = self.w();
-        let (n, arity) = (w.procs.len(), w.cfg.msg.barrier_arity as usize);
+        let n = w.procs.len();
         let b = &mut w.procs[id].barrier;
         b.epoch += 1;
         let (parent, children) = msg::barrier_tree(id, n, arity);
@@ -275,7 +275,8 @@ impl<'y, S> SimNode<'y, S> {
     /// The message barrier: a combining tree of active messages.
     fn barrier_messages(&mut self) {
         let id = self.id;
-        let (epoch, parent, children) = self.enter_barrier();
+        let arity = self.w().cfg.msg.barrier_arity as usize;
+        let (epoch, parent, children) = self.enter_barrier(arity);
         let nchildren = children.len() as u64;
         while self.w().procs[id].barrier.arrivals < nchildren {
             self.block(Wait::Barrier(epoch), Category::Synchronization);
@@ -306,7 +307,8 @@ impl<'y, S> SimNode<'y, S> {
         };
         let counter = |p: usize| Addr(base + (2 * p as u64) * line_bytes);
         let flag = |p: usize| Addr(base + (2 * p as u64 + 1) * line_bytes);
-        let (epoch, parent, children) = self.enter_barrier();
+        let arity = self.w().cfg.mem.barrier_arity;
+        let (epoch, parent, children) = self.enter_barrier(arity);
         let nchildren = children.len() as u64;
         self.sync_depth += 1;
         if nchildren > 0 {

@@ -276,6 +276,8 @@ pub struct MemoryConfig {
     /// Remote sharers the directory tracks in hardware.
     pub hw_pointers: usize,
     pub prefetch_buffer_entries: usize,
+    /// Fan-in of the shared-memory combining-tree barrier.
+    pub barrier_arity: usize,
     /// A cache hit (`memory.hit_cycles`).
     pub hit_ps: u64,
     /// How far a processor may run ahead of the global clock on hits.
@@ -507,6 +509,7 @@ impl MachineConfig {
             ));
         }
         at_least("messaging.barrier_arity", m.barrier_arity, 2)?;
+        at_least("memory.barrier_arity", spec.memory.barrier_arity, 2)?;
         let mem = &spec.memory;
         if mem.line_bytes < 8 || !mem.line_bytes.is_power_of_two() {
             return Err(ConfigError::key(
@@ -593,6 +596,7 @@ impl MachineConfig {
             associativity: mem.associativity,
             hw_pointers: mem.hw_pointers as usize,
             prefetch_buffer_entries: mem.prefetch_buffer_entries as usize,
+            barrier_arity: mem.barrier_arity as usize,
             hit_ps: ps(mem.hit_cycles),
             max_run_ahead_ps: ps(mem.max_run_ahead_cycles),
             prefetch_issue_ps: ps(mem.prefetch_issue_cycles),

@@ -106,6 +106,10 @@ pub struct MessagingSpec {
     pub overhead_scale: f64,
 }
 
+fn default_sm_barrier_arity() -> u64 {
+    2
+}
+
 fn default_scale() -> f64 {
     1.0
 }
@@ -137,6 +141,10 @@ pub struct MemorySpec {
     pub prefetch_buffer_entries: u64,
     pub prefetch_issue_cycles: u64,
     pub max_run_ahead_cycles: u64,
+    /// Fan-in of the shared-memory combining-tree barrier (its own shape: the best
+    /// shared-memory and message barriers differ).
+    #[serde(default = "default_sm_barrier_arity")]
+    pub barrier_arity: u64,
     /// Latency-emulation knob: extra cycles before every remote miss's request leaves.
     #[serde(default)]
     pub remote_miss_delay_cycles: u64,
@@ -267,7 +275,16 @@ pub const KEYS: &[KeyDoc] = &[
         unit: "bytes",
         doc: "each DMA region is padded to a multiple of this (power of two, >= 8)",
     },
-    KeyDoc { key: "messaging.barrier_arity", unit: "children", doc: "fan-in of the message combining-tree barrier" },
+    KeyDoc {
+        key: "messaging.barrier_arity",
+        unit: "children",
+        doc: "fan-in of the message combining-tree barrier (a processor waiting in it receives by polling)",
+    },
+    KeyDoc {
+        key: "memory.barrier_arity",
+        unit: "children",
+        doc: "fan-in of the shared-memory combining-tree barrier (counters and flags homed at their processors); default 2",
+    },
     KeyDoc { key: "memory.model", unit: "hardware|software", doc: "coherence in hardware (directory controller) or in software (Blizzard-style fine-grain DSM, see [dsm])" },
     KeyDoc { key: "memory.line_bytes", unit: "bytes", doc: "cache line (coherence unit), a power of two >= 8" },
     KeyDoc { key: "memory.cache_bytes", unit: "bytes", doc: "per-processor cache size" },
