@@ -11,6 +11,7 @@ mod micro;
 mod params;
 mod registry;
 pub mod sparse;
+pub mod study;
 pub mod validate;
 
 pub use app::{AppError, AppInfo, AppResult, Check, ParamDoc};

@@ -21,6 +21,7 @@ mod machines;
 mod output;
 mod plot;
 mod record;
+mod reproduce;
 mod run;
 mod sweep;
 mod validate;
@@ -75,6 +76,8 @@ enum Command {
     /// Run a classic experiment (bisection, latency, overhead, aggregation, volume): results, summary, plots.
     #[command(long_about = experiment::LONG_ABOUT)]
     Experiment(experiment::ExperimentArgs),
+    /// Run a study's applications and check its published findings (exit 0 if all hold).
+    Reproduce(reproduce::ReproduceArgs),
     /// Measure every published primitive cost of a machine and compare (exit 0 if all within 10%).
     Validate {
         /// Preset name or path to a machine TOML file.
@@ -133,6 +136,7 @@ fn main() -> ExitCode {
         Command::Experiment(args) => experiment::run(args),
         Command::Bench { repeat, only, json } => bench::run(repeat, json, only.as_deref()),
         Command::Validate { machine, set, json } => validate::run(&machine, &set, json),
+        Command::Reproduce(args) => reproduce::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
