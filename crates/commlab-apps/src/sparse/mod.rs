@@ -11,19 +11,29 @@
 //! - [`partition`] (METIS k-way), [`colour`] (greedy multicolouring), [`colour_ordering`].
 //! - [`ichol0`], [`forward_solve`], [`backward_solve`], [`pcg`].
 
+mod coarsen;
 mod colour;
+mod compress;
 mod generate;
+mod graph;
 mod ichol;
 mod mtx;
 mod partition;
 mod pcg;
+mod refine;
+mod rsb;
+mod spectral;
 
-pub use colour::{colour, colour_ordering, ColourOrdering};
+pub use colour::{colour, colour_graph, colour_ordering, group_colour_ordering, ColourOrdering};
+pub use compress::{compress, Compression};
 pub use generate::fe_stiffness;
+pub use graph::WGraph;
 pub use ichol::{backward_solve, forward_solve, ichol0, LowerFactor};
 pub use mtx::{parse_matrix_market, read_matrix_market, MtxError, MtxErrorKind, MtxField, MtxInfo, MAX_ORDER};
-pub use partition::{edge_cut, partition};
+pub use partition::{edge_cut, natural, partition, partition_graph, Partitioner};
 pub use pcg::{pcg, PcgResult};
+pub use rsb::rsb;
+pub use spectral::fiedler;
 
 /// Symmetric matrix, both triangles stored, CSR; column indices strictly increasing within each
 /// row; every diagonal entry present (possibly as an explicit 0.0).
