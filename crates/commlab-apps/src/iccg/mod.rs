@@ -26,12 +26,12 @@
 //!    1e-8, functionally.
 //!
 //! Timed (the run's `cycles`): the forward triangular solve with the factor (`solves=both`:
-//! then the backward one too), distributed as in [`kernel`], each processor completing its
+//! then the backward one too), distributed as in `kernel.rs`, each processor completing its
 //! unknowns in the new numbering's order. The check compares the kernel's vectors, and the
 //! baseline's, with a sequential solve (relative difference at most 1e-10), and the PCG
 //! solution with a separate sequential PCG in the original numbering (at most 1e-10) whose
 //! residual must meet the tolerance. `counters.serial_cycles` is the time of one common
-//! sequential program ([`baseline`]) on one processor of the same machine, and
+//! sequential program (`baseline.rs`) on one processor of the same machine, and
 //! `counters.speedup` is that divided by this run's cycles, for every variant alike.
 
 mod baseline;

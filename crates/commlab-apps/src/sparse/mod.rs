@@ -2,13 +2,19 @@
 //!
 //! Everything here is plain, deterministic, single-threaded Rust with no simulator code: the
 //! ICCG application uses it to build its problem (read a Matrix Market file or generate a
-//! finite-element matrix), reorder it (METIS partition, greedy multicolouring), factor it
-//! (IC(0)) and check its answer (sequential triangular solves and PCG).
+//! finite-element matrix), compress, partition and reorder it, factor it (IC(0)) and check its
+//! answer (sequential triangular solves and PCG).
 //!
-//! - [`SymMatrix`]: symmetric CSR with both triangles stored.
+//! - [`SymMatrix`]: symmetric CSR with both triangles stored; [`WGraph`]: a graph with vertex
+//!   and edge weights (what colouring and partitioning work on).
 //! - [`read_matrix_market`] / [`parse_matrix_market`]: our own reader, for line-numbered errors.
 //! - [`fe_stiffness`]: 2-D/3-D finite-element matrices of any size.
-//! - [`partition`] (METIS k-way), [`colour`] (greedy multicolouring), [`colour_ordering`].
+//! - [`compress`]: groups of unknowns with identical rows and their quotient graph (BlockSolve95).
+//! - [`Partitioner`]: [`partition`]/[`partition_graph`] (METIS k-way), [`rsb`] (multilevel
+//!   recursive spectral bisection with KL refinement, as Chaco; built from `coarsen`,
+//!   `spectral` and `refine`), [`natural`] (blocks of the numbering).
+//! - [`colour`], [`colour_graph`] (greedy multicolouring), [`colour_ordering`],
+//!   [`group_colour_ordering`] (colour by colour, group by group).
 //! - [`ichol0`], [`forward_solve`], [`backward_solve`], [`pcg`].
 
 mod coarsen;
