@@ -149,7 +149,7 @@ fn choice(params: &Params, name: &str, valid: &[&'static str]) -> Result<&'stati
     valid.iter().copied().find(|v| *v == raw).ok_or_else(|| {
         let list = match valid {
             [a, b] => format!("`{a}` or `{b}`"),
-            _ => valid.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", "),
+            _ => format!("one of {}", valid.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")),
         };
         input(format!("--param {name}={raw}: iccg needs {list}"))
     })
