@@ -4,8 +4,9 @@
 /// One module so that `cargo test sparse` selects these tests.
 mod sparse_tests {
     use commlab_apps::sparse::{
-        colour, colour_ordering, edge_cut, fe_stiffness, ichol0, parse_matrix_market, partition, pcg,
-        read_matrix_market, MtxErrorKind, MtxField, SymMatrix,
+        colour, colour_graph, colour_ordering, compress, edge_cut, fe_stiffness, group_colour_ordering, ichol0,
+        invert_permutation, parse_matrix_market, partition, pcg, read_matrix_market, Compression, MtxErrorKind,
+        MtxField, Partitioner, SymMatrix,
     };
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -45,10 +46,16 @@ mod sparse_tests {
         rnorm / b.iter().map(|v| v * v).sum::<f64>().sqrt()
     }
 
-    /// Solves `A x = b` with IC(0)-PCG on the multicoloured permutation of `a` to 1e-8 and checks
-    /// the answer against the unpermuted matrix. Returns the iteration count.
-    fn solve_multicoloured(a: &SymMatrix, b: &[f64], max_iter: usize) -> usize {
-        let ord = colour_ordering(&colour(a));
+    /// Solves `A x = b` with IC(0)-PCG on the multicoloured permutation of `a` (of the scalar
+    /// graph, or with `compressed` of the identical-row groups' quotient graph) to 1e-8 and
+    /// checks the answer against the unpermuted matrix. Returns the iteration count.
+    fn solve_multicoloured(a: &SymMatrix, b: &[f64], max_iter: usize, compressed: bool) -> usize {
+        let ord = if compressed {
+            let groups = compress(a);
+            group_colour_ordering(&groups, &colour_graph(&groups.quotient(a)))
+        } else {
+            colour_ordering(&colour(a))
+        };
         let pa = a.permuted(&ord.new_of_old);
         let mut pb = vec![0.0; a.n];
         for (old, &new) in ord.new_of_old.iter().enumerate() {
@@ -153,7 +160,108 @@ mod sparse_tests {
         let a = load("bcsstk32.mtx.gz");
         let c = colour(&a);
         assert_proper_colouring(&a, &c);
-        println!("bcsstk32: {} colours", c.iter().max().unwrap() + 1);
+        let scalar = c.iter().max().unwrap() + 1;
+        // BCSSTK32 contains a 70-clique, so no colouring of the scalar graph has fewer colours.
+        assert!(scalar >= 70, "{scalar} scalar colours");
+        let groups = compress(&a);
+        let compressed = check_compressed_colouring(&a, &groups);
+        println!("bcsstk32: {scalar} colours scalar, {compressed} compressed ({} groups)", groups.groups());
+        // The study's BlockSolve95 colouring of the compressed graph had 37 colours.
+        assert!(compressed <= 40, "{compressed} colours on the compressed graph");
+    }
+
+    /// Checks the compression of `a` (a group's rows have one pattern; distinct groups, distinct
+    /// patterns), colours its quotient graph and checks that colouring and its ordering: no
+    /// quotient edge within a colour, and after renumbering each colour's diagonal block couples
+    /// only unknowns of one group, which are consecutive. Returns the number of colours.
+    fn check_compressed_colouring(a: &SymMatrix, groups: &Compression) -> usize {
+        let mut first_of_pattern = std::collections::BTreeMap::new();
+        for v in 0..a.n {
+            let g = groups.group_of[v];
+            assert_eq!(*first_of_pattern.entry(a.row(v).0.to_vec()).or_insert(g), g, "row {v}: grouping");
+        }
+        assert_eq!(first_of_pattern.len(), groups.groups(), "one group per distinct pattern");
+        let q = groups.quotient(a);
+        q.check().unwrap();
+        assert_eq!(q.total_vwgt(), a.n as u64);
+        let gc = colour_graph(&q);
+        for g in 0..q.n() {
+            assert!(q.edges(g).0.iter().all(|&h| gc[h as usize] != gc[g]), "group {g}: colour shared with a neighbour");
+        }
+        let ord = group_colour_ordering(groups, &gc);
+        let old_of_new = invert_permutation(&ord.new_of_old).unwrap();
+        let b = a.permuted(&ord.new_of_old);
+        for w in ord.colour_ptr.windows(2) {
+            for i in w[0]..w[1] {
+                for &j in b.row(i).0.iter().filter(|&&j| (j as usize) >= w[0] && (j as usize) < w[1]) {
+                    let (gi, gj) = (groups.group_of[old_of_new[i]], groups.group_of[old_of_new[j as usize]]);
+                    assert_eq!(gi, gj, "coupling between groups inside a colour block");
+                    assert!(i.abs_diff(j as usize) < groups.largest(), "a group's unknowns are consecutive");
+                }
+            }
+        }
+        ord.colour_ptr.len() - 1
+    }
+
+    #[test]
+    fn compressed_colourings_of_the_small_matrices() {
+        // Study (BlockSolve95): 1138_bus 5, can_1072 7, bcspwr10 4 colours. Greedy on the
+        // quotient graph may use more; it can use no more than (max quotient degree + 1).
+        for name in ["1138_bus.mtx", "can_1072.mtx", "bcspwr10.mtx"] {
+            let a = load(name);
+            let groups = compress(&a);
+            let n = check_compressed_colouring(&a, &groups);
+            let scalar = colour(&a).iter().max().unwrap() + 1;
+            let q = groups.quotient(&a);
+            let max_degree = (0..q.n()).map(|g| q.edges(g).0.len()).max().unwrap();
+            println!("{name}: {} groups, {n} colours compressed, {scalar} scalar", groups.groups());
+            assert!(n <= max_degree + 1);
+        }
+        // Scalar FE grids have no two identical rows (k >= 2): compression changes nothing and
+        // they keep the classic 4 (2-D, 9-point) and 8 (3-D, 27-point) colours.
+        for (dim, k, classic) in [(2, 30, 4), (3, 10, 8)] {
+            let a = fe_stiffness(dim, k).unwrap();
+            let groups = compress(&a);
+            assert_eq!(groups, Compression::singletons(a.n));
+            assert_eq!(check_compressed_colouring(&a, &groups), classic);
+        }
+    }
+
+    #[test]
+    fn partitioners_on_the_compressed_bcsstk32_and_small_matrices() {
+        let parts = 32;
+        for name in ["bcsstk32.mtx.gz", "1138_bus.mtx", "bcspwr10.mtx"] {
+            let a = load(name);
+            let groups = compress(&a);
+            let q = groups.quotient(&a);
+            let mut rng = ChaCha8Rng::seed_from_u64(11);
+            let random: Vec<usize> = (0..q.n()).map(|_| rng.random_range(0..parts)).collect();
+            let mut cuts = Vec::new();
+            for p in [Partitioner::Rsb, Partitioner::Metis, Partitioner::Natural] {
+                let start = Instant::now();
+                let part = p.partition(&q, parts).unwrap();
+                let secs = start.elapsed().as_secs_f64();
+                assert_eq!(part, p.partition(&q, parts).unwrap(), "{name} {p:?}: deterministic");
+                let mut w = vec![0u64; parts];
+                for (g, &x) in part.iter().enumerate() {
+                    w[x] += q.vwgt[g];
+                }
+                let ideal = a.n as f64 / parts as f64;
+                let imbalance = *w.iter().max().unwrap() as f64 / ideal;
+                let cut = q.cut(&part);
+                println!("{name} {p:?}: cut {cut} (random {}), imbalance {imbalance:.3}, {secs:.3} s", q.cut(&random));
+                assert!(w.iter().all(|&x| x > 0), "{name} {p:?}: empty part");
+                assert!(imbalance <= 1.1, "{name} {p:?}: imbalance {imbalance:.3} {w:?}");
+                cuts.push(cut);
+            }
+            let (rsb, metis, natural) = (cuts[0], cuts[1], cuts[2]);
+            // Both graph partitioners beat blocks of the numbering and a random assignment by
+            // far; multilevel RSB+KL is in METIS's league (Chaco and METIS papers: within tens of
+            // percent of each other).
+            assert!(rsb < natural && metis < natural, "{name}: {cuts:?}");
+            assert!(4 * rsb < q.cut(&random), "{name}: rsb {rsb}");
+            assert!(2 * rsb < 3 * metis, "{name}: rsb {rsb} vs metis {metis}");
+        }
     }
 
     #[test]
@@ -192,7 +300,7 @@ mod sparse_tests {
             let l = ichol0(&a).unwrap();
             let natural = pcg(&a, &b, |r, z| l.apply(r, z), 1e-8, a.n);
             assert!(natural.converged && rel_residual(&a, &b, &natural.x) <= 1.0001e-8);
-            let coloured = solve_multicoloured(&a, &b, a.n);
+            let coloured = solve_multicoloured(&a, &b, a.n, false);
             println!(
                 "FE {dim}-D k={k} n={}: CG {plain} its, IC(0) natural {} its, IC(0) multicolour {coloured} its",
                 a.n, natural.iterations
@@ -213,10 +321,13 @@ mod sparse_tests {
             ("bcsstk32", load("bcsstk32.mtx.gz"), 2000),
         ] {
             let b = rough_rhs(&a);
-            let its = solve_multicoloured(&a, &b, max_iter);
+            let its = solve_multicoloured(&a, &b, max_iter, false);
+            let compressed = solve_multicoloured(&a, &b, max_iter, true);
             let plain = solve_plain(&a, &b, 20_000);
-            println!("{name}: IC(0) multicolour {its} iterations, plain CG {plain}");
-            assert!(its < plain, "{name}: IC(0) {its} vs plain {plain}");
+            println!(
+                "{name}: IC(0) multicolour {its} iterations, compressed multicolour {compressed}, plain CG {plain}"
+            );
+            assert!(its < plain && compressed < plain, "{name}: IC(0) {its}/{compressed} vs plain {plain}");
         }
     }
 

@@ -1,5 +1,5 @@
-//! The timed ICCG kernel: one forward and one backward triangular solve, distributed as a DAG
-//! (see [`super::dag`]), in every communication variant.
+//! The timed ICCG kernel: the forward triangular solve (and with `solves=both` the backward
+//! one after it), distributed as a DAG (see [`super::dag`]), in every communication variant.
 //!
 //! Each processor completes its nodes in order. A node waits until its presence counter
 //! reaches zero (every incoming edge has arrived), computes its value, then sends
@@ -10,7 +10,15 @@
 //!   record's lock with a read-modify-write (test-and-set on the lock bit, spinning in its
 //!   cache while it is held), subtracts its contribution, and decrements the counter and
 //!   releases the lock with one store. The consumer spins on its control word until it reads
-//!   zero. `sm-pf` also write-prefetches the record two out-edges ahead.
+//!   zero. `sm-pf` adds the study's two write-prefetches two nodes ahead: when a processor is
+//!   about to compute the node at position `k` of its order (its inputs have arrived), it
+//!   write-prefetches the records of the first two out-edge targets of the node at position
+//!   `k + 2` that are owned by other processors. Local targets are skipped, as the
+//!   programmer who wrote the variant would: the code knows the partition (it is what decides
+//!   local versus remote in every variant), a local record's miss is a local miss that a
+//!   prefetch barely hides, and each prefetch costs an issue slot and a prefetch-buffer entry
+//!   that a remote record needs more. The first two nodes of an order get no prefetch (no
+//!   prologue), and a node with fewer than two remote targets gets fewer prefetches.
 //! - `mp-int` / `mp-poll`: one active message per non-local edge; the handler subtracts the
 //!   contribution and decrements the counter. Polling processors poll after every node.
 //! - `buffer-N`: non-local edges are buffered per destination processor (charged
@@ -80,8 +88,8 @@ impl Variant {
     }
 }
 
-/// Private state of one processor. Index 0 is the forward solve, 1 the backward; node
-/// vectors are indexed by the node's local index on its owner.
+/// Private state of one processor. Index 0 is the forward solve, 1 the backward (run only with
+/// `solves=both`); node vectors are indexed by the node's local index on its owner.
 pub struct State {
     /// Accumulated right-hand side minus the contributions received so far (message variants).
     acc: [Vec<f64>; 2],
@@ -115,6 +123,8 @@ pub struct Kernel {
     pub record_owners: Vec<usize>,
     pub max_args: usize,
     pub costs: Costs,
+    /// Solves timed: 1 (forward) or 2 (forward, then backward).
+    pub solves: usize,
 }
 
 /// Word 0 of a message: solve (bit 0) and a count or local index above it.
@@ -264,24 +274,22 @@ impl Kernel {
     fn solve_sm<N: Node<State = State>>(&self, node: &mut N, phase: usize, base: Addr) {
         let me = node.id();
         let dag = &self.dags[phase];
+        let order = &dag.order[me];
         let (edge_cost, node_cost) = (self.costs.edge, self.costs.node);
         let prefetch = self.variant == Variant::SmPrefetch;
-        // The out-edge targets of this processor's nodes, in the order it will update them.
-        let stream: Vec<u32> = if prefetch {
-            dag.order[me]
-                .iter()
-                .flat_map(|&v| dag.out_dst[dag.out_ptr[v as usize]..dag.out_ptr[v as usize + 1]].iter().copied())
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let mut k = 0;
-        for &v in &dag.order[me] {
+        for (k, &v) in order.iter().enumerate() {
             let (v, lv) = (v as usize, self.local[v as usize] as usize);
             let ctrl = self.layout_addr(base, v, 1);
             let t = node.now_cycles();
             node.spin_until("iccg node inputs (presence counter)", ctrl, |c| c == 0);
             let waited = node.now_cycles() - t;
+            if prefetch {
+                if let Some(&ahead) = order.get(k + 2) {
+                    for dst in self.remote_targets(phase, ahead as usize, me).take(2) {
+                        node.prefetch_write(self.layout_addr(base, dst, 1));
+                    }
+                }
+            }
             let sum = node.load_f64(self.layout_addr(base, v, 0));
             let x = node.state(|s| {
                 s.idle_cycles += waited;
@@ -292,15 +300,21 @@ impl Kernel {
             });
             node.compute(node_cost);
             for e in dag.out_ptr[v]..dag.out_ptr[v + 1] {
-                if prefetch && k + 2 < stream.len() {
-                    node.prefetch_write(self.layout_addr(base, stream[k + 2] as usize, 1));
-                }
-                k += 1;
                 let dst = dag.out_dst[e] as usize;
                 node.compute(edge_cost);
                 self.producer_update(node, base, dst, dag.out_coef[e] * x);
             }
         }
+    }
+
+    /// Out-edge targets of `v` in solve `phase` owned by a processor other than `me`, in
+    /// out-edge order.
+    fn remote_targets(&self, phase: usize, v: usize, me: usize) -> impl Iterator<Item = usize> + '_ {
+        let dag = &self.dags[phase];
+        dag.out_dst[dag.out_ptr[v]..dag.out_ptr[v + 1]]
+            .iter()
+            .map(|&d| d as usize)
+            .filter(move |&d| self.owner[d] as usize != me)
     }
 
     /// Add `w` to a consumer's record and decrement its counter under the record's lock.
@@ -351,8 +365,9 @@ impl Program for Kernel {
     fn main<N: Node<State = State>>(&self, node: &mut N) {
         if self.variant.shared_memory() {
             let me = node.id();
-            let records =
-                [0, 1].map(|_| node.alloc_shared(self.record_words, Placement::Owners(self.record_owners.clone())));
+            let records: Vec<Addr> = (0..self.solves)
+                .map(|_| node.alloc_shared(self.record_words, Placement::Owners(self.record_owners.clone())))
+                .collect();
             // Set-up (untimed): each owner writes its records: no contribution yet, and the
             // presence counter.
             for (phase, &base) in records.iter().enumerate() {
@@ -370,7 +385,7 @@ impl Program for Kernel {
         } else {
             node.barrier();
             node.begin_timing();
-            for phase in 0..2 {
+            for phase in 0..self.solves {
                 self.solve_mp(node, phase);
                 node.barrier();
             }

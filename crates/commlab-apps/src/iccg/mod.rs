@@ -1,27 +1,47 @@
 //! `iccg`: conjugate gradient preconditioned by incomplete Cholesky, whose parallel kernel is
 //! the sparse triangular solve as a DAG.
 //!
-//! Pipeline (untimed, done once per matrix and processor count and shared by the variants of
-//! one command): read a Matrix Market file (`--param matrix=PATH`) or generate a
-//! finite-element matrix ([`crate::sparse::fe_stiffness`]); partition the matrix graph onto the
-//! processors with METIS; colour it greedily and number the nodes colour by colour; factor the
-//! reordered matrix with IC(0); solve `A x = b` (`b = A x_true` for a fixed uneven `x_true`) with PCG to a relative
-//! residual of 1e-8, functionally.
+//! Pipeline (untimed, done once per matrix, parameters and processor count, and shared by the
+//! variants of one command), as the Alewife study (Chong et al., HPCA 1998) prepared it with
+//! BlockSolve95 and Chaco:
+//! 1. Read a Matrix Market file (`--param matrix=PATH`) or generate a finite-element matrix
+//!    ([`crate::sparse::fe_stiffness`]).
+//! 2. Compress (`compress=on`, the default): group the unknowns whose rows have identical
+//!    patterns ([`crate::sparse::compress`]; `off`: every unknown its own group), giving the
+//!    quotient graph whose vertices weigh their group's size and whose edges weigh the scalar
+//!    edges they stand for.
+//! 3. Partition the quotient graph onto the processors (`partition=rsb`, the default:
+//!    multilevel recursive spectral bisection with KL refinement as Chaco does it, which the
+//!    study used; `metis`; or `natural`: contiguous blocks of the original numbering, groups
+//!    whole). A group's unknowns all go to its group's processor.
+//! 4. Colour the quotient graph greedily (groups in order of their smallest unknown, each
+//!    taking the smallest colour none of its lower-numbered neighbours has) and renumber the
+//!    unknowns colour by colour; within a colour, group by group (in order of smallest
+//!    unknown); within a group, its unknowns consecutively in increasing original order
+//!    ([`crate::sparse::group_colour_ordering`]). `counters.colours` is this colouring's count.
+//!    A colour's diagonal block is then block diagonal, one dense block per group, so the
+//!    unknowns of a group depend on each other in a chain, on one processor.
+//! 5. Factor the reordered matrix with IC(0) (scalar, the pattern of `A`), and solve
+//!    `A x = b` (`b = A x_true` for a fixed uneven `x_true`) with PCG to a relative residual of
+//!    1e-8, functionally.
 //!
-//! Timed (the run's `cycles`): one forward and one backward triangular solve with the
-//! factor, distributed as in [`kernel`]. The check compares the kernel's vectors with a
-//! sequential solve (relative difference at most 1e-10), and the PCG solution with a separate
-//! sequential PCG in the original numbering (at most 1e-10) whose residual must meet the
-//! tolerance. `counters.speedup` is the same kernel's time on one processor of the same
-//! machine divided by its time here.
+//! Timed (the run's `cycles`): the forward triangular solve with the factor (`solves=both`:
+//! then the backward one too), distributed as in `kernel.rs`, each processor completing its
+//! unknowns in the new numbering's order. The check compares the kernel's vectors, and the
+//! baseline's, with a sequential solve (relative difference at most 1e-10), and the PCG
+//! solution with a separate sequential PCG in the original numbering (at most 1e-10) whose
+//! residual must meet the tolerance. `counters.serial_cycles` is the time of one common
+//! sequential program (`baseline.rs`) on one processor of the same machine, and
+//! `counters.speedup` is that divided by this run's cycles, for every variant alike.
 
+mod baseline;
 mod dag;
 mod kernel;
 
 use crate::app::ParamDoc;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
 use crate::params::Params;
-use crate::sparse::{self, LowerFactor, SymMatrix};
+use crate::sparse::{self, Compression, LowerFactor, Partitioner, SymMatrix};
 use commlab_api::Backend;
 use dag::{Dag, Direction};
 use kernel::{Costs, Kernel, Variant};
@@ -53,6 +73,21 @@ pub const INFO: AppInfo = AppInfo {
             default: "40",
             doc: "generated matrix: elements per side ((k+1)^dim unknowns)",
         },
+        ParamDoc {
+            name: "compress",
+            default: "on",
+            doc: "`on`: group unknowns with identical rows before colouring and partitioning (BlockSolve95); `off`: scalar graph",
+        },
+        ParamDoc {
+            name: "partition",
+            default: "rsb",
+            doc: "`rsb`: multilevel recursive spectral bisection with KL (Chaco, as the study); `metis`; `natural`: contiguous blocks of the original numbering",
+        },
+        ParamDoc {
+            name: "solves",
+            default: "forward",
+            doc: "triangular solves timed: `forward` (as the study) or `both` (forward, then backward)",
+        },
     ],
 };
 
@@ -70,6 +105,12 @@ struct Prepared {
     n: usize,
     nnz: usize,
     colours: usize,
+    /// Groups of the compression and the largest group's size.
+    groups: usize,
+    largest_group: usize,
+    /// Largest processor's unknowns over the mean.
+    imbalance: f64,
+    partitioner: &'static str,
     /// The factor of the reordered matrix.
     l: LowerFactor,
     /// Owner of every node (new numbering).
@@ -100,6 +141,23 @@ fn cache_slot() -> MutexGuard<'static, Option<(CacheKey, Arc<Prepared>)>> {
 
 fn input(e: impl std::fmt::Display) -> AppError {
     AppError::Input(e.to_string())
+}
+
+/// The value of parameter `name`, which must be one of `valid`.
+fn choice(params: &Params, name: &str, valid: &[&'static str]) -> Result<&'static str, AppError> {
+    let raw = params.resolved()[name].clone();
+    valid.iter().copied().find(|v| *v == raw).ok_or_else(|| {
+        let list = match valid {
+            [a, b] => format!("`{a}` or `{b}`"),
+            _ => format!("one of {}", valid.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")),
+        };
+        input(format!("--param {name}={raw}: iccg needs {list}"))
+    })
+}
+
+/// Number of triangular solves timed (`--param solves`).
+fn solves_of(params: &Params) -> Result<usize, AppError> {
+    Ok(if choice(params, "solves", &["forward", "both"])? == "forward" { 1 } else { 2 })
 }
 
 /// Largest `|a - b|` relative to the largest `|b|` (NaN counts as infinitely wrong).
@@ -144,20 +202,56 @@ fn load_matrix(params: &Params) -> Result<(SymMatrix, String, bool), AppError> {
 }
 
 fn prepare(params: &Params, procs: usize) -> Result<Arc<Prepared>, AppError> {
-    let key: CacheKey = (format!("{:?}", params.resolved()), procs);
+    // Everything but the number of solves timed shapes the prepared problem.
+    let mut shaping = params.resolved();
+    shaping.remove("solves");
+    let key: CacheKey = (format!("{shaping:?}"), procs);
     if let Some((k, p)) = cache_slot().as_ref() {
         if *k == key {
             return Ok(Arc::clone(p));
         }
     }
     let (a, describe, pattern) = load_matrix(params)?;
+    let prepared = Arc::new(prepare_matrix(a, describe, pattern, params, procs)?);
+    *cache_slot() = Some((key, Arc::clone(&prepared)));
+    Ok(prepared)
+}
+
+/// The untimed pipeline on a loaded matrix (see the module documentation).
+fn prepare_matrix(
+    a: SymMatrix,
+    describe: String,
+    pattern: bool,
+    params: &Params,
+    procs: usize,
+) -> Result<Prepared, AppError> {
     let n = a.n;
     if n < procs {
         return Err(input(format!("the matrix has order {n}, fewer rows than the {procs} processors")));
     }
-    let part = sparse::partition(&a, procs).map_err(|e| AppError::Run(format!("partitioning: {e}")))?;
-    let colours = sparse::colour(&a);
-    let ordering = sparse::colour_ordering(&colours);
+    let groups = if choice(params, "compress", &["on", "off"])? == "on" {
+        sparse::compress(&a)
+    } else {
+        Compression::singletons(n)
+    };
+    let partitioner = Partitioner::from_name(choice(params, "partition", &Partitioner::NAMES)?)
+        .expect("every listed partitioner has a name");
+    let quotient = groups.quotient(&a);
+    if quotient.n() < procs {
+        return Err(input(format!(
+            "--param compress=on: the matrix's {} unknowns form only {} groups of identical rows, fewer than the {procs} processors (try --param compress=off)",
+            n,
+            quotient.n()
+        )));
+    }
+    let group_part =
+        partitioner.partition(&quotient, procs).map_err(|e| AppError::Run(format!("partitioning: {e}")))?;
+    let part: Vec<usize> = groups.group_of.iter().map(|&g| group_part[g as usize]).collect();
+    let mut sizes = vec![0usize; procs];
+    part.iter().for_each(|&q| sizes[q] += 1);
+    let imbalance = sizes.iter().copied().max().unwrap_or(0) as f64 * procs as f64 / n as f64;
+    let group_colours = sparse::colour_graph(&quotient);
+    let ordering = sparse::group_colour_ordering(&groups, &group_colours);
     let new_of_old = &ordering.new_of_old;
     let ap = a.permuted(new_of_old);
     let l = sparse::ichol0(&ap).map_err(|e| {
@@ -210,12 +304,16 @@ fn prepare(params: &Params, procs: usize) -> Result<Arc<Prepared>, AppError> {
     }
     let pcg_difference = rel_diff(&x_back, &sequential.x);
     let pcg_ok = reordered.converged && compare.converged && sequential.converged && pcg_difference <= TOLERANCE;
-    let prepared = Arc::new(Prepared {
+    Ok(Prepared {
         describe,
         pattern,
         n,
         nnz: a.nnz(),
         colours: ordering.colour_ptr.len() - 1,
+        groups: groups.groups(),
+        largest_group: groups.largest(),
+        imbalance,
+        partitioner: partitioner.name(),
         l,
         owner,
         rhs,
@@ -225,21 +323,20 @@ fn prepare(params: &Params, procs: usize) -> Result<Arc<Prepared>, AppError> {
         pcg_rel_residual: reordered.rel_residual,
         pcg_difference,
         pcg_ok,
-    });
-    *cache_slot() = Some((key, Arc::clone(&prepared)));
-    Ok(prepared)
+    })
 }
 
-/// The kernel for `variant` with nodes owned as `owner` says, on `procs` processors.
+/// The kernel for `variant` with the prepared partition on `procs` processors.
 fn build_kernel(
     p: &Prepared,
-    owner: Vec<u32>,
     procs: usize,
     variant: Variant,
     max_args: usize,
     line_bytes: usize,
     costs: Costs,
+    solves: usize,
 ) -> Kernel {
+    let owner = p.owner.clone();
     let owner_usize: Vec<usize> = owner.iter().map(|&o| o as usize).collect();
     let dags = [Direction::Forward, Direction::Backward].map(|d| Dag::new(&p.l, &owner_usize, procs, d));
     let mut local = vec![0u32; p.n];
@@ -271,6 +368,7 @@ fn build_kernel(
         record_owners,
         max_args,
         costs,
+        solves,
     }
 }
 
@@ -285,13 +383,14 @@ pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Resu
         ));
     }
     let costs = Costs::of(backend)?;
-    let kernel = Arc::new(build_kernel(&p, p.owner.clone(), procs, variant, max_args, line_bytes, costs));
+    let solves = solves_of(params)?;
+    let kernel = Arc::new(build_kernel(&p, procs, variant, max_args, line_bytes, costs, solves));
     let out = backend.run(Arc::clone(&kernel)).map_err(run_err)?;
 
-    // One processor of the same machine, same variant: the speedup's baseline.
+    // The speedup's baseline: one sequential program, the same for every variant.
     let one = backend.with_nprocs(1).map_err(run_err)?;
-    let serial = Arc::new(build_kernel(&p, vec![0; p.n], 1, variant, max_args, line_bytes, costs));
-    let serial_cycles = one.run(serial).map_err(run_err)?.stats.cycles;
+    let serial = one.run(Arc::new(baseline::Baseline::new(&p.l, &p.rhs, solves, costs))).map_err(run_err)?;
+    let serial_cycles = serial.stats.cycles;
 
     // Gather the distributed results into the new numbering and check them.
     let mut y = vec![f64::NAN; p.n];
@@ -302,8 +401,12 @@ pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Resu
             x[v as usize] = out.states[q].result[1][i];
         }
     }
-    let (ey, ex) = (rel_diff(&y, &p.y_ref), rel_diff(&x, &p.x_ref));
-    let kernel_error = ey.max(ex);
+    let both = solves == 2;
+    let ey = rel_diff(&y, &p.y_ref);
+    let ex = if both { rel_diff(&x, &p.x_ref) } else { 0.0 };
+    let [sy, sx] = &serial.states[0].result;
+    let eb = rel_diff(sy, &p.y_ref).max(if both { rel_diff(sx, &p.x_ref) } else { 0.0 });
+    let kernel_error = ey.max(ex).max(eb);
     let ok = kernel_error <= TOLERANCE && p.pcg_ok;
     let max_error = kernel_error.max(p.pcg_difference);
 
@@ -322,6 +425,9 @@ pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Resu
     counters.insert("matrix_order".into(), p.n as f64);
     counters.insert("matrix_nonzeros".into(), p.nnz as f64);
     counters.insert("colours".into(), p.colours as f64);
+    counters.insert("groups".into(), p.groups as f64);
+    counters.insert("largest_group".into(), p.largest_group as f64);
+    counters.insert("partition_imbalance".into(), p.imbalance);
     counters.insert("dag_edges".into(), edges as f64);
     counters.insert("nonlocal_edge_fraction".into(), nonlocal as f64 / edges.max(1) as f64);
     counters.insert("serial_cycles".into(), serial_cycles);
@@ -333,16 +439,20 @@ pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Resu
     counters.insert("edges_sent".into(), edges_sent);
     counters.insert("edges_received".into(), sum(|s| s.edges_received as f64));
     counters.insert("edges_per_message".into(), if messages > 0.0 { edges_sent / messages } else { 0.0 });
-    counters.insert("idle_cycles_per_node".into(), sum(|s| s.idle_cycles) / (2 * p.n) as f64);
+    counters.insert("idle_cycles_per_node".into(), sum(|s| s.idle_cycles) / (solves * p.n) as f64);
     counters.insert("pattern_values".into(), if p.pattern { 1.0 } else { 0.0 });
     let check = Check {
         ok,
         max_error,
         detail: format!(
-            "{}: order {}, {} colours; forward/backward solve vs sequential: {ey:.1e}/{ex:.1e}; PCG {} iterations to {:.1e}; solution vs sequential PCG (both to {COMPARE_RTOL:.0e}): {:.1e} (limits 1e-10){}",
+            "{}: order {}, {} groups, {} colours, partition {}; {} vs sequential: {}, baseline {eb:.1e}; PCG {} iterations to {:.1e}; solution vs sequential PCG (both to {COMPARE_RTOL:.0e}): {:.1e} (limits 1e-10){}",
             p.describe,
             p.n,
+            p.groups,
             p.colours,
+            p.partitioner,
+            if both { "forward/backward solve" } else { "forward solve" },
+            if both { format!("{ey:.1e}/{ex:.1e}") } else { format!("{ey:.1e}") },
             p.pcg_iterations,
             p.pcg_rel_residual,
             p.pcg_difference,
@@ -370,5 +480,54 @@ mod tests {
         let first = prepare(&params, 4).expect("prepares despite the poisoned lock");
         let again = prepare(&params, 4).unwrap();
         assert!(Arc::ptr_eq(&first, &again), "the second call is served from the cache");
+    }
+
+    /// A 2-D FE grid with 3 unknowns per node (as an elasticity model has): unknown `3p + d` of
+    /// node `p` couples to every unknown of every node `p` couples to.
+    fn three_unknowns_per_node(k: usize) -> SymMatrix {
+        let s = sparse::fe_stiffness(2, k).unwrap();
+        let mut t = Vec::new();
+        for i in 0..s.n {
+            for &j in s.row(i).0.iter().filter(|&&j| j as usize <= i) {
+                for a in 0..3 {
+                    for b in 0..3 {
+                        let (r, c) = (3 * i + a, 3 * j as usize + b);
+                        if r >= c && (i != j as usize || a >= b) {
+                            t.push((r, c, 1.0));
+                        }
+                    }
+                }
+            }
+        }
+        SymMatrix::from_triplets(3 * s.n, &t).unwrap().with_laplacian_values()
+    }
+
+    #[test]
+    fn compression_colours_the_nodes_and_keeps_each_nodes_unknowns_on_one_processor() {
+        let procs = 4;
+        for partition in Partitioner::NAMES {
+            let a = three_unknowns_per_node(6);
+            let on = Params::parse(&INFO, &[format!("partition={partition}")]).unwrap();
+            let p = prepare_matrix(a.clone(), "test".into(), true, &on, procs).unwrap();
+            assert!(p.pcg_ok, "{partition}: PCG with the compressed ordering");
+            assert_eq!((p.groups, p.largest_group), (49, 3));
+            // The quotient is the 9-point grid: its classic 4 colours.
+            assert_eq!(p.colours, 4, "{partition}");
+            // Groups are whole within colours, so new indices 3m..3m+3 are one node's unknowns:
+            // on one processor, and coupled to each other (a dense triangle in L).
+            for m in 0..p.n / 3 {
+                let o = p.owner[3 * m];
+                assert!(p.owner[3 * m + 1] == o && p.owner[3 * m + 2] == o, "{partition}: node {m} split");
+                for (r, c) in [(3 * m + 1, 3 * m), (3 * m + 2, 3 * m), (3 * m + 2, 3 * m + 1)] {
+                    assert!(p.l.row(r).0.contains(&(c as u32)), "{partition}: L[{r}][{c}] missing");
+                }
+            }
+            let off = Params::parse(&INFO, &[format!("partition={partition}"), "compress=off".into()]).unwrap();
+            let q = prepare_matrix(a, "test".into(), true, &off, procs).unwrap();
+            assert!(q.pcg_ok);
+            // An element's 4 nodes x 3 unknowns form a 12-clique of the scalar graph.
+            assert!(q.colours >= 12, "{partition}: {} scalar colours", q.colours);
+            assert_eq!(q.groups, q.n);
+        }
     }
 }

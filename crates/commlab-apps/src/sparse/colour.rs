@@ -1,6 +1,6 @@
 //! Greedy multicolouring, so that the unknowns of one colour can be eliminated in parallel.
 
-use super::SymMatrix;
+use super::{Compression, SymMatrix, WGraph};
 
 /// Greedy multicolouring of the matrix graph (an edge joins `i != j` whenever entry `(i, j)` is
 /// stored, even as an explicit zero). Nodes are visited in index order `0..n`; node `i` gets the
@@ -25,6 +25,50 @@ pub fn colour(a: &SymMatrix) -> Vec<u32> {
         colours[i] = (0..).find(|&c| taken.get(c).is_none_or(|&t| t != i + 1)).unwrap_or(0) as u32;
     }
     colours
+}
+
+/// Greedy colouring of a graph, as [`colour`] does a matrix graph: vertices in index order,
+/// each taking the smallest colour no lower-numbered neighbour has. Weights are ignored.
+pub fn colour_graph(g: &WGraph) -> Vec<u32> {
+    let mut colours = vec![0u32; g.n()];
+    let mut taken: Vec<usize> = Vec::new();
+    for v in 0..g.n() {
+        for &u in g.edges(v).0.iter().filter(|&&u| (u as usize) < v) {
+            let c = colours[u as usize] as usize;
+            if c >= taken.len() {
+                taken.resize(c + 1, 0);
+            }
+            taken[c] = v + 1;
+        }
+        colours[v] = (0..).find(|&c| taken.get(c).is_none_or(|&t| t != v + 1)).unwrap_or(0) as u32;
+    }
+    colours
+}
+
+/// The colour-by-colour ordering of a colouring of the groups of a compression (the
+/// BlockSolve95 numbering): colours in increasing order; within a colour, its groups in
+/// increasing order of their smallest member; within a group, its members consecutively in
+/// increasing order. Every unknown has its group's colour, so a colour's diagonal block is
+/// block diagonal with a dense block per group (a group is a clique); with singleton groups
+/// this is [`colour_ordering`].
+pub fn group_colour_ordering(groups: &Compression, group_colour: &[u32]) -> ColourOrdering {
+    let ncolours = group_colour.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
+    let mut colour_ptr = vec![0usize; ncolours + 1];
+    for (g, &c) in group_colour.iter().enumerate() {
+        colour_ptr[c as usize + 1] += groups.members_of(g).len();
+    }
+    for c in 0..ncolours {
+        colour_ptr[c + 1] += colour_ptr[c];
+    }
+    let mut next = colour_ptr.clone();
+    let mut new_of_old = vec![0usize; groups.group_of.len()];
+    for (g, &c) in group_colour.iter().enumerate() {
+        for &v in groups.members_of(g) {
+            new_of_old[v as usize] = next[c as usize];
+            next[c as usize] += 1;
+        }
+    }
+    ColourOrdering { new_of_old, colour_ptr }
 }
 
 /// The colour-by-colour ordering of a colouring: see [`colour_ordering`].

@@ -1,6 +1,8 @@
-//! Graph partitioning of a matrix by METIS (the vendored copy built by the `metis` crate).
+//! Graph partitioners: the choice among them, METIS (the vendored copy built by the `metis`
+//! crate), contiguous blocks of the numbering, and ([`super::rsb`]) multilevel recursive
+//! spectral bisection.
 
-use super::SymMatrix;
+use super::{SymMatrix, WGraph};
 use std::sync::Mutex;
 
 /// METIS keeps its random-number state in C globals (GKlib's `random.c`), so two calls running
@@ -9,6 +11,75 @@ static METIS_LOCK: Mutex<()> = Mutex::new(());
 
 /// METIS seed, fixed so that partitions are reproducible.
 const METIS_SEED: i32 = 1;
+
+/// A graph partitioner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Partitioner {
+    /// METIS k-way ([`partition_graph`]).
+    Metis,
+    /// Multilevel recursive spectral bisection with KL refinement, as Chaco ([`super::rsb`]).
+    Rsb,
+    /// Contiguous blocks of the vertex numbering ([`natural`]).
+    Natural,
+}
+
+impl Partitioner {
+    /// Names accepted by [`Partitioner::from_name`], in documentation order.
+    pub const NAMES: [&'static str; 3] = ["metis", "rsb", "natural"];
+
+    pub fn from_name(name: &str) -> Option<Partitioner> {
+        match name {
+            "metis" => Some(Partitioner::Metis),
+            "rsb" => Some(Partitioner::Rsb),
+            "natural" => Some(Partitioner::Natural),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Partitioner::Metis => "metis",
+            Partitioner::Rsb => "rsb",
+            Partitioner::Natural => "natural",
+        }
+    }
+
+    /// The part (`0..nparts`) of every vertex of `g`, balancing vertex weight and keeping the
+    /// cut edge weight small (except `natural`, which only balances). `nparts` must be in
+    /// `1..=n`. A part may stay empty only when vertex weights make it unavoidable.
+    pub fn partition(self, g: &WGraph, nparts: usize) -> Result<Vec<usize>, String> {
+        let n = g.n();
+        if nparts == 0 {
+            return Err("partition: nparts must be at least 1".into());
+        }
+        if nparts > n {
+            return Err(format!(
+                "partition: {nparts} parts requested for only {n} vertices (at most one part per vertex)"
+            ));
+        }
+        match self {
+            Partitioner::Metis => partition_graph(g, nparts),
+            Partitioner::Rsb => Ok(super::rsb::rsb(g, nparts)),
+            Partitioner::Natural => Ok(natural(g, nparts)),
+        }
+    }
+}
+
+/// Contiguous blocks of the vertex numbering of about equal weight: vertex `v`, whose
+/// predecessors weigh `before`, goes to part `floor((before + w_v / 2) * nparts / total)`, the
+/// part its weight's midpoint falls in. With unit weights and `nparts <= n` no part is empty.
+pub fn natural(g: &WGraph, nparts: usize) -> Vec<usize> {
+    let total = g.total_vwgt().max(1) as u128;
+    let mut before = 0u128;
+    g.vwgt
+        .iter()
+        .map(|&w| {
+            let p = ((2 * before + w as u128) * nparts as u128 / (2 * total)) as usize;
+            before += w as u128;
+            p.min(nparts - 1)
+        })
+        .collect()
+}
 
 /// METIS k-way partition (`METIS_PartGraphKway`, default options, fixed seed, minimising edge
 /// cut with METIS's default 3% imbalance tolerance) of the matrix graph: nodes are rows, edges
@@ -20,36 +91,41 @@ const METIS_SEED: i32 = 1;
 /// then moves the highest-numbered node of the largest part into each empty part, so every part
 /// is non-empty. Deterministic: same matrix and `nparts` give the same answer, on any thread.
 pub fn partition(a: &SymMatrix, nparts: usize) -> Result<Vec<usize>, String> {
-    let n = a.n;
+    if nparts > a.n {
+        return Err(format!("partition: {nparts} parts requested for only {} rows (at most one part per row)", a.n));
+    }
+    partition_graph(&WGraph::of_matrix(a), nparts)
+}
+
+/// METIS k-way partition of a weighted graph (vertex weights balanced, edge weights cut), as
+/// [`partition`] describes.
+pub fn partition_graph(g: &WGraph, nparts: usize) -> Result<Vec<usize>, String> {
+    let n = g.n();
     if nparts == 0 {
         return Err("partition: nparts must be at least 1".into());
     }
     if nparts > n {
-        return Err(format!("partition: {nparts} parts requested for only {n} rows (at most one part per row)"));
+        return Err(format!("partition: {nparts} parts requested for only {n} vertices (at most one part per vertex)"));
     }
     if nparts == 1 {
         return Ok(vec![0; n]);
     }
-    let too_big = || format!("partition: matrix too large for METIS's 32-bit indices ({} entries)", a.nnz());
-    let edges = a.nnz() - n;
-    if i32::try_from(edges).is_err() || i32::try_from(n).is_err() {
+    let too_big = || format!("partition: graph too large for METIS's 32-bit indices ({} edge entries)", g.adj.len());
+    let fits = |x: u64| metis::Idx::try_from(x).is_ok();
+    if !fits(g.adj.len() as u64) || !fits(n as u64) || !fits(g.total_vwgt()) || !g.ewgt.iter().all(|&w| fits(w)) {
         return Err(too_big());
     }
-    let mut xadj: Vec<metis::Idx> = Vec::with_capacity(n + 1);
-    let mut adjncy: Vec<metis::Idx> = Vec::with_capacity(edges);
-    xadj.push(0);
-    for i in 0..n {
-        adjncy.extend(a.row(i).0.iter().filter(|&&j| j as usize != i).map(|&j| j as metis::Idx));
-        xadj.push(adjncy.len() as metis::Idx);
-    }
-    if adjncy.len() != edges {
-        return Err("partition: matrix lacks a diagonal entry (SymMatrix invariant broken)".into());
-    }
+    let xadj: Vec<metis::Idx> = g.xadj.iter().map(|&x| x as metis::Idx).collect();
+    let adjncy: Vec<metis::Idx> = g.adj.iter().map(|&u| u as metis::Idx).collect();
+    let vwgt: Vec<metis::Idx> = g.vwgt.iter().map(|&w| w as metis::Idx).collect();
+    let adjwgt: Vec<metis::Idx> = g.ewgt.iter().map(|&w| w as metis::Idx).collect();
     let mut part: Vec<metis::Idx> = vec![0; n];
     {
         let _guard = METIS_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         metis::Graph::new(1, nparts as metis::Idx, &xadj, &adjncy)
             .map_err(|e| format!("partition: METIS rejected the graph: {e}"))?
+            .set_vwgt(&vwgt)
+            .set_adjwgt(&adjwgt)
             .set_option(metis::option::Seed(METIS_SEED))
             .part_kway(&mut part)
             .map_err(|e| format!("partition: METIS failed: {e}"))?;
