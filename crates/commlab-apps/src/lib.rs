@@ -9,6 +9,7 @@ pub mod em3d;
 pub mod iccg;
 mod micro;
 mod params;
+mod private;
 mod registry;
 pub mod sparse;
 pub mod study;

@@ -39,11 +39,12 @@ use crate::app::ParamDoc;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
 use crate::params::Params;
 use crate::params::POSITIVE;
+use crate::private::{Arrays, Shape};
 use commlab_api::{
     Addr, Backend, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program, ReceiveMode,
 };
 use graph::{Graph, GraphParams, ProcPlan, SharedLayout, E, H};
-use private::{Array, Arrays};
+use private::Array;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -135,7 +136,7 @@ struct Em3d {
     /// Values per fine-grain message (`values_per_message`).
     per_message: usize,
     /// Where each processor's private data lives.
-    private: Vec<private::Layout>,
+    private: Vec<Shape>,
     line_bytes: usize,
     costs: Costs,
 }
@@ -188,14 +189,14 @@ impl Em3d {
             if prefetch {
                 node.prefetch_write(me);
             }
-            mine.read(node, Array::Count(kind), j);
+            mine.read(node, Array::Count(kind).index(), j);
             let mut acc = node.load_f64(me);
             for e in plan.edge_ptr[j]..plan.edge_ptr[j + 1] {
                 if prefetch && e + 2 < plan.src_word.len() {
                     node.prefetch_read(src.word(plan.src_word[e + 2] as usize));
                 }
-                mine.read(node, Array::Coef(kind), e);
-                mine.read(node, Array::Src(kind), e);
+                mine.read(node, Array::Coef(kind).index(), e);
+                mine.read(node, Array::Src(kind).index(), e);
                 acc -= plan.coef[e] * node.load_f64(src.word(plan.src_word[e] as usize));
                 node.compute(edge_cost);
             }
@@ -215,8 +216,8 @@ impl Em3d {
                 // The indirect loads that gather each value into the message (the bulk
                 // gather's copy is charged by `bulk_copy_line`).
                 for (i, &l) in send.local.iter().enumerate() {
-                    mine.read(node, Array::Sends(kind), listed + i);
-                    mine.read(node, Array::Vals(kind), l as usize);
+                    mine.read(node, Array::Sends(kind).index(), listed + i);
+                    mine.read(node, Array::Vals(kind).index(), l as usize);
                 }
             }
             listed += send.local.len();
@@ -254,14 +255,14 @@ impl Em3d {
         let ph = &plan.phase[kind];
         let (edge_cost, node_cost) = (self.costs.edge, self.costs.node);
         for j in 0..ph.count {
-            mine.read(node, Array::Count(kind), j);
-            mine.read(node, Array::Vals(kind), j);
+            mine.read(node, Array::Count(kind).index(), j);
+            mine.read(node, Array::Vals(kind).index(), j);
             for e in ph.edge_ptr[j]..ph.edge_ptr[j + 1] {
-                mine.read(node, Array::Coef(kind), e);
-                mine.read(node, Array::Src(kind), e);
-                mine.read(node, Array::Vals(src), ph.src_local[e] as usize);
+                mine.read(node, Array::Coef(kind).index(), e);
+                mine.read(node, Array::Src(kind).index(), e);
+                mine.read(node, Array::Vals(src).index(), ph.src_local[e] as usize);
             }
-            mine.write(node, Array::Vals(kind), j);
+            mine.write(node, Array::Vals(kind).index(), j);
             node.state(|s| {
                 let mut acc = s.vals[kind][j];
                 for e in ph.edge_ptr[j]..ph.edge_ptr[j + 1] {
@@ -281,7 +282,7 @@ impl Program for Em3d {
         vec![on_ghosts, on_ghosts_bulk]
     }
     fn private_arrays(&self, id: ProcId) -> Vec<usize> {
-        self.private[id].words.clone()
+        self.private[id].words()
     }
     fn receive_mode(&self) -> ReceiveMode {
         crate::app::receive_mode_of(self.variant == Variant::MpPoll)
@@ -368,7 +369,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     let layout = SharedLayout::new(&g, 16.max(backend.line_bytes() / 8));
     let plans = graph::plans(&g, &layout);
     let ghost_values: usize = plans.iter().map(|p| p.ghosts[E] + p.ghosts[H]).sum();
-    let private = plans.iter().map(|p| private::Layout::new(p, !variant.shared_memory())).collect();
+    let private = plans.iter().map(|p| private::shape(p, !variant.shared_memory())).collect();
     let costs = Costs::of(backend)?;
     let prog = Arc::new(Em3d {
         variant,

@@ -9,13 +9,14 @@
 //! Work: `costs.iccg_node` per row and `costs.iccg_edge` per off-diagonal entry, the same
 //! named costs the parallel kernel charges per node and per edge.
 //!
-//! Data: the solution vectors live in shared memory homed on the one processor ([`Vectors`],
-//! the only place the baseline touches memory), so every load is local: a cache hit, or a
-//! local miss the first time a line is read. The matrix (indices, coefficients, diagonal) and
-//! the right-hand side are private data, which the machine model does not yet put through the
-//! cache, as in the parallel kernel.
+//! Data: the solution vectors live in shared memory homed on the one processor ([`Vectors`]),
+//! so every load is local: a cache hit, or a local miss. The matrix and the right-hand side
+//! are private arrays referenced through the cache as in the parallel kernel: the diagonal
+//! and right-hand side (8 bytes a row), and per solve the row's entry count (4 bytes), and per
+//! entry its column (4 bytes) and coefficient (8 bytes).
 
 use super::kernel::Costs;
+use crate::private::{Arrays, Shape};
 use crate::sparse::LowerFactor;
 use commlab_api::{Addr, BarrierKind, Node, Placement, ProcId, Program};
 
@@ -33,7 +34,18 @@ pub struct Baseline {
     coef: [Vec<f64>; 2],
     rhs: Vec<f64>,
     costs: Costs,
+    line_bytes: usize,
 }
+
+/// The baseline's private arrays: `DIAG`, `RHS`, then per solve `COUNT`, `COLUMN`, `COEF`.
+const DIAG: usize = 0;
+const RHS: usize = 1;
+fn per_solve(solve: usize, which: usize) -> usize {
+    2 + 3 * solve + which
+}
+const COUNT: usize = 0;
+const COLUMN: usize = 1;
+const COEF: usize = 2;
 
 /// The computed `y` (forward) and `x` (backward, if run), in the colour-ordered numbering.
 pub struct State {
@@ -41,7 +53,7 @@ pub struct State {
 }
 
 impl Baseline {
-    pub fn new(l: &LowerFactor, rhs: &[f64], solves: usize, costs: Costs) -> Baseline {
+    pub fn new(l: &LowerFactor, rhs: &[f64], solves: usize, costs: Costs, line_bytes: usize) -> Baseline {
         let n = l.n;
         let mut diag = Vec::with_capacity(n);
         let (mut fptr, mut fidx, mut fcoef) = (vec![0usize], Vec::new(), Vec::new());
@@ -78,6 +90,7 @@ impl Baseline {
             coef: [fcoef, bcoef],
             rhs: rhs.to_vec(),
             costs,
+            line_bytes,
         }
     }
 }
@@ -99,9 +112,27 @@ impl Vectors {
     }
 }
 
+impl Baseline {
+    fn shape(&self) -> Shape {
+        let mut s = Shape::default();
+        s.push(self.n, 8);
+        s.push(self.n, 8);
+        for solve in 0..self.solves {
+            let entries = self.idx[solve].len();
+            s.push(self.n, 4);
+            s.push(entries, 4);
+            s.push(entries, 8);
+        }
+        s
+    }
+}
+
 impl Program for Baseline {
     type State = State;
 
+    fn private_arrays(&self, _: ProcId) -> Vec<usize> {
+        self.shape().words()
+    }
     fn barrier_kind(&self) -> BarrierKind {
         crate::app::barrier_kind_of(true)
     }
@@ -111,17 +142,27 @@ impl Program for Baseline {
     fn main<N: Node<State = State>>(&self, node: &mut N) {
         assert_eq!(node.nprocs(), 1, "the ICCG baseline runs on one processor");
         let vectors = Vectors::alloc(node, self.n, self.solves);
+        let mine = Arrays::set_up(node, &self.shape(), self.line_bytes);
         node.barrier();
         node.begin_timing();
         for solve in 0..self.solves {
             let rows: Box<dyn Iterator<Item = usize>> =
                 if solve == 0 { Box::new(0..self.n) } else { Box::new((0..self.n).rev()) };
             for i in rows {
-                let mut s = if solve == 0 { self.rhs[i] } else { node.state(|st| st.result[0][i]) };
+                mine.read(node, per_solve(solve, COUNT), i);
+                let mut s = if solve == 0 {
+                    mine.read(node, RHS, i);
+                    self.rhs[i]
+                } else {
+                    vectors.read(node, 0, i)
+                };
                 for e in self.ptr[solve][i]..self.ptr[solve][i + 1] {
+                    mine.read(node, per_solve(solve, COLUMN), e);
+                    mine.read(node, per_solve(solve, COEF), e);
                     node.compute(self.costs.edge);
                     s -= self.coef[solve][e] * vectors.read(node, solve, self.idx[solve][e] as usize);
                 }
+                mine.read(node, DIAG, i);
                 node.compute(self.costs.node);
                 let x = s / self.diag[i];
                 vectors.write(node, solve, i, x);

@@ -26,11 +26,19 @@
 //!   N edges or when the processor is about to wait; a buffer that does not fit in the
 //!   arguments of one active message (more than 4 edges on Alewife) goes by DMA.
 //!
+//! Private data (see [`Private`]): each processor keeps its rows of the factor in its own
+//! memory, as the program did, and every variant references them through the cache: per node
+//! the diagonal, the out-edge count (4 bytes) and the result it writes, and the right-hand side
+//! (shared memory) or its accumulator and presence counter (messages); per out-edge the
+//! coefficient and the 4-byte target index.
+//!
 //! Work costs: `iccg_edge` per edge at the producer (the multiply and, for local edges, the
-//! update), `iccg_node` per node (the divide and loop), `iccg_recv_edge` per edge a handler
-//! applies, `iccg_buffer_edge` per buffered edge.
+//! update; its two loads are simulated), `iccg_node` per node (the divide and loop; its loads
+//! and store are simulated), `iccg_recv_edge` per edge a handler applies, `iccg_buffer_edge`
+//! per buffered edge.
 
 use super::dag::Dag;
+use crate::private::{Arrays, Shape};
 use commlab_api::{
     Addr, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program, ReceiveMode,
 };
@@ -108,6 +116,67 @@ pub struct State {
     recv_edge_cycles: u64,
 }
 
+/// Each processor's private arrays: `DIAG` (8 bytes a node), then per solve a block of
+/// `OUT_COUNT` (4 bytes a node), `COEF` (8 bytes an out-edge), `TARGET` (4 bytes an out-edge),
+/// `RESULT` (8 bytes a node), and the solve's input: `RHS` (forward, shared memory; 8 bytes a
+/// node) or `ACC` (messages; 8 bytes a node) with `PENDING` (messages; 4 bytes a node). Nodes
+/// are in the processor's order (`Kernel::local`), edges node by node.
+pub struct Private {
+    pub shapes: Vec<Shape>,
+    /// Per solve: where each node's out-edges start in its owner's edge arrays.
+    pub edge_base: [Vec<u32>; 2],
+}
+
+impl Private {
+    pub const DIAG: usize = 0;
+    pub const OUT_COUNT: usize = 0;
+    pub const COEF: usize = 1;
+    pub const TARGET: usize = 2;
+    pub const RESULT: usize = 3;
+    /// `RHS` with shared memory, `ACC` with messages.
+    pub const INPUT: usize = 4;
+    pub const PENDING: usize = 5;
+    const BLOCK: usize = 6;
+
+    /// Array `which` of solve `phase`'s block.
+    pub fn block(phase: usize, which: usize) -> usize {
+        1 + phase * Self::BLOCK + which
+    }
+
+    /// The arrays of every processor for `dags` (the solves run: `solves`).
+    pub fn new(dags: &[Dag; 2], solves: usize, messages: bool) -> Private {
+        let procs = dags[0].order.len();
+        let mut edge_base = [vec![0u32; dags[0].indeg.len()], vec![0u32; dags[0].indeg.len()]];
+        let mut shapes = Vec::with_capacity(procs);
+        for q in 0..procs {
+            let nodes = &dags[0].order[q];
+            let mut shape = Shape::default();
+            shape.push(nodes.len(), 8);
+            for (phase, dag) in dags.iter().enumerate().take(solves) {
+                let mut edges = 0usize;
+                for &v in nodes {
+                    let v = v as usize;
+                    edge_base[phase][v] = edges as u32;
+                    edges += dag.out_ptr[v + 1] - dag.out_ptr[v];
+                }
+                shape.push(nodes.len(), 4);
+                shape.push(edges, 8);
+                shape.push(edges, 4);
+                shape.push(nodes.len(), 8);
+                if messages {
+                    shape.push(nodes.len(), 8);
+                    shape.push(nodes.len(), 4);
+                } else {
+                    shape.push(nodes.len(), 8);
+                    shape.push(0, 4);
+                }
+            }
+            shapes.push(shape);
+        }
+        Private { shapes, edge_base }
+    }
+}
+
 /// The distributed kernel for one variant on one processor count.
 pub struct Kernel {
     pub variant: Variant,
@@ -123,6 +192,9 @@ pub struct Kernel {
     pub record_owners: Vec<usize>,
     pub max_args: usize,
     pub costs: Costs,
+    pub line_bytes: usize,
+    /// Where each processor's private data lives.
+    pub private: Private,
     /// Solves timed: 1 (forward) or 2 (forward, then backward).
     pub solves: usize,
 }
@@ -205,13 +277,14 @@ impl Kernel {
     }
 
     /// One solve with messages (`mp-*`, `buffer-N`).
-    fn solve_mp<N: Node<State = State>>(&self, node: &mut N, phase: usize) {
+    fn solve_mp<N: Node<State = State>>(&self, node: &mut N, mine: &Arrays, phase: usize) {
         let me = node.id();
         let dag = &self.dags[phase];
         let (edge_cost, node_cost, buffer_cost) = (self.costs.edge, self.costs.node, self.costs.buffer_edge);
         let mut buf = Buffers { edges: vec![Vec::new(); node.nprocs()], dirty: Vec::new() };
         for &v in &dag.order[me] {
             let (v, lv) = (v as usize, self.local[v as usize] as usize);
+            mine.read(node, Private::block(phase, Private::PENDING), lv);
             if node.state(|s| s.pending[phase][lv]) > 0 {
                 if let Variant::Buffer(_) = self.variant {
                     self.flush_all(node, phase, &mut buf);
@@ -221,6 +294,7 @@ impl Kernel {
                 let waited = node.now_cycles() - t;
                 node.state(|s| s.idle_cycles += waited);
             }
+            self.read_node_data(node, mine, phase, lv);
             let x = node.state(|s| {
                 let base = if phase == 0 { 0.0 } else { s.result[0][lv] };
                 let x = (base + s.acc[phase][lv]) / dag.diag[v];
@@ -228,7 +302,9 @@ impl Kernel {
                 x
             });
             let mut work = node_cost;
+            let first = self.private.edge_base[phase][v] as usize;
             for e in dag.out_ptr[v]..dag.out_ptr[v + 1] {
+                self.read_edge_data(node, mine, phase, first + e - dag.out_ptr[v]);
                 let (dst, w) = (dag.out_dst[e] as usize, dag.out_coef[e] * x);
                 let (q, lq) = (self.owner[dst] as usize, self.local[dst]);
                 work += edge_cost;
@@ -271,7 +347,7 @@ impl Kernel {
     }
 
     /// One solve in shared memory, producer-computes (`sm`, `sm-pf`).
-    fn solve_sm<N: Node<State = State>>(&self, node: &mut N, phase: usize, base: Addr) {
+    fn solve_sm<N: Node<State = State>>(&self, node: &mut N, mine: &Arrays, phase: usize, base: Addr) {
         let me = node.id();
         let dag = &self.dags[phase];
         let order = &dag.order[me];
@@ -291,6 +367,7 @@ impl Kernel {
                 }
             }
             let sum = node.load_f64(self.layout_addr(base, v, 0));
+            self.read_node_data(node, mine, phase, lv);
             let x = node.state(|s| {
                 s.idle_cycles += waited;
                 let rhs = if phase == 0 { self.rhs[v] } else { s.result[0][lv] };
@@ -299,12 +376,36 @@ impl Kernel {
                 x
             });
             node.compute(node_cost);
+            let first = self.private.edge_base[phase][v] as usize;
             for e in dag.out_ptr[v]..dag.out_ptr[v + 1] {
+                self.read_edge_data(node, mine, phase, first + e - dag.out_ptr[v]);
                 let dst = dag.out_dst[e] as usize;
                 node.compute(edge_cost);
                 self.producer_update(node, base, dst, dag.out_coef[e] * x);
             }
         }
+    }
+
+    /// The private references of computing node `lv` in solve `phase`: its input (the
+    /// right-hand side in shared memory, the accumulator with messages; the backward solve
+    /// also reads the forward result), the diagonal, the out-edge count, and the result.
+    fn read_node_data<N: Node>(&self, node: &mut N, mine: &Arrays, phase: usize, lv: usize) {
+        if phase == 0 || !self.variant.shared_memory() {
+            mine.read(node, Private::block(phase, Private::INPUT), lv);
+        }
+        if phase == 1 {
+            mine.read(node, Private::block(0, Private::RESULT), lv);
+        }
+        mine.read(node, Private::DIAG, lv);
+        mine.read(node, Private::block(phase, Private::OUT_COUNT), lv);
+        mine.write(node, Private::block(phase, Private::RESULT), lv);
+    }
+
+    /// The private references of one out-edge (`i`: its place in this processor's edges of
+    /// solve `phase`): the coefficient and the target index.
+    fn read_edge_data<N: Node>(&self, node: &mut N, mine: &Arrays, phase: usize, i: usize) {
+        mine.read(node, Private::block(phase, Private::COEF), i);
+        mine.read(node, Private::block(phase, Private::TARGET), i);
     }
 
     /// Out-edge targets of `v` in solve `phase` owned by a processor other than `me`, in
@@ -347,6 +448,9 @@ impl Program for Kernel {
     fn barrier_kind(&self) -> BarrierKind {
         crate::app::barrier_kind_of(self.variant.shared_memory())
     }
+    fn private_arrays(&self, id: ProcId) -> Vec<usize> {
+        self.private.shapes[id].words()
+    }
     fn init_state(&self, id: ProcId, _: usize) -> State {
         let nodes = &self.dags[0].order[id];
         let acc0: Vec<f64> = nodes.iter().map(|&v| self.rhs[v as usize]).collect();
@@ -363,6 +467,7 @@ impl Program for Kernel {
         }
     }
     fn main<N: Node<State = State>>(&self, node: &mut N) {
+        let mine = Arrays::set_up(node, &self.private.shapes[node.id()], self.line_bytes);
         if self.variant.shared_memory() {
             let me = node.id();
             let records: Vec<Addr> = (0..self.solves)
@@ -379,14 +484,14 @@ impl Program for Kernel {
             node.barrier();
             node.begin_timing();
             for (phase, &base) in records.iter().enumerate() {
-                self.solve_sm(node, phase, base);
+                self.solve_sm(node, &mine, phase, base);
                 node.barrier();
             }
         } else {
             node.barrier();
             node.begin_timing();
             for phase in 0..self.solves {
-                self.solve_mp(node, phase);
+                self.solve_mp(node, &mine, phase);
                 node.barrier();
             }
         }

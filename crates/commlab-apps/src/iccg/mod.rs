@@ -357,6 +357,7 @@ fn build_kernel(
         record_owners.resize(padded, q);
     }
     let record_words = record_owners.len();
+    let private = kernel::Private::new(&dags, solves, !matches!(variant, Variant::Sm | Variant::SmPrefetch));
     Kernel {
         variant,
         dags,
@@ -368,6 +369,8 @@ fn build_kernel(
         record_owners,
         max_args,
         costs,
+        line_bytes,
+        private,
         solves,
     }
 }
@@ -389,7 +392,8 @@ pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Resu
 
     // The speedup's baseline: one sequential program, the same for every variant.
     let one = backend.with_nprocs(1).map_err(run_err)?;
-    let serial = one.run(Arc::new(baseline::Baseline::new(&p.l, &p.rhs, solves, costs))).map_err(run_err)?;
+    let serial =
+        one.run(Arc::new(baseline::Baseline::new(&p.l, &p.rhs, solves, costs, line_bytes))).map_err(run_err)?;
     let serial_cycles = serial.stats.cycles;
 
     // Gather the distributed results into the new numbering and check them.
