@@ -13,12 +13,10 @@
 //!   zero. `sm-pf` adds the study's two write-prefetches two nodes ahead: when a processor is
 //!   about to compute the node at position `k` of its order (its inputs have arrived), it
 //!   write-prefetches the records of the first two out-edge targets of the node at position
-//!   `k + 2` that are owned by other processors. Local targets are skipped, as the
-//!   programmer who wrote the variant would: the code knows the partition (it is what decides
-//!   local versus remote in every variant), a local record's miss is a local miss that a
-//!   prefetch barely hides, and each prefetch costs an issue slot and a prefetch-buffer entry
-//!   that a remote record needs more. The first two nodes of an order get no prefetch (no
-//!   prologue), and a node with fewer than two remote targets gets fewer prefetches.
+//!   `k + 2`, local or remote, as the study's program did (the study found most of them
+//!   useless because few references are remote: a prefetch of a local record costs an issue
+//!   slot and a prefetch-buffer entry and hides at most a local miss). The first two nodes of
+//!   an order get no prefetch (no prologue).
 //! - `mp-int` / `mp-poll`: one active message per non-local edge; the handler subtracts the
 //!   contribution and decrements the counter. Polling processors poll after every node.
 //! - `buffer-N`: non-local edges are buffered per destination processor (charged
@@ -361,7 +359,9 @@ impl Kernel {
             let waited = node.now_cycles() - t;
             if prefetch {
                 if let Some(&ahead) = order.get(k + 2) {
-                    for dst in self.remote_targets(phase, ahead as usize, me).take(2) {
+                    let ahead = ahead as usize;
+                    for &dst in dag.out_dst[dag.out_ptr[ahead]..dag.out_ptr[ahead + 1]].iter().take(2) {
+                        let dst = dst as usize;
                         node.prefetch_write(self.layout_addr(base, dst, 1));
                     }
                 }
@@ -406,16 +406,6 @@ impl Kernel {
     fn read_edge_data<N: Node>(&self, node: &mut N, mine: &Arrays, phase: usize, i: usize) {
         mine.read(node, Private::block(phase, Private::COEF), i);
         mine.read(node, Private::block(phase, Private::TARGET), i);
-    }
-
-    /// Out-edge targets of `v` in solve `phase` owned by a processor other than `me`, in
-    /// out-edge order.
-    fn remote_targets(&self, phase: usize, v: usize, me: usize) -> impl Iterator<Item = usize> + '_ {
-        let dag = &self.dags[phase];
-        dag.out_dst[dag.out_ptr[v]..dag.out_ptr[v + 1]]
-            .iter()
-            .map(|&d| d as usize)
-            .filter(move |&d| self.owner[d] as usize != me)
     }
 
     /// Add `w` to a consumer's record and decrement its counter under the record's lock.
