@@ -443,6 +443,83 @@ fn ns_to_ps(key: &str, ns: f64) -> Result<u64, ConfigError> {
     Ok((ns * 1000.0).round() as u64)
 }
 
+/// Every time a machine key implies must fit the simulated-time limit (so no conversion to
+/// picoseconds saturates or overflows, and a value is never silently lost): each latency in
+/// ns, each cost in cycles (send and receive overheads as scaled), the serialization of the
+/// largest packet, a DMA transfer of it, and a software-DSM block copy. The error names the key
+/// and the largest (or smallest) value accepted.
+fn check_times_fit(spec: &MachineSpec, cycle_ps: f64, max_time_ps: f64) -> Result<(), ConfigError> {
+    let limit = format!("limits.max_sim_time_ms = {}", spec.limits.max_sim_time_ms);
+    let show = |v: f64| if v != 0.0 && !(1e-3..1e9).contains(&v.abs()) { format!("{v:e}") } else { format!("{v}") };
+    let too_large = |key: &str, value: f64, largest: f64| {
+        ConfigError::key(
+            key,
+            format!("{} outlasts the simulated-time limit ({limit}); the largest accepted value is {largest:.0}", show(value)),
+        )
+    };
+    if cycle_ps < 1.0 {
+        return Err(ConfigError::key(
+            "processor.clock_mhz",
+            format!("must be at most 1000000 (a cycle of at least 1 ps), got {}", spec.processor.clock_mhz),
+        ));
+    }
+    let n = &spec.network;
+    for (key, ns) in [("network.router_latency_ns", n.router_latency_ns), ("network.ni_latency_ns", n.ni_latency_ns)] {
+        if ns * 1000.0 > max_time_ps {
+            return Err(too_large(key, ns, (max_time_ps / 1000.0).floor()));
+        }
+    }
+    let packet_bytes = (n.header_bytes as f64) + n.max_packet_payload_bytes as f64;
+    let too_slow = |key: &str, value: f64, smallest: f64| {
+        ConfigError::key(
+            key,
+            format!(
+                "{} makes one transfer outlast the simulated-time limit ({limit}); the smallest accepted value is {smallest:e}",
+                show(value)
+            ),
+        )
+    };
+    if packet_bytes * 1000.0 / n.link_bytes_per_ns > max_time_ps {
+        return Err(too_slow("network.link_bytes_per_ns", n.link_bytes_per_ns, packet_bytes * 1000.0 / max_time_ps));
+    }
+    let per_cycle_limit = max_time_ps / cycle_ps;
+    let m = &spec.messaging;
+    if n.max_packet_payload_bytes as f64 / m.dma_bytes_per_cycle > per_cycle_limit {
+        let smallest = n.max_packet_payload_bytes as f64 / per_cycle_limit;
+        return Err(too_slow("messaging.dma_bytes_per_cycle", m.dma_bytes_per_cycle, smallest));
+    }
+    if let Some(d) = &spec.dsm {
+        if spec.memory.line_bytes as f64 / d.copy_bytes_per_cycle > per_cycle_limit {
+            let smallest = spec.memory.line_bytes as f64 / per_cycle_limit;
+            return Err(too_slow("dsm.copy_bytes_per_cycle", d.copy_bytes_per_cycle, smallest));
+        }
+    }
+    // Every cost in cycles, read from the spec as written (so new keys are covered too).
+    const SCALED: &[&str] = &[
+        "send_overhead_cycles",
+        "send_per_arg_word_cycles",
+        "interrupt_entry_cycles",
+        "interrupt_exit_cycles",
+        "poll_cycles",
+        "poll_dispatch_cycles",
+    ];
+    let table = toml::Table::try_from(spec).expect("a spec serializes");
+    for section in ["messaging", "memory", "dsm", "costs"] {
+        let Some(entries) = table.get(section).and_then(|t| t.as_table()) else { continue };
+        for (key, value) in entries {
+            let Some(cycles) = value.as_integer() else { continue };
+            if section != "costs" && !key.ends_with("_cycles") {
+                continue;
+            }
+            let factor = if section == "messaging" && SCALED.contains(&key.as_str()) { m.overhead_scale } else { 1.0 };
+            if cycles as f64 * factor > per_cycle_limit {
+                return Err(too_large(&format!("{section}.{key}"), cycles as f64, (per_cycle_limit / factor).floor()));
+            }
+        }
+    }
+    Ok(())
+}
+
 impl MachineConfig {
     /// Load a preset or TOML text, apply overrides and an optional processor count.
     pub fn load(
@@ -571,9 +648,13 @@ impl MachineConfig {
         at_least("memory.prefetch_buffer_entries", mem.prefetch_buffer_entries, 1)?;
         at_least("limits.max_events", spec.limits.max_events, 1)?;
         let max_time_ps = positive("limits.max_sim_time_ms", spec.limits.max_sim_time_ms)? * 1e9;
-        if max_time_ps >= u64::MAX as f64 / 2.0 {
-            return Err(ConfigError::key("limits.max_sim_time_ms", "too large to represent in picoseconds"));
+        if max_time_ps >= u64::MAX as f64 / 4.0 {
+            return Err(ConfigError::key(
+                "limits.max_sim_time_ms",
+                format!("must be at most {:.0} (the picoseconds must fit in 62 bits)", u64::MAX as f64 / 4.0 / 1e9),
+            ));
         }
+        check_times_fit(&spec, 1e6 / clock, max_time_ps)?;
         let cycle_ps = 1e6 / clock;
         let ps = |cycles: u64| cycles_to_ps(cycle_ps, cycles as f64);
         let msg = MessagingCosts {
