@@ -120,6 +120,7 @@ enum MachineAction {
 }
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
@@ -144,6 +145,18 @@ fn main() -> ExitCode {
             eprintln!("commlab: {}", f.message);
             ExitCode::from(f.status)
         }
+    }
+}
+
+/// Rust ignores SIGPIPE, so a print to a closed pipe (`commlab apps | head -1`) is an error
+/// that `println!` turns into a panic. Restore the default action, as command-line tools
+/// have it: the process ends quietly when its reader has gone. Files are unaffected.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called once at start-up, before any thread exists; it only resets a signal
+    // disposition to its default.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

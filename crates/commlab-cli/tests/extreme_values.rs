@@ -37,7 +37,14 @@ fn times_that_outlast_the_simulated_time_limit_are_refused() {
     }
     // A scaled overhead is checked as scaled.
     bad_input(
-        &["run", "am-latency", "--set", "messaging.send_overhead_cycles=1000000000", "--set", "messaging.overhead_scale=10"],
+        &[
+            "run",
+            "am-latency",
+            "--set",
+            "messaging.send_overhead_cycles=1000000000",
+            "--set",
+            "messaging.overhead_scale=10",
+        ],
         &["messaging.send_overhead_cycles"],
     );
 }

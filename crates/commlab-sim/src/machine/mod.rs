@@ -454,7 +454,10 @@ fn check_times_fit(spec: &MachineSpec, cycle_ps: f64, max_time_ps: f64) -> Resul
     let too_large = |key: &str, value: f64, largest: f64| {
         ConfigError::key(
             key,
-            format!("{} outlasts the simulated-time limit ({limit}); the largest accepted value is {largest:.0}", show(value)),
+            format!(
+                "{} outlasts the simulated-time limit ({limit}); the largest accepted value is {largest:.0}",
+                show(value)
+            ),
         )
     };
     if cycle_ps < 1.0 {
