@@ -428,7 +428,14 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
         .open(&path)
         .map_err(|e| input(format!("cannot write `{}`: {e}", path.display())))?;
     let sim = Simulator::new(base.clone());
-    let meta = RunMeta { machine: &base.spec.name, procs: base.nprocs(), seed: a.seed };
+    let fingerprint = base.fingerprint();
+    let meta = RunMeta {
+        machine: &base.spec.name,
+        fingerprint: &fingerprint,
+        overrides: &a.set,
+        procs: base.nprocs(),
+        seed: a.seed,
+    };
     let mut problems = Vec::new();
     for v in &variants {
         if existing.iter().any(|r| r.record.variant == *v) {

@@ -24,6 +24,10 @@ use std::path::Path;
 /// Run identity that the app result does not carry.
 pub struct RunMeta<'a> {
     pub machine: &'a str,
+    /// [`commlab_sim::machine::MachineConfig::fingerprint`] of the resolved machine.
+    pub fingerprint: &'a str,
+    /// The `--set` overrides as given.
+    pub overrides: &'a [String],
     pub procs: usize,
     pub seed: u64,
 }
@@ -37,6 +41,10 @@ pub struct ResultRecord {
     #[serde(deserialize_with = "numbers_or_null")]
     pub breakdown: BTreeMap<String, f64>,
     pub check: Check,
+    /// The commlab version that made the record (absent in records of older versions, as are
+    /// the machine fingerprint and the overrides).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commlab_version: Option<String>,
     /// Named figures of the run (app counters merged over the backend's).
     #[serde(deserialize_with = "numbers_or_null")]
     pub counters: BTreeMap<String, f64>,
@@ -44,6 +52,13 @@ pub struct ResultRecord {
     #[serde(deserialize_with = "number_or_null")]
     pub cycles: f64,
     pub machine: String,
+    /// Fingerprint of the resolved machine (after overrides, resizing and, in a sweep, the
+    /// point's varied keys): a rerun on the same machine has the same one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine_fingerprint: Option<String>,
+    /// The `--set` overrides the run was given, in order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overrides: Option<Vec<String>>,
     /// Every application parameter with its value.
     pub params: BTreeMap<String, String>,
     /// Index of the grid point (sweep results only).
@@ -87,9 +102,12 @@ impl Default for ResultRecord {
             app: String::new(),
             breakdown: BTreeMap::new(),
             check: Check::default(),
+            commlab_version: None,
             counters: BTreeMap::new(),
             cycles: f64::NAN,
             machine: String::new(),
+            machine_fingerprint: None,
+            overrides: None,
             params: BTreeMap::new(),
             point: None,
             procs: 0,
@@ -134,9 +152,12 @@ impl ResultRecord {
             app: r.app.to_string(),
             breakdown: Category::ALL.iter().map(|c| (c.name().to_string(), s.mean(*c))).collect(),
             check: Check { detail: r.check.detail.clone(), max_error: r.check.max_error, ok: r.check.ok },
+            commlab_version: Some(env!("CARGO_PKG_VERSION").to_string()),
             counters: r.counters.clone(),
             cycles: s.cycles,
             machine: meta.machine.to_string(),
+            machine_fingerprint: Some(meta.fingerprint.to_string()),
+            overrides: Some(meta.overrides.to_vec()),
             params: r.params.clone(),
             point: None,
             procs: meta.procs,

@@ -95,7 +95,14 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     commlab_apps::Params::parse(info, &args.param).map_err(|e| input(e.to_string()))?;
     let cfg = machine_arg::load(&args.machine, &args.set, args.procs)?;
     let mut sink = Sink::new(args.out.as_deref())?;
-    let meta = RunMeta { machine: &cfg.spec.name.clone(), procs: cfg.nprocs(), seed: args.seed };
+    let (name, fingerprint) = (cfg.spec.name.clone(), cfg.fingerprint());
+    let meta = RunMeta {
+        machine: &name,
+        fingerprint: &fingerprint,
+        overrides: &args.set,
+        procs: cfg.nprocs(),
+        seed: args.seed,
+    };
     let sim = Simulator::new(cfg);
     let mut records = Vec::new();
     let mut failed_checks = Vec::new();

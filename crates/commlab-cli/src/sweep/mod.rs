@@ -149,7 +149,8 @@ struct Existing {
 }
 
 /// Read an existing results file (`--resume`): every run in it must be of this sweep's app,
-/// machine, processor count and seed.
+/// machine, processor count, seed and `--set` overrides (each point's machine fingerprint is
+/// checked where the point is matched).
 fn read_existing(path: &Path, text: &[u8], app: &str, want: &RunMeta) -> Result<Existing, Failure> {
     let file = record::read_appendable(text).map_err(|bad| {
         input(format!("{}; the file is damaged (repair or move it, or use another --out)", bad.message(path)))
@@ -157,6 +158,24 @@ fn read_existing(path: &Path, text: &[u8], app: &str, want: &RunMeta) -> Result<
     let mut done = HashMap::new();
     for record::Numbered { line: line_no, record: r } in file.records {
         let same = r.app == app && r.machine == want.machine && r.procs == want.procs && r.seed == want.seed;
+        match &r.overrides {
+            Some(o) if o.as_slice() == want.overrides => {}
+            Some(o) if same => {
+                return Err(input(format!(
+                    "{} line {line_no} was run with --set {}, but this sweep has --set {}; resuming would mix two machines, use another --out",
+                    path.display(),
+                    json!(o),
+                    json!(want.overrides)
+                )))
+            }
+            None if same => {
+                return Err(input(format!(
+                    "{} line {line_no} was written by an older commlab that did not record the machine; it cannot be resumed safely, use another --out",
+                    path.display()
+                )))
+            }
+            _ => {}
+        }
         if !same {
             return Err(input(format!(
                 "{} line {line_no} is a run of {} on {} ({} procs, seed {}), not of this sweep ({} on {}, {} procs, seed {}); use another --out",
@@ -226,7 +245,14 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
         Err(e) => return Err(input(format!("cannot read `{}`: {e}", results_path.display()))),
     };
     let machine_name = base.spec.name.clone();
-    let meta = RunMeta { machine: &machine_name, procs: base.nprocs(), seed: args.seed };
+    let fingerprint = base.fingerprint();
+    let meta = RunMeta {
+        machine: &machine_name,
+        fingerprint: &fingerprint,
+        overrides: &args.set,
+        procs: base.nprocs(),
+        seed: args.seed,
+    };
     if !existing_text.iter().all(|b| b.is_ascii_whitespace()) && !args.resume {
         return Err(input(format!(
             "`{}` already holds results; use --resume to continue that sweep, or --out DIR to start another",
@@ -250,6 +276,16 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
                             pt.describe(&axes),
                             json!(r.params),
                             json!(expected)
+                        )));
+                    }
+                    let want = pt.cfg.fingerprint();
+                    if r.machine_fingerprint.as_deref() != Some(want.as_str()) {
+                        return Err(input(format!(
+                            "`{}` holds point {} [{v}] run on machine {} (fingerprint {}), but this sweep's machine there has fingerprint {want} (the machine file or a key changed); resuming would mix two machines, use another --out",
+                            results_path.display(),
+                            pt.describe(&axes),
+                            json!(r.machine),
+                            json!(r.machine_fingerprint),
                         )));
                     }
                     cycles.insert((p, vi), r.cycles);
@@ -292,7 +328,7 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
         for _ in 0..jobs {
             let tx = tx.clone();
             let (next, stop, todo, points, variants) = (&next, &stop, &todo, &points, &variants);
-            let seed = args.seed;
+            let (seed, overrides) = (args.seed, &args.set);
             s.spawn(move || loop {
                 if stop.load(Ordering::Relaxed) {
                     break;
@@ -302,8 +338,9 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
                 let pt = &points[p];
                 let sim = Simulator::new(pt.cfg.clone());
                 let outcome = commlab_apps::run_app(&sim, info.name, variants[vi], &pt.params, seed).map(|r| {
-                    let name = pt.cfg.spec.name.clone();
-                    let meta = RunMeta { machine: &name, procs: pt.cfg.nprocs(), seed };
+                    let (name, fingerprint) = (pt.cfg.spec.name.clone(), pt.cfg.fingerprint());
+                    let meta =
+                        RunMeta { machine: &name, fingerprint: &fingerprint, overrides, procs: pt.cfg.nprocs(), seed };
                     let record =
                         ResultRecord { point: Some(p), vary: Some(pt.vary.clone()), ..ResultRecord::of_run(&r, &meta) };
                     (record, r.check.ok, r.check.detail.clone(), r.stats.cycles)

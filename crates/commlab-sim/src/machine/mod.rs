@@ -744,6 +744,19 @@ impl MachineConfig {
         })
     }
 
+    /// A fingerprint of the resolved machine: 16 hex digits of the FNV-1a hash of its TOML
+    /// (every key, after overrides and resizing). Two configs with the same fingerprint
+    /// describe the same machine; results records carry it so a run can be reproduced.
+    pub fn fingerprint(&self) -> String {
+        let text = toml::to_string(&self.spec).expect("a spec serializes");
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in text.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        format!("{h:016x}")
+    }
+
     /// Cycles of the application work cost `costs.NAME`; the error names the entry and the
     /// ones this machine has.
     pub fn cost_cycles(&self, name: &str) -> Result<u64, ConfigError> {
