@@ -2,7 +2,7 @@
 //! meaning, checked once, read with typed getters whose errors name the parameter.
 
 use crate::app::{AppError, AppInfo};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::str::FromStr;
 
 /// Parameter values of one run: every declared parameter, given or defaulted.
@@ -10,6 +10,8 @@ use std::str::FromStr;
 pub struct Params {
     app: &'static str,
     values: BTreeMap<String, String>,
+    /// The parameters given (not defaulted).
+    given: BTreeSet<String>,
 }
 
 impl Params {
@@ -17,6 +19,7 @@ impl Params {
     pub fn parse(info: &'static AppInfo, given: &[String]) -> Result<Params, AppError> {
         let mut values: BTreeMap<String, String> =
             info.params.iter().map(|p| (p.name.to_string(), p.default.to_string())).collect();
+        let mut seen: BTreeMap<String, &str> = BTreeMap::new();
         for g in given {
             let (k, v) = g.split_once('=').ok_or_else(|| {
                 AppError::Input(format!(
@@ -33,9 +36,22 @@ impl Params {
                     names(info)
                 )));
             }
+            if let Some(first) = seen.insert(k.to_string(), g) {
+                return Err(AppError::Input(format!("--param {k} is given twice (`{first}` and `{g}`); give it once")));
+            }
             values.insert(k.to_string(), v.trim().to_string());
         }
-        Ok(Params { app: info.name, values })
+        Ok(Params { app: info.name, values, given: seen.into_keys().collect() })
+    }
+
+    /// Whether `name` was given (rather than defaulted).
+    pub fn given(&self, name: &str) -> bool {
+        self.given.contains(name)
+    }
+
+    /// The raw value of a parameter, as given or defaulted.
+    pub fn raw(&self, name: &str) -> &str {
+        self.values.get(name).map_or("", String::as_str)
     }
 
     /// A parameter parsed as `T`, checked by `valid` (whose text says what is allowed).

@@ -354,6 +354,18 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     let degree: usize = params.get("degree", POSITIVE)?;
     let remote: f64 = params.get("remote", ("a fraction in [0, 1]", |r: f64| (0.0..=1.0).contains(&r)))?;
     let span: usize = params.get("span", ("a whole number >= 0", |_: usize| true))?;
+    // Contradictions that would be measured as something else than what is recorded.
+    if degree > nodes / 2 {
+        return Err(AppError::Input(format!(
+            "--param degree={degree} with --param nodes={nodes}: a node's sources are nodes of the other kind, of which there are {}; give a degree at most that",
+            nodes / 2
+        )));
+    }
+    if span == 0 && remote > 0.0 && procs > 1 {
+        return Err(AppError::Input(format!(
+            "--param span=0 with --param remote={remote}: remote sources lie within `span` processors, so span 0 allows none; give span >= 1 or remote=0"
+        )));
+    }
     let iterations: usize = params.get("iterations", POSITIVE)?;
     let variant = Variant::from_name(variant);
     let cap = backend.max_am_args().saturating_sub(1);

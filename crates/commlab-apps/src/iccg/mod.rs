@@ -180,6 +180,16 @@ fn load_matrix(params: &Params) -> Result<(SymMatrix, String, bool), AppError> {
         "spd" => true,
         other => return Err(input(format!("--param values={other}: iccg needs `file` or `spd`"))),
     };
+    if given != "fe" {
+        for p in ["fe_dim", "fe_elements"] {
+            if params.given(p) {
+                return Err(input(format!(
+                    "--param {p}={} applies to a generated matrix (matrix=fe), not to --param matrix={given}",
+                    params.raw(p)
+                )));
+            }
+        }
+    }
     // Generated matrices are SPD as generated; `values` only concerns files.
     if given == "fe" {
         let dim: usize = params.get("fe_dim", ("2 or 3", |d: usize| d == 2 || d == 3))?;

@@ -205,6 +205,20 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
     let base = machine_arg::load(&args.machine, &args.set, args.procs)?;
     let spec = serde_json::to_value(&base.spec).expect("a machine spec serializes");
     let axes = axis::axes(&args, info, &spec)?;
+    // A key both varied and fixed would silently take the varied values.
+    for a in &axes {
+        let fixed = match a.target {
+            Target::Param => &args.param,
+            Target::Machine => &args.set,
+        };
+        let flag = if a.target == Target::Param { "--param" } else { "--set" };
+        if let Some(f) = fixed.iter().find(|kv| kv.split_once('=').is_some_and(|(k, _)| k.trim() == a.key)) {
+            return Err(input(format!(
+                "`{}` is both varied (--vary {}=...) and fixed ({flag} {f}); give it in one place",
+                a.key, a.key
+            )));
+        }
+    }
 
     // The grid, first axis outermost; every point's machine is built (and so checked) now.
     let total: usize = axes.iter().map(|a| a.values.len()).product();

@@ -825,6 +825,11 @@ fn cycles_to_ps(cycle_ps: f64, cycles: f64) -> u64 {
 
 /// Resize the spec's network to `nprocs` processors, keeping per-link and per-node parameters.
 pub fn resize_spec(mut spec: MachineSpec, nprocs: usize) -> Result<MachineSpec, ConfigError> {
+    // A topology sized by `network.nprocs` that a `--set` just chose has no size yet: the
+    // requested count is its size (so `--set network.topology=crossbar --procs 6` works).
+    if spec.network.nprocs == 0 && !matches!(spec.network.topology.as_str(), "mesh" | "torus") {
+        spec.network.nprocs = nprocs;
+    }
     let kind = topology_kind(&spec.network)?;
     let new = resize(&kind, nprocs).map_err(|e| ConfigError { message: format!("--procs {nprocs}: {e}") })?;
     match new {
