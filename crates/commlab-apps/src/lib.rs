@@ -8,6 +8,7 @@ mod app;
 pub mod em3d;
 pub mod iccg;
 mod micro;
+pub mod moldyn;
 mod params;
 mod private;
 mod registry;
