@@ -91,6 +91,9 @@ const WORKLOADS: &[Workload] = &[
         set: &[],
         params: &["fe_dim=3", "fe_elements=22"],
     },
+    // The default MOLDYN run (2048 molecules, 40 steps): locks and 3-party misses, and DMA.
+    Workload { name: "moldyn-sm", app: "moldyn", variant: "sm", procs: 32, set: &[], params: &[] },
+    Workload { name: "moldyn-bulk", app: "moldyn", variant: "bulk", procs: 32, set: &[], params: &[] },
 ];
 
 pub fn run(repeat: usize, json_out: bool, only: Option<&str>) -> Result<(), Failure> {
