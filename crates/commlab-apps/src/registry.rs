@@ -2,7 +2,7 @@
 
 use crate::app::{AppError, AppInfo, AppResult};
 use crate::params::Params;
-use crate::{em3d, iccg, micro};
+use crate::{em3d, iccg, micro, unstruc};
 use commlab_api::Backend;
 
 /// Every application commlab knows.
@@ -18,6 +18,7 @@ pub const APPS: &[AppInfo] = &[
     micro::mem_refs::INFO,
     em3d::INFO,
     iccg::INFO,
+    unstruc::INFO,
 ];
 
 /// Look an application up by name; the error lists the valid names.
@@ -53,6 +54,7 @@ pub fn run_app<B: Backend>(
         "mem-refs" => micro::mem_refs::run(backend, variant, &params)?,
         "em3d" => em3d::run(backend, variant, &params, seed)?,
         "iccg" => iccg::run(backend, variant, &params)?,
+        "unstruc" => unstruc::run(backend, variant, &params, seed)?,
         other => unreachable!("app `{other}` is listed but not dispatched"),
     };
     r.app = info.name;

@@ -33,6 +33,7 @@ fn small_params(app: &str, s: &Simulator) -> Vec<String> {
         "mem-refs" => vec!["pattern=misses", "refs=200", "words=256"],
         "em3d" => vec!["nodes=320", "iterations=2"],
         "iccg" => vec!["fe_elements=8"],
+        "unstruc" => vec!["nodes=300", "iterations=2"],
         other => panic!("no small parameters for {other}"),
     };
     v.into_iter().map(String::from).collect()
