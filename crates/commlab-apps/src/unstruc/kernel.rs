@@ -26,7 +26,8 @@
 //!   and updates them. Counting replaces barriers: a processor can only receive an owner's
 //!   next values after that owner has had all its results, which it only has once every
 //!   reader is done with the old values. `mp-poll` receives by polling: every `poll_every`
-//!   edges or faces of the compute loop, after every message it sends, and while it waits.
+//!   edges or faces of the compute loop, after every ghost message it sends, and while it
+//!   waits.
 //! - `bulk`: the same two exchanges with whole arrays: the owner gathers each reader's values
 //!   into one buffer (charged `costs.bulk_copy_line` per line copied) and sends it in one DMA
 //!   message, used in place by the reader as its ghosts; results for remote nodes are added

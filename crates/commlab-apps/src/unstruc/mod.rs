@@ -7,21 +7,21 @@
 //! - [`mesh`]: the mesh and its seeded generator (a jittered lattice in a duct with a
 //!   spherical cavity, irregularly tetrahedralised; about 2000 nodes by default), or
 //!   [`meshfile`]: a mesh read from a text file (`--param mesh=PATH`).
-//! - [`flux`]: the numerics and the sequential reference.
-//! - [`plan`]: the METIS partition, who computes each edge and face, and each processor's
+//! - `flux.rs`: the numerics and the sequential reference.
+//! - `plan.rs`: the METIS partition, who computes each edge and face, and each processor's
 //!   ghosts and sends.
-//! - [`kernel`]: the timed iteration in the variants `sm`, `sm-pf`, `mp-int`, `mp-poll` and
-//!   `bulk`; [`private`]: the data each processor keeps in its own memory.
+//! - `kernel.rs`: the timed iteration in the variants `sm`, `sm-pf`, `mp-int`, `mp-poll` and
+//!   `bulk`; `private.rs`: the data each processor keeps in its own memory.
 //!
 //! The check: every node's three final values against the sequential reference, largest
 //! difference relative to the largest reference value at most 1e-12 (variants add the same
 //! results in other orders, so they differ from it in the last bits).
 
-pub mod flux;
-pub mod kernel;
+mod flux;
+mod kernel;
 pub mod mesh;
 pub mod meshfile;
-pub mod plan;
+mod plan;
 mod private;
 
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};

@@ -82,7 +82,6 @@ impl ProcPlan {
 
 /// The whole distribution.
 pub struct Plan {
-    pub procs: usize,
     /// Owner of each node, new numbering.
     pub owner: Vec<u32>,
     /// Original index of each new node.
@@ -195,7 +194,7 @@ impl Plan {
             }
             proc[q].results_in = results_in;
         }
-        Ok(Plan { procs, owner, old_of_new, shared, proc, cut_edges })
+        Ok(Plan { owner, old_of_new, shared, proc, cut_edges })
     }
 
     /// Ghost nodes over all processors (values each read per iteration).
