@@ -14,6 +14,7 @@ mod private;
 mod registry;
 pub mod sparse;
 pub mod study;
+pub mod unstruc;
 pub mod validate;
 
 pub use app::{AppError, AppInfo, AppResult, Check, ParamDoc};

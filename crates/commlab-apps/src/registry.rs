@@ -2,7 +2,7 @@
 
 use crate::app::{AppError, AppInfo, AppResult};
 use crate::params::Params;
-use crate::{em3d, iccg, micro, moldyn};
+use crate::{em3d, iccg, micro, moldyn, unstruc};
 use commlab_api::Backend;
 
 /// Every application commlab knows.
@@ -19,6 +19,7 @@ pub const APPS: &[AppInfo] = &[
     em3d::INFO,
     iccg::INFO,
     moldyn::INFO,
+    unstruc::INFO,
 ];
 
 /// Look an application up by name; the error lists the valid names.
@@ -55,6 +56,7 @@ pub fn run_app<B: Backend>(
         "em3d" => em3d::run(backend, variant, &params, seed)?,
         "iccg" => iccg::run(backend, variant, &params)?,
         "moldyn" => moldyn::run(backend, variant, &params, seed)?,
+        "unstruc" => unstruc::run(backend, variant, &params, seed)?,
         other => unreachable!("app `{other}` is listed but not dispatched"),
     };
     r.app = info.name;

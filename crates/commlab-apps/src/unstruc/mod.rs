@@ -1,0 +1,219 @@
+//! `unstruc`: an explicit flow-style iteration over an unstructured 3-D mesh (after the
+//! UNSTRUC program of the Alewife mechanism study). Every iteration computes, for every edge,
+//! three results from its two endpoints' old values and adds them into both endpoints, adds a
+//! smaller term of every boundary face into its nodes, and then gives every node its new value;
+//! old values are double-buffered, so an iteration reads only the previous one's.
+//!
+//! - [`mesh`]: the mesh and its seeded generator (a jittered lattice in a duct with a
+//!   spherical cavity, irregularly tetrahedralised; about 2000 nodes by default), or
+//!   [`meshfile`]: a mesh read from a text file (`--param mesh=PATH`).
+//! - `flux.rs`: the numerics and the sequential reference.
+//! - `plan.rs`: the METIS partition, who computes each edge and face, and each processor's
+//!   ghosts and sends.
+//! - `kernel.rs`: the timed iteration in the variants `sm`, `sm-pf`, `mp-int`, `mp-poll` and
+//!   `bulk`; `private.rs`: the data each processor keeps in its own memory.
+//!
+//! The check: every node's three final values against the sequential reference, largest
+//! difference relative to the largest reference value at most 1e-12 (variants add the same
+//! results in other orders, so they differ from it in the last bits).
+
+mod flux;
+mod kernel;
+pub mod mesh;
+pub mod meshfile;
+mod plan;
+mod private;
+
+use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
+use crate::params::{Params, POSITIVE};
+use commlab_api::{Backend, TrafficClass};
+use flux::{Problem, Value};
+use kernel::{Costs, Kernel, Slots, Variant};
+use plan::Plan;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub const INFO: AppInfo = AppInfo {
+    name: "unstruc",
+    summary: "UNSTRUC: edge and face fluxes on an unstructured 3-D mesh; locked shared memory, prefetch, messages, bulk DMA",
+    variants: &["sm", "sm-pf", "mp-int", "mp-poll", "bulk"],
+    params: &[
+        ParamDoc {
+            name: "mesh",
+            default: "generated",
+            doc: "`generated` (a seeded mesh of about `nodes` nodes), or a mesh file (text: `nodes N`, N lines `x y z`, `edges M`, M lines `a b`, `faces F`, F lines `k n1..nk` with k 3 or 4; `#` comments)",
+        },
+        ParamDoc { name: "nodes", default: "2000", doc: "generated mesh: nodes requested (at least 8 per processor, at most 500000)" },
+        ParamDoc { name: "iterations", default: "20", doc: "iterations timed" },
+        ParamDoc {
+            name: "poll_every",
+            default: "4",
+            doc: "mp-poll: edges or faces computed between polls in the compute loop",
+        },
+    ],
+};
+
+/// Largest difference from the sequential reference allowed, relative to its largest value.
+const TOLERANCE: f64 = 1e-12;
+
+fn input(e: impl std::fmt::Display) -> AppError {
+    AppError::Input(e.to_string())
+}
+
+/// The mesh a run uses, and a description of it.
+fn load_mesh(params: &Params, procs: usize, seed: u64) -> Result<(mesh::Mesh, String), AppError> {
+    let given = params.resolved()["mesh"].clone();
+    if given == "generated" {
+        let nodes: usize = params
+            .get("nodes", ("a whole number from 8 per processor to 500000", |n: usize| (1..=500_000).contains(&n)))?;
+        if nodes < 8 * procs {
+            return Err(input(format!(
+                "--param nodes={nodes}: unstruc needs at least 8 nodes per processor ({} on {procs} processors)",
+                8 * procs
+            )));
+        }
+        Ok((mesh::generate(nodes, seed), format!("generated mesh (seed {seed})")))
+    } else {
+        let m = meshfile::read_mesh(std::path::Path::new(&given)).map_err(|e| input(format!("--param mesh: {e}")))?;
+        if m.nodes() < procs {
+            return Err(input(format!(
+                "--param mesh: {given} has {} nodes, fewer than the {procs} processors",
+                m.nodes()
+            )));
+        }
+        Ok((m, given))
+    }
+}
+
+/// Largest `|a - b|` over all values relative to the largest `|b|` (NaN counts as infinite).
+fn rel_diff(a: &[Value], b: &[Value]) -> f64 {
+    let scale = b.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
+    a.iter().flatten().zip(b.iter().flatten()).fold(0.0f64, |m, (x, y)| {
+        let e = (x - y).abs() / scale;
+        if e.is_nan() {
+            f64::INFINITY
+        } else {
+            m.max(e)
+        }
+    })
+}
+
+pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params, seed: u64) -> Result<AppResult, AppError> {
+    let procs = backend.nprocs();
+    let variant = Variant::from_name(variant_name);
+    let iterations: usize = params.get("iterations", POSITIVE)?;
+    let poll_every: usize = params.get("poll_every", POSITIVE)?;
+    let args = backend.max_am_args();
+    if args < 4 && !variant.shared_memory() {
+        return Err(input(
+            "unstruc message variants need 4 argument words per active message (a node and its 3 results; messaging.max_arg_words >= 8)",
+        ));
+    }
+    let costs = Costs::of(backend)?;
+    let (m, describe) = load_mesh(params, procs, seed)?;
+    let problem = Problem::new(m, seed);
+    let plan = Plan::new(&problem, procs).map_err(|e| AppError::Run(format!("partitioning: {e}")))?;
+    let line_bytes = backend.line_bytes();
+    let (record_word, record_owners) = kernel::record_layout(&plan, 16.max(line_bytes / 8));
+    let mut init = vec![[0.0; 3]; plan.owner.len()];
+    for (new, &old) in plan.old_of_new.iter().enumerate() {
+        init[new] = problem.init[old as usize];
+    }
+    let messages = !variant.shared_memory();
+    let private = plan.proc.iter().map(|p| private::shape(p, messages, variant == Variant::Bulk)).collect();
+    let slots = plan
+        .proc
+        .iter()
+        .map(|p| Slots {
+            edges: p.edges.iter().map(|e| [p.slot(e.a), p.slot(e.b)]).collect(),
+            faces: p.faces.iter().map(|f| f.nodes().iter().map(|&v| p.slot(v)).collect()).collect(),
+        })
+        .collect();
+    let kernel = Arc::new(Kernel {
+        variant,
+        iterations,
+        plan,
+        init,
+        costs,
+        line_bytes,
+        private,
+        per_message: ((args.saturating_sub(1)) / 3).max(1),
+        poll_every,
+        record_words: record_owners.len(),
+        record_word,
+        record_owners,
+        slots,
+    });
+    let out = backend.run(Arc::clone(&kernel)).map_err(run_err)?;
+
+    // The answer, in the original numbering.
+    let plan = &kernel.plan;
+    let n = plan.owner.len();
+    let last = iterations % 2;
+    let mut got = vec![[f64::NAN; 3]; n];
+    for (new, &old) in plan.old_of_new.iter().enumerate() {
+        got[old as usize] = if let Some(arrays) = out.states[0].arrays {
+            let r = arrays[last].word(kernel.record_word[new] as usize);
+            [0, 1, 2].map(|k| f64::from_bits(out.load(r.word(k))))
+        } else {
+            let q = plan.owner[new] as usize;
+            out.states[q].vals[last][new - plan.proc[q].first]
+        };
+    }
+    let want = problem.sequential(iterations);
+    let max_error = rel_diff(&got, &want);
+    let ok = max_error <= TOLERANCE;
+
+    let mesh = &problem.mesh;
+    let sum = |f: fn(&kernel::Counts) -> f64| out.states.iter().map(|s| f(&s.counts)).sum::<f64>();
+    let mut counters = BTreeMap::new();
+    counters.insert("mesh_nodes".into(), n as f64);
+    counters.insert("mesh_edges".into(), mesh.edges.len() as f64);
+    counters.insert("mesh_faces".into(), mesh.faces.len() as f64);
+    counters.insert("edges_per_node".into(), mesh.edges.len() as f64 / n as f64);
+    counters.insert("cut_edge_fraction".into(), plan.cut_edges as f64 / mesh.edges.len().max(1) as f64);
+    counters.insert("shared_nodes".into(), plan.shared.iter().filter(|&&s| s).count() as f64);
+    counters.insert("ghost_nodes".into(), plan.ghosts() as f64);
+    let most_edges = plan.proc.iter().map(|p| p.edges.len()).max().unwrap_or(0);
+    counters.insert("edge_imbalance".into(), most_edges as f64 * procs as f64 / mesh.edges.len().max(1) as f64);
+    counters.insert("cycles_per_iteration".into(), out.stats.cycles / iterations as f64);
+    let app_messages = sum(|c| c.messages as f64);
+    counters.insert("app_messages".into(), app_messages);
+    counters.insert("values_sent".into(), sum(|c| c.values_sent as f64));
+    counters.insert("values_received".into(), sum(|c| c.values_received as f64));
+    let msgs = out.stats.counters.get("messages").copied().unwrap_or(0.0);
+    if msgs > 0.0 {
+        let v = &out.stats.volume_bytes;
+        let bytes = v[TrafficClass::Headers as usize] + v[TrafficClass::Data as usize];
+        counters.insert("bytes_per_message".into(), bytes as f64 / msgs);
+    }
+    let acquires = sum(|c| c.lock_acquires as f64);
+    counters.insert("lock_acquires".into(), acquires);
+    counters.insert("lock_releases".into(), sum(|c| c.lock_releases as f64));
+    let lock_cycles = sum(|c| c.lock_cycles);
+    counters.insert("lock_cycles_per_proc".into(), lock_cycles / procs as f64);
+    counters.insert("lock_cycles_per_acquire".into(), if acquires > 0.0 { lock_cycles / acquires } else { 0.0 });
+    if variant == Variant::SmPrefetch {
+        // `prefetches` (the simulator's) counts those that fetched a line; a fetched line whose
+        // reference still waited was late or lost, so the rest is a lower bound on the useful.
+        let waited = sum(|c| c.prefetched_refs_waited as f64);
+        let fetched = out.stats.counters.get("prefetches").copied().unwrap_or(0.0);
+        counters.insert("prefetches_issued".into(), sum(|c| c.prefetches as f64));
+        counters.insert("prefetched_refs_waited".into(), waited);
+        counters.insert("prefetches_useful".into(), (fetched - waited).max(0.0));
+    }
+    if let (Some(m), Some(l)) = (out.stats.counters.get("cache_misses"), out.stats.counters.get("local_misses")) {
+        counters.insert("remote_misses".into(), m - l);
+    }
+    let check = Check {
+        ok,
+        max_error,
+        detail: format!(
+            "{describe}: {n} nodes, {} edges, {} faces; {} values after {iterations} iterations vs sequential: max relative difference {max_error:.2e} (limit {TOLERANCE:.0e})",
+            mesh.edges.len(),
+            mesh.faces.len(),
+            3 * n
+        ),
+    };
+    Ok(result(out.stats, counters, check))
+}
