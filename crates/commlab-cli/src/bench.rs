@@ -94,6 +94,9 @@ const WORKLOADS: &[Workload] = &[
     // The default MOLDYN run (2048 molecules, 40 steps): locks and 3-party misses, and DMA.
     Workload { name: "moldyn-sm", app: "moldyn", variant: "sm", procs: 32, set: &[], params: &[] },
     Workload { name: "moldyn-bulk", app: "moldyn", variant: "bulk", procs: 32, set: &[], params: &[] },
+    // The default UNSTRUC mesh (1964 nodes, 20 iterations): per-node locks, and fine-grain messages.
+    Workload { name: "unstruc-sm", app: "unstruc", variant: "sm", procs: 32, set: &[], params: &[] },
+    Workload { name: "unstruc-mp-int", app: "unstruc", variant: "mp-int", procs: 32, set: &[], params: &[] },
 ];
 
 pub fn run(repeat: usize, json_out: bool, only: Option<&str>) -> Result<(), Failure> {

@@ -14,7 +14,7 @@ pub const DEFAULT_MATRIX: &str = "../shared/data/matrices/bcsstk32.mtx.gz";
 
 #[derive(clap::Args)]
 pub struct ReproduceArgs {
-    /// The study: alewife (the Alewife mechanism study, HPCA 1998).
+    /// The study: alewife (the Alewife mechanism study, HPCA 1998: EM3D, ICCG, UNSTRUC, MOLDYN).
     study: String,
     /// Preset name or path to a machine TOML file (the study's machine by default).
     #[arg(long, default_value = "alewife")]
