@@ -78,6 +78,37 @@ impl fmt::Display for AppError {
 
 impl std::error::Error for AppError {}
 
+/// The five communication variants most applications come in.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Variant {
+    Sm,
+    SmPrefetch,
+    MpInt,
+    MpPoll,
+    Bulk,
+}
+
+impl Variant {
+    /// Their names, in the order `--variant all` runs them.
+    pub const NAMES: &'static [&'static str] = &["sm", "sm-pf", "mp-int", "mp-poll", "bulk"];
+
+    /// The variant named `v` (one of [`Variant::NAMES`]; the app has checked it).
+    pub fn from_name(v: &str) -> Variant {
+        match v {
+            "sm" => Variant::Sm,
+            "sm-pf" => Variant::SmPrefetch,
+            "mp-int" => Variant::MpInt,
+            "mp-poll" => Variant::MpPoll,
+            "bulk" => Variant::Bulk,
+            other => unreachable!("variant `{other}` is listed but not handled"),
+        }
+    }
+
+    pub fn shared_memory(self) -> bool {
+        matches!(self, Variant::Sm | Variant::SmPrefetch)
+    }
+}
+
 /// A partial result an app returns; `run_app` fills in the name, variant and parameters.
 pub(crate) fn result(stats: RunStats, counters: BTreeMap<String, f64>, check: Check) -> AppResult {
     AppResult { app: "", variant: "", params: BTreeMap::new(), stats, counters, check }

@@ -35,8 +35,8 @@
 mod graph;
 mod private;
 
-use crate::app::ParamDoc;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
+use crate::app::{ParamDoc, Variant};
 use crate::params::Params;
 use crate::params::POSITIVE;
 use crate::private::{Arrays, Shape};
@@ -51,7 +51,7 @@ use std::sync::Arc;
 pub const INFO: AppInfo = AppInfo {
     name: "em3d",
     summary: "EM3D: bipartite E/H graph relaxation; shared memory, prefetch, fine-grain messages, bulk DMA",
-    variants: &["sm", "sm-pf", "mp-int", "mp-poll", "bulk"],
+    variants: Variant::NAMES,
     params: &[
         ParamDoc { name: "nodes", default: "10000", doc: "total E and H nodes (at least 2 per processor)" },
         ParamDoc { name: "degree", default: "10", doc: "in-edges per node" },
@@ -87,32 +87,6 @@ impl Costs {
 }
 const GHOSTS: HandlerId = HandlerId(0);
 const GHOSTS_BULK: HandlerId = HandlerId(1);
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Variant {
-    Sm,
-    SmPrefetch,
-    MpInt,
-    MpPoll,
-    Bulk,
-}
-
-impl Variant {
-    fn from_name(v: &str) -> Variant {
-        match v {
-            "sm" => Variant::Sm,
-            "sm-pf" => Variant::SmPrefetch,
-            "mp-int" => Variant::MpInt,
-            "mp-poll" => Variant::MpPoll,
-            "bulk" => Variant::Bulk,
-            other => unreachable!("em3d variant `{other}` is listed but not handled"),
-        }
-    }
-
-    fn shared_memory(self) -> bool {
-        matches!(self, Variant::Sm | Variant::SmPrefetch)
-    }
-}
 
 /// Private state of one processor (message variants): `vals[k]` holds this processor's own
 /// nodes of kind `k`, then its ghost copies of remote ones.

@@ -49,6 +49,7 @@
 use super::physics::{self, Pair, Vec3s};
 use super::plan::ProcEpoch;
 use super::private as pv;
+use crate::app::Variant;
 use crate::private::{Arrays, Shape};
 use commlab_api::{
     Addr, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program, ReceiveMode,
@@ -89,32 +90,6 @@ const COORDS: HandlerId = HandlerId(0);
 const COORDS_BULK: HandlerId = HandlerId(1);
 const DELTAS: HandlerId = HandlerId(2);
 const DELTAS_BULK: HandlerId = HandlerId(3);
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Variant {
-    Sm,
-    SmPrefetch,
-    MpInt,
-    MpPoll,
-    Bulk,
-}
-
-impl Variant {
-    pub fn from_name(v: &str) -> Variant {
-        match v {
-            "sm" => Variant::Sm,
-            "sm-pf" => Variant::SmPrefetch,
-            "mp-int" => Variant::MpInt,
-            "mp-poll" => Variant::MpPoll,
-            "bulk" => Variant::Bulk,
-            other => unreachable!("moldyn variant `{other}` is listed but not handled"),
-        }
-    }
-
-    pub fn shared_memory(self) -> bool {
-        matches!(self, Variant::Sm | Variant::SmPrefetch)
-    }
-}
 
 /// What a processor counted (summed over processors for the counters).
 #[derive(Clone, Debug, Default)]

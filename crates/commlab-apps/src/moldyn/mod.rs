@@ -48,11 +48,11 @@ mod physics;
 mod plan;
 mod private;
 
-use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
+use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Variant};
 use crate::params::{Params, POSITIVE};
 use crate::private::Shape;
 use commlab_api::{Backend, Category};
-use kernel::{Costs, Kernel, Layout, Tally, Variant};
+use kernel::{Costs, Kernel, Layout, Tally};
 use physics::{Pair, Setup, Vec3s};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -60,7 +60,7 @@ use std::sync::Arc;
 pub const INFO: AppInfo = AppInfo {
     name: "moldyn",
     summary: "MOLDYN: Lennard-Jones molecular dynamics, RCB partition; locks in shared memory, prefetch, fine-grain messages, bulk DMA",
-    variants: &["sm", "sm-pf", "mp-int", "mp-poll", "bulk"],
+    variants: Variant::NAMES,
     params: &[
         ParamDoc { name: "molecules", default: "2048", doc: "molecules in the box (at least 2 per processor)" },
         ParamDoc { name: "density", default: "0.8", doc: "molecules per unit volume (reduced units; the box side is (molecules/density)^(1/3))" },

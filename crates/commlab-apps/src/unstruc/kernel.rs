@@ -43,7 +43,7 @@
 use super::flux::{self, Value};
 use super::plan::Plan;
 use super::private::{ACC, EDGE_COEF, EDGE_NODES, FACE_COEF, FACE_NODES, GHOSTS, OUT, SENDS, VALS};
-use crate::app::AppError;
+use crate::app::{AppError, Variant};
 use crate::private::{Arrays, Shape};
 use commlab_api::{
     Addr, Backend, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program, ReceiveMode,
@@ -72,32 +72,6 @@ impl Costs {
             recv_result: crate::app::cost(b, "unstruc_recv_result")?,
             bulk_copy_line: crate::app::cost(b, "bulk_copy_line")?,
         })
-    }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Variant {
-    Sm,
-    SmPrefetch,
-    MpInt,
-    MpPoll,
-    Bulk,
-}
-
-impl Variant {
-    pub fn from_name(v: &str) -> Variant {
-        match v {
-            "sm" => Variant::Sm,
-            "sm-pf" => Variant::SmPrefetch,
-            "mp-int" => Variant::MpInt,
-            "mp-poll" => Variant::MpPoll,
-            "bulk" => Variant::Bulk,
-            other => unreachable!("unstruc variant `{other}` is listed but not handled"),
-        }
-    }
-
-    pub fn shared_memory(self) -> bool {
-        matches!(self, Variant::Sm | Variant::SmPrefetch)
     }
 }
 

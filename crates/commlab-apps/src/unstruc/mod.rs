@@ -24,11 +24,11 @@ pub mod meshfile;
 mod plan;
 mod private;
 
-use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
+use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Variant};
 use crate::params::{Params, POSITIVE};
 use commlab_api::{Backend, TrafficClass};
 use flux::{Problem, Value};
-use kernel::{Costs, Kernel, Slots, Variant};
+use kernel::{Costs, Kernel, Slots};
 use plan::Plan;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -36,7 +36,7 @@ use std::sync::Arc;
 pub const INFO: AppInfo = AppInfo {
     name: "unstruc",
     summary: "UNSTRUC: edge and face fluxes on an unstructured 3-D mesh; locked shared memory, prefetch, messages, bulk DMA",
-    variants: &["sm", "sm-pf", "mp-int", "mp-poll", "bulk"],
+    variants: Variant::NAMES,
     params: &[
         ParamDoc {
             name: "mesh",
