@@ -1,32 +1,15 @@
 //! EM3D and ICCG on the simulated machine: every variant's answer on several machine shapes,
 //! determinism, time accounting, message balance, and the ICCG pipeline on real matrices.
 
-use commlab_api::RunStats;
 use commlab_apps::{app_info, run_app, AppError, AppResult};
-use commlab_sim::machine::MachineConfig;
 use commlab_sim::Simulator;
 
-fn preset(name: &str, set: &[&str], procs: Option<usize>) -> Simulator {
-    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
-    Simulator::new(MachineConfig::preset(name, &set, procs).expect("machine"))
-}
+mod common;
+
+use common::{assert_categories_sum, preset};
 
 fn run(s: &Simulator, app: &str, variant: &str, params: &[&str]) -> AppResult {
-    let params: Vec<String> = params.iter().map(|p| p.to_string()).collect();
-    let r = run_app(s, app, variant, &params, 3).unwrap_or_else(|e| panic!("{app} [{variant}]: {e}"));
-    assert!(r.check.ok, "{app} [{variant}] answer check: {}", r.check.detail);
-    r
-}
-
-fn assert_categories_sum(stats: &RunStats, what: &str) {
-    for (i, p) in stats.procs.iter().enumerate() {
-        assert!(
-            (p.sum() - p.busy).abs() <= 1e-6 * p.busy.max(1.0),
-            "{what}: processor {i} categories sum to {} but busy time is {}",
-            p.sum(),
-            p.busy
-        );
-    }
+    common::run_seeded(s, app, variant, params, 3)
 }
 
 /// Machine shapes the applications run on: the calibrated mesh, a resized mesh, a torus with

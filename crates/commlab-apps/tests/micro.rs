@@ -1,21 +1,21 @@
 //! Microbenchmarks on the simulated machine: calibration, determinism, time accounting,
 //! NI back-pressure and bisection bandwidth under cross-traffic.
 
-use commlab_api::{Category, RunStats};
-use commlab_apps::{run_app, AppResult, APPS};
+use commlab_api::Category;
+use commlab_apps::{AppResult, APPS};
 use commlab_sim::machine::MachineConfig;
 use commlab_sim::Simulator;
 
+mod common;
+
+use common::assert_categories_sum;
+
 fn sim(set: &[&str], procs: Option<usize>) -> Simulator {
-    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
-    Simulator::new(MachineConfig::preset("alewife", &set, procs).expect("machine"))
+    common::preset("alewife", set, procs)
 }
 
 fn run<T: AsRef<str>>(s: &Simulator, app: &str, variant: &str, params: &[T]) -> AppResult {
-    let params: Vec<String> = params.iter().map(|s| s.as_ref().to_string()).collect();
-    let r = run_app(s, app, variant, &params, 7).unwrap_or_else(|e| panic!("{app} [{variant}]: {e}"));
-    assert!(r.check.ok, "{app} [{variant}] answer check: {}", r.check.detail);
-    r
+    common::run_seeded(s, app, variant, params, 7)
 }
 
 /// Small parameters for every microbenchmark, so the whole matrix runs quickly.
@@ -38,17 +38,6 @@ fn small_params(app: &str, s: &Simulator) -> Vec<String> {
         other => panic!("no small parameters for {other}"),
     };
     v.into_iter().map(String::from).collect()
-}
-
-fn assert_categories_sum(stats: &RunStats, what: &str) {
-    for (i, p) in stats.procs.iter().enumerate() {
-        let sum = p.sum();
-        assert!(
-            (sum - p.busy).abs() <= 1e-6 * p.busy.max(1.0),
-            "{what}: processor {i} categories sum to {sum} but busy time is {}",
-            p.busy
-        );
-    }
 }
 
 #[test]

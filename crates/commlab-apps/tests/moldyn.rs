@@ -2,13 +2,16 @@
 //! shared memory and 8 and 64 processors; determinism; time accounting; traffic balance
 //! (molecules and deltas sent = received, lock acquisitions = releases); parameter errors.
 
-use commlab_api::{RunStats, TrafficClass};
+use commlab_api::TrafficClass;
 use commlab_apps::{app_info, run_app, AppError, AppResult};
-use commlab_sim::machine::MachineConfig;
 use commlab_sim::Simulator;
 
+mod common;
+
+use common::assert_categories_sum;
+
 fn preset(name: &str, procs: Option<usize>) -> Simulator {
-    Simulator::new(MachineConfig::preset(name, &[], procs).expect("machine"))
+    common::preset(name, &[], procs)
 }
 
 fn params(p: &[&str]) -> Vec<String> {
@@ -19,20 +22,7 @@ fn params(p: &[&str]) -> Vec<String> {
 const SMALL: &[&str] = &["molecules=512", "iterations=6", "rebuild=3"];
 
 fn run(s: &Simulator, variant: &str, p: &[&str]) -> AppResult {
-    let r = run_app(s, "moldyn", variant, &params(p), 3).unwrap_or_else(|e| panic!("moldyn [{variant}]: {e}"));
-    assert!(r.check.ok, "moldyn [{variant}] answer check: {}", r.check.detail);
-    r
-}
-
-fn assert_categories_sum(stats: &RunStats, what: &str) {
-    for (i, p) in stats.procs.iter().enumerate() {
-        assert!(
-            (p.sum() - p.busy).abs() <= 1e-6 * p.busy.max(1.0),
-            "{what}: processor {i} categories sum to {} but busy time is {}",
-            p.sum(),
-            p.busy
-        );
-    }
+    common::run_seeded(s, "moldyn", variant, p, 3)
 }
 
 fn assert_balanced(r: &AppResult, what: &str) {

@@ -2,14 +2,17 @@
 //! software-DSM machine and at 8 and 64 processors; determinism; time accounting; traffic and
 //! lock balance; the mesh file path; parameter errors.
 
-use commlab_api::{Category, RunStats};
+use commlab_api::Category;
 use commlab_apps::unstruc::mesh;
 use commlab_apps::{app_info, run_app, AppError, AppResult};
-use commlab_sim::machine::MachineConfig;
 use commlab_sim::Simulator;
 
+mod common;
+
+use common::assert_categories_sum;
+
 fn preset(name: &str, procs: Option<usize>) -> Simulator {
-    Simulator::new(MachineConfig::preset(name, &[], procs).expect("machine"))
+    common::preset(name, &[], procs)
 }
 
 fn params(p: &[&str]) -> Vec<String> {
@@ -17,20 +20,7 @@ fn params(p: &[&str]) -> Vec<String> {
 }
 
 fn run(s: &Simulator, variant: &str, p: &[&str]) -> AppResult {
-    let r = run_app(s, "unstruc", variant, &params(p), 3).unwrap_or_else(|e| panic!("unstruc [{variant}]: {e}"));
-    assert!(r.check.ok, "unstruc [{variant}] answer check: {}", r.check.detail);
-    r
-}
-
-fn assert_categories_sum(stats: &RunStats, what: &str) {
-    for (i, p) in stats.procs.iter().enumerate() {
-        assert!(
-            (p.sum() - p.busy).abs() <= 1e-6 * p.busy.max(1.0),
-            "{what}: processor {i} categories sum to {} but busy time is {}",
-            p.sum(),
-            p.busy
-        );
-    }
+    common::run_seeded(s, "unstruc", variant, p, 3)
 }
 
 const SMALL: &[&str] = &["nodes=600", "iterations=3"];
