@@ -327,10 +327,43 @@ pub struct RunStats {
     pub volume_bytes: [u64; 5],
     /// Further named figures (message counts, link utilisation, ...).
     pub counters: BTreeMap<String, f64>,
+    /// Per-processor counters, indexed by processor (empty when the backend has none).
+    pub nodes: Vec<NodeCounters>,
+    /// Per-link figures of the network over the timed region (empty without a network).
+    pub links: Vec<LinkStats>,
     /// Simulator events executed (0 for native runs).
     pub events: u64,
     /// Wall-clock seconds the run took.
     pub wall_seconds: f64,
+}
+
+/// One processor's counts over the timed region.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodeCounters {
+    /// Messages this processor sent (application, barrier and runtime messages).
+    pub messages_sent: u64,
+    /// Message handlers that ran on this processor.
+    pub messages_received: u64,
+    /// Shared-memory and private misses this processor took.
+    pub cache_misses: u64,
+    /// LimitLESS traps this processor took as a home.
+    pub software_traps: u64,
+}
+
+/// One network link over the timed region.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkStats {
+    pub link: u32,
+    /// `injection`, `ejection` or `router`.
+    pub kind: &'static str,
+    /// Where the link starts and ends: `router R` or `endpoint E` (processors first, then
+    /// I/O nodes).
+    pub from: String,
+    pub to: String,
+    /// Fraction of the timed region the link spent serializing packets.
+    pub utilization: f64,
+    /// Bytes that crossed it.
+    pub bytes: u64,
 }
 
 impl RunStats {

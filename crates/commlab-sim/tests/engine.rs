@@ -232,6 +232,37 @@ fn a_processor_waiting_in_the_message_barrier_receives_by_polling() {
     assert!((p1.get(Category::MessageOverhead) - polled).abs() < 1e-6, "{p1:?}");
 }
 
+#[test]
+fn per_node_and_per_link_statistics_balance() {
+    // After timing starts, P0 sends three messages to P1 and P2 one to P3: every message
+    // counted once at its sender and once at its receiver, and every byte injected crosses
+    // one injection link and one ejection link.
+    let p = prog(vec![incr], |x, id| {
+        x(Op::BeginTiming);
+        if id == 0 {
+            for _ in 0..3 {
+                x(Op::Send(1, 0, vec![1, 2]));
+            }
+        }
+        if id == 2 {
+            x(Op::Send(3, 0, vec![]));
+        }
+    });
+    let out = alewife(&[], Some(4)).run(Arc::new(p)).unwrap();
+    let s = &out.stats;
+    let sent: Vec<u64> = s.nodes.iter().map(|n| n.messages_sent).collect();
+    let received: Vec<u64> = s.nodes.iter().map(|n| n.messages_received).collect();
+    assert_eq!(sent, [3, 0, 1, 0]);
+    assert_eq!(received, [0, 3, 0, 1]);
+    let total: u64 = s.volume_bytes.iter().sum();
+    let by_kind = |k: &str| s.links.iter().filter(|l| l.kind == k).map(|l| l.bytes).sum::<u64>();
+    assert_eq!(by_kind("injection"), total, "every byte injected once");
+    assert_eq!(by_kind("ejection"), total, "and ejected once");
+    assert!(s.links.iter().all(|l| (0.0..=1.0).contains(&l.utilization)));
+    let into_p1: u64 = s.links.iter().filter(|l| l.kind == "ejection" && l.to == "endpoint 1").map(|l| l.bytes).sum();
+    assert_eq!(into_p1, 3 * (8 + 16), "three messages of an 8-byte header and two argument words");
+}
+
 /// A hot spot: senders left of processor 11 (row 1 of the 8x4 mesh) flood it while its handler
 /// is slow; a probe from processor 10 to 12 passes through 11's router on the link the flood
 /// uses. When 11 stops draining, the probe is delayed although it does not go to 11.

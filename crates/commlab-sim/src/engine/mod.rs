@@ -19,7 +19,8 @@ use crate::net::{NetEvent, Network, Packet};
 use crate::queue::{EventQueue, Liveness, Priority};
 use crate::stats::{TimeAccount, Traffic};
 use commlab_api::{
-    BarrierKind, Category, Handler, Message, ProcId, ProcTimes, Program, ReceiveMode, RunOutput, RunStats, TrafficClass,
+    BarrierKind, Category, Handler, LinkStats, Message, NodeCounters, ProcId, ProcTimes, Program, ReceiveMode,
+    RunOutput, RunStats, TrafficClass,
 };
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult};
@@ -164,6 +165,9 @@ pub(crate) struct Proc<S> {
     pub inbox: VecDeque<u32>,
     pub acct: TimeAccount,
     pub barrier: BarrierState,
+    /// Messages sent and handlers run since the timed region began.
+    pub sent: u64,
+    pub received: u64,
 }
 
 pub(crate) struct World<S> {
@@ -267,6 +271,9 @@ impl<S> World<S> {
             self.traffic.cross_messages += 1;
         } else {
             self.traffic.messages += 1;
+            if let Some(p) = self.procs.get_mut(src) {
+                p.sent += 1;
+            }
         }
     }
 
@@ -306,6 +313,9 @@ impl<S> World<S> {
             Ctx { id: p, nprocs, cfg: &cfg, start_ps: now, offset_cycles: entry, sends: Vec::new(), error: None };
         let proc = &mut self.procs[p];
         proc.handler_active = true;
+        if !matches!(rec.target, Target::Trap { .. }) {
+            proc.received += 1;
+        }
         proc.acct.switch(Category::MessageOverhead, now);
         match rec.target {
             Target::App(h) => {
@@ -501,6 +511,8 @@ pub fn run<P: Program>(
             inbox: VecDeque::new(),
             acct: TimeAccount::new(),
             barrier: BarrierState::default(),
+            sent: 0,
+            received: 0,
         })
         .collect();
     let mut world: Box<World<P::State>> = Box::new(World {
@@ -669,11 +681,49 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
             counters.insert("bisection_utilization".to_string(), u);
         }
     }
+    let nodes = w
+        .procs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| NodeCounters {
+            messages_sent: p.sent,
+            messages_received: p.received,
+            cache_misses: ms.misses_by_node.get(i).copied().unwrap_or(0),
+            software_traps: ms.traps_by_node.get(i).copied().unwrap_or(0),
+        })
+        .collect();
+    let end = |r: Option<u32>, l: u32| match (r, topo.link_endpoint(l)) {
+        (Some(r), _) => format!("router {r}"),
+        (None, Some(e)) => format!("endpoint {e}"),
+        (None, None) => "?".to_string(),
+    };
+    let links = w
+        .net
+        .link_busy_ps()
+        .zip(w.net.link_bytes())
+        .map(|((l, busy), bytes)| {
+            let info = topo.link(l);
+            LinkStats {
+                link: l,
+                kind: match info.kind {
+                    crate::topology::LinkKind::Injection => "injection",
+                    crate::topology::LinkKind::Ejection => "ejection",
+                    crate::topology::LinkKind::Router => "router",
+                },
+                from: end(info.from_router, l),
+                to: end(info.to_router, l),
+                utilization: if timed_ps > 0 { busy as f64 / timed_ps as f64 } else { 0.0 },
+                bytes,
+            }
+        })
+        .collect();
     Ok(RunStats {
         cycles: cfg.ps_to_cycles(timed_ps),
         procs,
         volume_bytes: w.traffic.bytes,
         counters,
+        nodes,
+        links,
         events,
         wall_seconds: wall,
     })

@@ -590,6 +590,10 @@ impl<S> Node for SimNode<'_, S> {
             w.timing_start = Some(now);
             w.traffic = Default::default();
             w.mem.stats = crate::mem::MemStats::new(w.procs.len());
+            for p in &mut w.procs {
+                p.sent = 0;
+                p.received = 0;
+            }
             w.net.reset_link_stats();
         }
     }

@@ -95,7 +95,7 @@ pub(crate) struct ProcMem {
 
 impl MemStats {
     pub fn new(nprocs: usize) -> MemStats {
-        MemStats { traps_by_node: vec![0; nprocs], ..MemStats::default() }
+        MemStats { traps_by_node: vec![0; nprocs], misses_by_node: vec![0; nprocs], ..MemStats::default() }
     }
 }
 
@@ -112,6 +112,8 @@ pub(crate) struct MemStats {
     pub private_misses: u64,
     /// LimitLESS traps taken by each home processor.
     pub traps_by_node: Vec<u64>,
+    /// Misses each processor took.
+    pub misses_by_node: Vec<u64>,
     pub prefetches: u64,
 }
 
@@ -354,6 +356,7 @@ impl Memory {
     pub(crate) fn issue(&mut self, p: usize, line: Line, write: bool) {
         let home = self.home_of(line);
         self.stats.misses += 1;
+        self.stats.misses_by_node[p] += 1;
         if self.is_private(line) {
             // A fill from the node's own memory; the line arrives owned.
             self.stats.local_misses += 1;

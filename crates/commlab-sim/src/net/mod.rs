@@ -109,8 +109,9 @@ struct LinkState {
     line: u8,
     /// Packets waiting for the link, with the virtual channel each needs, in arrival order.
     waiters: VecDeque<(PacketId, u8)>,
-    /// Serialization time accumulated since statistics were last reset.
+    /// Serialization time and bytes accumulated since statistics were last reset.
     busy_ps: u64,
+    bytes: u64,
 }
 
 /// Per-endpoint network interface.
@@ -170,6 +171,7 @@ impl Network {
                     line: if kind == LinkKind::Router { 0 } else { 1 },
                     waiters: VecDeque::new(),
                     busy_ps: 0,
+                    bytes: 0,
                 }
             })
             .collect();
@@ -378,6 +380,7 @@ impl Network {
             l.busy_until = now + ser;
             l.occupied[vc as usize] = true;
             l.busy_ps += ser;
+            l.bytes += bytes;
             (l.kind, l.to_router, l.endpoint as usize, l.latency_ps, l.line as usize)
         };
         let p = &mut self.packets[pkt as usize];
@@ -439,7 +442,13 @@ impl Network {
     pub fn reset_link_stats(&mut self) {
         for l in &mut self.links {
             l.busy_ps = 0;
+            l.bytes = 0;
         }
+    }
+
+    /// Bytes per link since the last reset.
+    pub fn link_bytes(&self) -> impl Iterator<Item = u64> + '_ {
+        self.links.iter().map(|l| l.bytes)
     }
 
     /// Busy picoseconds per link since the last reset.
