@@ -661,6 +661,7 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         let most = ms.traps_by_node.iter().copied().max().unwrap_or(0);
         counters.insert("software_traps_max_per_node".to_string(), most as f64);
         counters.insert("prefetches".to_string(), ms.prefetches as f64);
+        counters.insert("prefetches_useful".to_string(), ms.prefetches_useful as f64);
         counters.insert("private_misses".to_string(), ms.private_misses as f64);
         counters.insert("protocol_messages".to_string(), w.traffic.protocol_messages as f64);
     }

@@ -96,7 +96,9 @@ impl<'y, S> SimNode<'y, S> {
             let line = w.mem.line_of(addr.0);
             let st = w.mem.caches[id].state(line);
             if st == CacheState::Modified || (!write && st == CacheState::Shared) {
-                w.mem.caches[id].touch(line);
+                if w.mem.caches[id].touch(line) {
+                    w.mem.stats.prefetches_useful += 1;
+                }
                 if !missed {
                     w.mem.stats.hits += 1;
                 }

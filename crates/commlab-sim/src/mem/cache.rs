@@ -18,13 +18,23 @@ pub(crate) struct Cache {
     /// Last-use stamps for LRU (only read when ways > 1).
     used: Vec<u64>,
     clock: u64,
+    /// The line was brought in by a prefetch and no access has used it yet.
+    unused_prefetch: Vec<bool>,
 }
 
 impl Cache {
     pub fn new(lines: u64, ways: usize) -> Cache {
         let sets = (lines / ways as u64).max(1);
         let n = (sets as usize) * ways;
-        Cache { sets, ways, tags: vec![EMPTY; n], states: vec![CacheState::Invalid; n], used: vec![0; n], clock: 0 }
+        Cache {
+            sets,
+            ways,
+            tags: vec![EMPTY; n],
+            states: vec![CacheState::Invalid; n],
+            used: vec![0; n],
+            clock: 0,
+            unused_prefetch: vec![false; n],
+        }
     }
 
     #[inline]
@@ -39,15 +49,16 @@ impl Cache {
         self.slot(line).map_or(CacheState::Invalid, |i| self.states[i])
     }
 
-    /// Mark a use of a present line (LRU).
+    /// Mark a use of a present line (LRU); returns whether this is the first use of a line a
+    /// prefetch brought in (a useful prefetch).
     #[inline]
-    pub fn touch(&mut self, line: Line) {
+    pub fn touch(&mut self, line: Line) -> bool {
+        let Some(i) = self.slot(line) else { return false };
         if self.ways > 1 {
-            if let Some(i) = self.slot(line) {
-                self.clock += 1;
-                self.used[i] = self.clock;
-            }
+            self.clock += 1;
+            self.used[i] = self.clock;
         }
+        std::mem::take(&mut self.unused_prefetch[i])
     }
 
     /// Change the state of a present line; Invalid removes it.
@@ -55,6 +66,7 @@ impl Cache {
         if let Some(i) = self.slot(line) {
             if s == CacheState::Invalid {
                 self.tags[i] = EMPTY;
+                self.unused_prefetch[i] = false;
             }
             self.states[i] = s;
         }
@@ -77,8 +89,9 @@ impl Cache {
         Ok(Some((self.tags[i], self.states[i])))
     }
 
-    /// Install `line` in state `s` (the victim, if any, must have been dealt with).
-    pub fn install(&mut self, line: Line, s: CacheState) {
+    /// Install `line` in state `s` (the victim, if any, must have been dealt with);
+    /// `prefetched` when a prefetch brought it.
+    pub fn install(&mut self, line: Line, s: CacheState, prefetched: bool) {
         let base = (line % self.sets) as usize * self.ways;
         let i = self
             .slot(line)
@@ -88,6 +101,7 @@ impl Cache {
         self.states[i] = s;
         self.clock += 1;
         self.used[i] = self.clock;
+        self.unused_prefetch[i] = prefetched;
     }
 }
 
@@ -98,11 +112,11 @@ mod tests {
     #[test]
     fn direct_mapped_conflicts_evict() {
         let mut c = Cache::new(4, 1);
-        c.install(1, CacheState::Shared);
+        c.install(1, CacheState::Shared, false);
         assert_eq!(c.state(1), CacheState::Shared);
         assert_eq!(c.victim(5, |_| false), Ok(Some((1, CacheState::Shared))));
         assert_eq!(c.victim(5, |l| l == 1), Err(()), "the only way holds a line that must stay");
-        c.install(5, CacheState::Modified);
+        c.install(5, CacheState::Modified, false);
         assert_eq!(c.state(1), CacheState::Invalid);
         assert_eq!(c.state(5), CacheState::Modified);
     }
@@ -110,12 +124,25 @@ mod tests {
     #[test]
     fn lru_picks_least_recently_used_way() {
         let mut c = Cache::new(4, 2); // 2 sets x 2 ways
-        c.install(0, CacheState::Shared);
-        c.install(2, CacheState::Shared);
+        c.install(0, CacheState::Shared, false);
+        c.install(2, CacheState::Shared, false);
         c.touch(0);
         assert_eq!(c.victim(4, |_| false), Ok(Some((2, CacheState::Shared))));
         assert_eq!(c.victim(4, |l| l == 2), Ok(Some((0, CacheState::Shared))), "a kept line is skipped");
         c.set_state(2, CacheState::Invalid);
         assert_eq!(c.victim(4, |_| false), Ok(None), "a freed way takes the new line");
+    }
+
+    #[test]
+    fn a_prefetched_line_is_useful_once_and_only_until_lost() {
+        let mut c = Cache::new(4, 1);
+        c.install(1, CacheState::Shared, true);
+        assert!(c.touch(1), "the first use of a prefetched line");
+        assert!(!c.touch(1), "later uses are ordinary hits");
+        c.install(2, CacheState::Shared, true);
+        c.set_state(2, CacheState::Invalid);
+        c.install(2, CacheState::Shared, false);
+        assert!(!c.touch(2), "a prefetch lost before use was not useful");
+        assert!(!c.touch(3), "an absent line");
     }
 }

@@ -115,6 +115,8 @@ pub(crate) struct MemStats {
     /// Misses each processor took.
     pub misses_by_node: Vec<u64>,
     pub prefetches: u64,
+    /// Prefetched lines that an access used before they were lost.
+    pub prefetches_useful: u64,
 }
 
 /// What the memory system asks of the engine. The controller never touches the event queue,
@@ -692,7 +694,9 @@ impl Memory {
             Err(()) => false,
         };
         if placed {
-            self.caches[p].install(line, state);
+            let pm = &self.procs[p];
+            let prefetched = pm.prefetches.contains(&line) && pm.waiting != Some(line);
+            self.caches[p].install(line, state, prefetched);
             if let Some(c) = &mut self.checker {
                 c.fill(p, line, &self.data, self.line_words);
             }
