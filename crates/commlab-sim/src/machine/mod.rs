@@ -723,7 +723,7 @@ impl MachineConfig {
                 })
             }
         };
-        Ok(MachineConfig {
+        let cfg = MachineConfig {
             cycle_ps,
             link_ps_per_byte: 1000.0 / bw,
             router_latency_ps: ns_to_ps("network.router_latency_ns", n.router_latency_ns)?,
@@ -741,7 +741,20 @@ impl MachineConfig {
             max_time_ps: max_time_ps as u64,
             topology,
             spec,
-        })
+        };
+        // Cross-traffic crosses the bisection: more than it carries piles up in the NI queues
+        // without bound (the run would grow until memory runs out).
+        let bisection = cfg.bisection_bytes_per_cycle();
+        if cfg.cross_traffic_bytes_per_cycle > bisection {
+            return Err(ConfigError::key(
+                "cross_traffic.rate_bytes_per_cycle",
+                format!(
+                    "must be at most the bisection bandwidth, {bisection} bytes per cycle on this machine (the largest rate it can carry), got {}",
+                    cfg.cross_traffic_bytes_per_cycle
+                ),
+            ));
+        }
+        Ok(cfg)
     }
 
     /// A fingerprint of the resolved machine: 16 hex digits of the FNV-1a hash of its TOML
