@@ -28,10 +28,14 @@ fn sizes_beyond_the_host_are_refused_with_the_estimate() {
 }
 
 #[test]
-fn cross_traffic_beyond_the_bisection_is_refused() {
+fn cross_traffic_beyond_what_the_links_carry_is_refused() {
     bad_input(
         &["run", "am-latency", "--set", "cross_traffic.rate_bytes_per_cycle=1e6"],
-        &["machine key `cross_traffic.rate_bytes_per_cycle`", "at most the bisection bandwidth, 18 bytes per cycle"],
+        &[
+            "machine key `cross_traffic.rate_bytes_per_cycle`",
+            "must be at most 18 bytes per cycle",
+            "bisection bandwidth",
+        ],
     );
     // The bisection itself is still accepted by the machine (what remains is the app's).
     ok(&["machine", "show", "alewife", "--set", "cross_traffic.rate_bytes_per_cycle=18"]);

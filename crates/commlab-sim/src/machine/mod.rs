@@ -742,14 +742,16 @@ impl MachineConfig {
             topology,
             spec,
         };
-        // Cross-traffic crosses the bisection: more than it carries piles up in the NI queues
-        // without bound (the run would grow until memory runs out).
-        let bisection = cfg.bisection_bytes_per_cycle();
-        if cfg.cross_traffic_bytes_per_cycle > bisection {
+        // Each I/O pair sends its share of the cross-traffic along its own row of links; more
+        // than those links carry piles up in the NI queues without bound (the run grew until
+        // memory ran out). On a mesh with I/O nodes this is the bisection bandwidth (one row's
+        // link each way per pair), and it stays defined on a one-processor copy (a baseline).
+        let carried = cfg.topology.io_pairs().len() as f64 * cfg.cycle_ps / cfg.link_ps_per_byte;
+        if cfg.cross_traffic_bytes_per_cycle > carried {
             return Err(ConfigError::key(
                 "cross_traffic.rate_bytes_per_cycle",
                 format!(
-                    "must be at most the bisection bandwidth, {bisection} bytes per cycle on this machine (the largest rate it can carry), got {}",
+                    "must be at most {carried} bytes per cycle on this machine (what the I/O nodes' rows of links carry; the bisection bandwidth of a mesh with I/O nodes), got {}",
                     cfg.cross_traffic_bytes_per_cycle
                 ),
             ));
