@@ -9,8 +9,11 @@
 //! at every resume. The scheduler never holds a reference into the world across a resume, and
 //! a coroutine never holds one across a yield, so the two never alias.
 
+mod control;
 mod effects;
 mod node;
+
+pub use control::RunControl;
 
 use crate::machine::MachineConfig;
 use crate::mem::Memory;
@@ -28,7 +31,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 
-/// How many events run between two looks at the run's [`crate::RunControl`] (a power of two).
+/// How many events run between two looks at the run's [`RunControl`] (a power of two).
 const CONTROL_EVERY_EVENTS: u64 = 1 << 12;
 
 /// Bytes of each processor's coroutine stack.
@@ -65,7 +68,7 @@ pub enum SimError {
     Program(String),
     /// An internal consistency check failed (a simulator bug).
     Internal(String),
-    /// The caller stopped the run through its [`crate::RunControl`] (e.g. a wall-clock limit
+    /// The caller stopped the run through its [`RunControl`] (e.g. a wall-clock limit
     /// the CLI keeps); `cycles` and `events` say how far it got.
     Cancelled { cycles: f64, events: u64 },
 }
@@ -499,7 +502,7 @@ pub fn run<P: Program>(
     cfg: Arc<MachineConfig>,
     program: Arc<P>,
     checked: bool,
-    control: Option<&crate::RunControl>,
+    control: Option<&RunControl>,
 ) -> Result<RunOutput<P::State>, SimError> {
     let started = std::time::Instant::now();
     let n = cfg.nprocs();
