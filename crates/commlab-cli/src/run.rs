@@ -177,7 +177,7 @@ impl Watch {
         let c = Arc::clone(&control);
         let thread = std::thread::spawn(move || {
             let start = Instant::now();
-            let deadline = max_wall.map(|s| start + Duration::from_secs_f64(s));
+            let mut deadline = max_wall.map(|s| start + Duration::from_secs_f64(s));
             let bar = show.then(|| {
                 let bar = indicatif::ProgressBar::new_spinner();
                 bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
@@ -193,6 +193,7 @@ impl Watch {
                 }
                 if deadline.is_some_and(|d| Instant::now() >= d) {
                     c.stop();
+                    deadline = None; // from now on only the progress ticks
                 }
                 if let Some(bar) = &bar {
                     let (events, now_ps) = c.progress();
