@@ -6,6 +6,7 @@
 
 mod app;
 pub mod em3d;
+mod estimate;
 pub mod iccg;
 mod micro;
 pub mod moldyn;
@@ -18,5 +19,6 @@ pub mod unstruc;
 pub mod validate;
 
 pub use app::{AppError, AppInfo, AppResult, Check, ParamDoc};
+pub use estimate::data_bytes_estimate;
 pub use params::Params;
 pub use registry::{app_info, run_app, APPS};

@@ -6,8 +6,10 @@ use crate::machine_arg;
 use crate::output;
 use crate::record::{ResultRecord, RunMeta};
 use commlab_apps::AppError;
-use commlab_sim::Simulator;
-use std::io::Write;
+use commlab_sim::{RunControl, Simulator};
+use std::io::{IsTerminal, Write};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -40,6 +42,189 @@ pub struct RunArgs {
     /// Write the output to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     out: Option<std::path::PathBuf>,
+    /// Stop after SECONDS of wall-clock time (exit 1, saying the simulated cycle and events
+    /// reached); checked inside the simulation every few thousand events.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    max_wall: Option<f64>,
+    /// Refuse a run whose estimated memory exceeds SIZE (bytes, or with K, M, G, T: powers of
+    /// 1024; P too), e.g. 2G. Without it the limit is the memory available (MemAvailable).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    max_memory: Option<u64>,
+}
+
+/// `--max-wall`: a positive number of seconds.
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v < 1e9 => Ok(v),
+        _ => Err(format!("`{s}` is not a number of seconds > 0 (e.g. 60 or 0.5)")),
+    }
+}
+
+/// `--max-memory`: bytes, or a number with K, M, G, T or P (powers of 1024; an optional B or iB).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let t = t.strip_suffix("iB").or_else(|| t.strip_suffix('B')).unwrap_or(t);
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_uppercase() {
+                'K' => 1u64 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                'T' => 1 << 40,
+                'P' => 1 << 50,
+                _ => 0,
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if mult > 0 && v.is_finite() && v > 0.0 && v * (mult as f64) < u64::MAX as f64 => {
+            Ok((v * mult as f64) as u64)
+        }
+        _ => Err(format!("`{s}` is not a size (give bytes, or a number with K, M, G or T, e.g. 2G)")),
+    }
+}
+
+/// Bytes as a short figure with a binary unit (`1.5 GiB`).
+fn show_bytes(b: u64) -> String {
+    const UNITS: [&str; 6] = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} bytes")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// The memory the host can give a new process now: `MemAvailable` of /proc/meminfo (Linux);
+/// None where it cannot be read (then only `--max-memory` limits a run).
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// Refuse (exit 2) a run whose estimated memory exceeds `--max-memory` or, without it, the
+/// memory available. The estimate is the machine's own state (`Simulator::machine_bytes_estimate`:
+/// per processor a 256 KiB coroutine stack, 8 KiB of state and 17 bytes per cache line) plus
+/// the application's data from its parameters (`commlab_apps::data_bytes_estimate`). It counts
+/// whole stacks and tag arrays, so it is an upper bound for small apps (a stack's untouched
+/// pages take no memory), and it is checked once, before anything is built.
+fn check_memory(args: &RunArgs, sim: &Simulator) -> Result<(), Failure> {
+    let machine = sim.machine_bytes_estimate();
+    let nprocs = sim.config().nprocs();
+    let data = commlab_apps::data_bytes_estimate(&args.app, &args.param, nprocs).map_err(|e| input(e.to_string()))?;
+    let need = machine.total().saturating_add(data);
+    let (limit, what) = match args.max_memory {
+        Some(m) => (m, format!("the --max-memory limit of {}", show_bytes(m))),
+        None => match available_memory() {
+            Some(m) => (m, format!("the {} of memory available", show_bytes(m))),
+            None => return Ok(()),
+        },
+    };
+    if need <= limit {
+        return Ok(());
+    }
+    // Name the input that weighs most.
+    let cause = if data >= machine.caches && data >= machine.processors {
+        let given = args.param.iter().map(|p| format!("--param {p}")).collect::<Vec<_>>();
+        if given.is_empty() {
+            "the application's default sizes".to_string()
+        } else {
+            given.join(" ")
+        }
+    } else if machine.caches >= machine.processors {
+        format!("memory.cache_bytes = {} on each of {nprocs} processors", sim.config().spec.memory.cache_bytes)
+    } else {
+        format!("{nprocs} processors (256 KiB coroutine stack each)")
+    };
+    Err(input(format!(
+        "{} needs an estimated {} of memory, more than {what}: mostly from {cause} (processors {}, caches {}, application data {}); give smaller sizes{}",
+        args.app,
+        show_bytes(need),
+        show_bytes(machine.processors),
+        show_bytes(machine.caches),
+        show_bytes(data),
+        if args.max_memory.is_some() { " or raise --max-memory" } else { "" }
+    )))
+}
+
+/// The CLI's side of a run's [`RunControl`]: one thread that stops the run at `--max-wall` and,
+/// when standard error is a terminal, shows the simulated cycle and events per second. There is
+/// no ETA: a run's total events are not known in advance. The engine only publishes progress
+/// and reads the stop flag, so nothing here changes a simulated number.
+struct Watch {
+    control: Arc<RunControl>,
+    done: Option<mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Watch {
+    fn start(max_wall: Option<f64>, cycle_ps: f64) -> Watch {
+        let control = Arc::new(RunControl::default());
+        let show = std::io::stderr().is_terminal();
+        if max_wall.is_none() && !show {
+            return Watch { control, done: None, thread: None };
+        }
+        let (tx, rx) = mpsc::channel::<()>();
+        let c = Arc::clone(&control);
+        let thread = std::thread::spawn(move || {
+            let start = Instant::now();
+            let mut deadline = max_wall.map(|s| start + Duration::from_secs_f64(s));
+            let bar = show.then(|| {
+                let bar = indicatif::ProgressBar::new_spinner();
+                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                bar
+            });
+            let (mut last_events, mut last_t) = (0u64, start);
+            loop {
+                let tick = Duration::from_millis(250);
+                let wait = deadline.map_or(tick, |d| d.saturating_duration_since(Instant::now()).min(tick));
+                match rx.recv_timeout(wait) {
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    _ => break,
+                }
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    c.stop();
+                    deadline = None; // from now on only the progress ticks
+                }
+                if let Some(bar) = &bar {
+                    let (events, now_ps) = c.progress();
+                    let now = Instant::now();
+                    let dt = now.duration_since(last_t).as_secs_f64();
+                    let rate = if events >= last_events && dt > 0.0 { (events - last_events) as f64 / dt } else { 0.0 };
+                    (last_events, last_t) = (events, now);
+                    bar.set_message(format!(
+                        "simulated cycle {:.0}, {events} events, {:.2} M events/s, {:.0} s",
+                        now_ps as f64 / cycle_ps,
+                        rate / 1e6,
+                        now.duration_since(start).as_secs_f64()
+                    ));
+                    bar.tick();
+                }
+            }
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
+        });
+        Watch { control, done: Some(tx), thread: Some(thread) }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        drop(self.done.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// Where results go: standard output, or a file that is created at the first result (so a
@@ -103,14 +288,23 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         procs: cfg.nprocs(),
         seed: args.seed,
     };
+    let cycle_ps = cfg.cycle_ps;
     let sim = Simulator::new(cfg);
+    check_memory(&args, &sim)?;
+    let watch = Watch::start(args.max_wall, cycle_ps);
+    let sim = sim.with_control(Arc::clone(&watch.control));
     let mut records = Vec::new();
     let mut failed_checks = Vec::new();
     for v in variants {
         let r = match commlab_apps::run_app(&sim, info.name, v, &args.param, args.seed) {
             Ok(r) => r,
             Err(AppError::Input(m)) => return Err(input(m)),
-            Err(AppError::Run(m)) => return Err(failed(format!("{} [{v}]: {m}", info.name))),
+            Err(AppError::Run(m)) => {
+                if let (true, Some(s)) = (watch.control.stop_requested(), args.max_wall) {
+                    return Err(failed(format!("{} [{v}]: stopped at --max-wall {s} s: {m}", info.name)));
+                }
+                return Err(failed(format!("{} [{v}]: {m}", info.name)));
+            }
         };
         if !r.check.ok {
             failed_checks.push(format!("{} [{v}]: answer check failed: {}", info.name, r.check.detail));

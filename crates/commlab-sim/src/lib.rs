@@ -57,7 +57,7 @@ mod queue;
 mod stats;
 pub mod topology;
 
-pub use engine::SimError;
+pub use engine::{RunControl, SimError};
 
 use commlab_api::{Backend, Program, RunOutput};
 use machine::MachineConfig;
@@ -68,11 +68,18 @@ use std::sync::Arc;
 pub struct Simulator {
     cfg: Arc<MachineConfig>,
     checked: bool,
+    control: Option<Arc<RunControl>>,
 }
 
 impl Simulator {
     pub fn new(cfg: MachineConfig) -> Self {
-        Simulator { cfg: Arc::new(cfg), checked: false }
+        Simulator { cfg: Arc::new(cfg), checked: false, control: None }
+    }
+
+    /// Watch and stop this simulator's runs (and those of its resized copies) through `control`.
+    pub fn with_control(mut self, control: Arc<RunControl>) -> Self {
+        self.control = Some(control);
+        self
     }
 
     /// Run the coherence invariant checker after every protocol event and on every access
@@ -84,6 +91,28 @@ impl Simulator {
 
     pub fn config(&self) -> &MachineConfig {
         &self.cfg
+    }
+
+    /// Estimated host bytes of the machine's own state for one run, before application data.
+    pub fn machine_bytes_estimate(&self) -> MachineBytes {
+        let (processors, caches) = engine::machine_bytes(&self.cfg);
+        MachineBytes { processors, caches }
+    }
+}
+
+/// The host memory a machine's own state needs (an estimate, saturating): what the CLI adds to
+/// an application's data estimate to refuse a run that cannot fit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MachineBytes {
+    /// `nprocs x (256 KiB coroutine stack + 8 KiB of per-processor state)`.
+    pub processors: u64,
+    /// `nprocs x cache lines x 17 bytes` (a line's tag, state and LRU stamp).
+    pub caches: u64,
+}
+
+impl MachineBytes {
+    pub fn total(&self) -> u64 {
+        self.processors.saturating_add(self.caches)
     }
 }
 
@@ -125,10 +154,10 @@ impl Backend for Simulator {
     fn with_nprocs(&self, nprocs: usize) -> Result<Self, SimError> {
         let spec = machine::resize_spec(self.cfg.spec.clone(), nprocs).map_err(|e| SimError::Program(e.to_string()))?;
         let cfg = MachineConfig::from_spec(spec).map_err(|e| SimError::Program(e.to_string()))?;
-        Ok(Simulator { cfg: Arc::new(cfg), checked: self.checked })
+        Ok(Simulator { cfg: Arc::new(cfg), checked: self.checked, control: self.control.clone() })
     }
 
     fn run<P: Program>(&self, program: Arc<P>) -> Result<RunOutput<P::State>, SimError> {
-        engine::run(Arc::clone(&self.cfg), program, self.checked)
+        engine::run(Arc::clone(&self.cfg), program, self.checked, self.control.as_deref())
     }
 }

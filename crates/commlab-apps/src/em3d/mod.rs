@@ -318,7 +318,9 @@ impl Program for Em3d {
 
 pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -> Result<AppResult, AppError> {
     let procs = backend.nprocs();
-    let nodes: usize = params.get("nodes", POSITIVE)?;
+    // Node and word indices are 32-bit (`graph.rs`); half the range leaves room for padding.
+    let nodes: usize =
+        params.get("nodes", ("a whole number from 1 to 2147483648 (2^31)", |v: usize| (1..=1 << 31).contains(&v)))?;
     if nodes < 2 * procs {
         return Err(AppError::Input(format!(
             "--param nodes={nodes}: em3d needs at least 2 nodes per processor ({} on {procs} processors)",

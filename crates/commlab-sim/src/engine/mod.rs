@@ -9,8 +9,11 @@
 //! at every resume. The scheduler never holds a reference into the world across a resume, and
 //! a coroutine never holds one across a yield, so the two never alias.
 
+mod control;
 mod effects;
 mod node;
+
+pub use control::RunControl;
 
 use crate::machine::MachineConfig;
 use crate::mem::Memory;
@@ -29,6 +32,28 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 
+/// How many events run between two looks at the run's [`RunControl`] (a power of two).
+const CONTROL_EVERY_EVENTS: u64 = 1 << 12;
+
+/// Bytes of each processor's coroutine stack.
+const STACK_BYTES: usize = 256 * 1024;
+/// Host bytes per processor besides its stack and cache tags (its `Proc`, memory-side and
+/// network state, inbox), rounded up from measurements.
+const PROC_BYTES: u64 = 8 * 1024;
+/// Host bytes per cache line of every processor's cache: tag (8), state (1), LRU stamp (8).
+const CACHE_BYTES_PER_LINE: u64 = 17;
+
+/// Estimated host memory of the machine's own state before any application data: per processor
+/// a coroutine stack and a fixed share (first), and every cache's tag array (second). Saturates
+/// instead of overflowing, so an absurd machine gives an absurd (refusable) figure.
+pub(crate) fn machine_bytes(cfg: &MachineConfig) -> (u64, u64) {
+    let n = cfg.nprocs() as u64;
+    let ways = cfg.mem.associativity.max(1);
+    let cache_lines = (cfg.mem.cache_lines / ways).max(1).saturating_mul(ways);
+    let procs = (STACK_BYTES as u64 + PROC_BYTES).saturating_mul(n);
+    (procs, cache_lines.saturating_mul(CACHE_BYTES_PER_LINE).saturating_mul(n))
+}
+
 /// Why a run did not complete.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SimError {
@@ -44,6 +69,9 @@ pub enum SimError {
     Program(String),
     /// An internal consistency check failed (a simulator bug).
     Internal(String),
+    /// The caller stopped the run through its [`RunControl`] (e.g. a wall-clock limit
+    /// the CLI keeps); `cycles` and `events` say how far it got.
+    Cancelled { cycles: f64, events: u64 },
 }
 
 impl fmt::Display for SimError {
@@ -60,6 +88,9 @@ impl fmt::Display for SimError {
             ),
             SimError::Program(m) => write!(f, "program error: {m}"),
             SimError::Internal(m) => write!(f, "internal error: {m}"),
+            SimError::Cancelled { cycles, events } => {
+                write!(f, "run cancelled at simulated cycle {cycles:.0} after {events} events")
+            }
         }
     }
 }
@@ -474,10 +505,14 @@ impl<S> World<S> {
 }
 
 /// Run `program` on the machine `cfg`; `checked` switches the coherence invariant checker on.
+/// With a `control`, every [`CONTROL_EVERY_EVENTS`] events the loop publishes its progress
+/// there and stops with [`SimError::Cancelled`] if it was asked to; it never reads anything else
+/// from it, so a run that is not stopped simulates exactly what it would without one.
 pub fn run<P: Program>(
     cfg: Arc<MachineConfig>,
     program: Arc<P>,
     checked: bool,
+    control: Option<&RunControl>,
 ) -> Result<RunOutput<P::State>, SimError> {
     let started = std::time::Instant::now();
     let n = cfg.nprocs();
@@ -540,7 +575,7 @@ pub fn run<P: Program>(
     let mut coros: Vec<Coro<P::State>> = Vec::with_capacity(n);
     for id in 0..n {
         let prog = Arc::clone(&program);
-        let stack = DefaultStack::new(256 * 1024).map_err(|e| SimError::Internal(format!("coroutine stack: {e}")))?;
+        let stack = DefaultStack::new(STACK_BYTES).map_err(|e| SimError::Internal(format!("coroutine stack: {e}")))?;
         coros.push(Coroutine::with_stack(stack, move |yielder, wp| {
             let mut node = SimNode::new(id, wp, yielder);
             prog.main(&mut node);
@@ -575,6 +610,14 @@ pub fn run<P: Program>(
         }
         if t > cfg.max_time_ps {
             return Err(SimError::TimeLimit { cycles: cfg.ps_to_cycles(t) });
+        }
+        if events.is_multiple_of(CONTROL_EVERY_EVENTS) {
+            if let Some(c) = control {
+                c.publish(events, t);
+                if c.stop_requested() {
+                    return Err(SimError::Cancelled { cycles: cfg.ps_to_cycles(t), events });
+                }
+            }
         }
         match ev {
             Event::Wake { p, gen } => {

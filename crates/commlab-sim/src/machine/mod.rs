@@ -723,7 +723,7 @@ impl MachineConfig {
                 })
             }
         };
-        Ok(MachineConfig {
+        let cfg = MachineConfig {
             cycle_ps,
             link_ps_per_byte: 1000.0 / bw,
             router_latency_ps: ns_to_ps("network.router_latency_ns", n.router_latency_ns)?,
@@ -741,7 +741,22 @@ impl MachineConfig {
             max_time_ps: max_time_ps as u64,
             topology,
             spec,
-        })
+        };
+        // Each I/O pair sends its share of the cross-traffic along its own row of links; more
+        // than those links carry piles up in the NI queues without bound (the run grew until
+        // memory ran out). On a mesh with I/O nodes this is the bisection bandwidth (one row's
+        // link each way per pair), and it stays defined on a one-processor copy (a baseline).
+        let carried = cfg.topology.io_pairs().len() as f64 * cfg.cycle_ps / cfg.link_ps_per_byte;
+        if cfg.cross_traffic_bytes_per_cycle > carried {
+            return Err(ConfigError::key(
+                "cross_traffic.rate_bytes_per_cycle",
+                format!(
+                    "must be at most {carried} bytes per cycle on this machine (what the I/O nodes' rows of links carry; the bisection bandwidth of a mesh with I/O nodes), got {}",
+                    cfg.cross_traffic_bytes_per_cycle
+                ),
+            ));
+        }
+        Ok(cfg)
     }
 
     /// A fingerprint of the resolved machine: 16 hex digits of the FNV-1a hash of its TOML

@@ -1,0 +1,104 @@
+//! Regression (issue 19, defects 4 and 5): sizes beyond the host or the model used to abort
+//! with "memory allocation failed" (exit 134), and runaway runs went on until killed. Now a run
+//! whose estimated memory exceeds the memory available (or `--max-memory`) is refused with
+//! exit 2 and the estimate, a cross-traffic rate beyond the bisection is refused naming the key
+//! and the largest accepted rate, and `--max-wall` stops a run cleanly with exit 1 saying the
+//! simulated cycle and events reached; a run it does not stop gives the same numbers.
+
+mod common;
+
+use common::{bad_input, commlab, ok};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+#[test]
+fn sizes_beyond_the_host_are_refused_with_the_estimate() {
+    let cases: [(&[&str], &str); 3] = [
+        (&["run", "em3d", "--param", "nodes=1000000000000"], "--param nodes=1000000000000"),
+        (&["run", "bulk-bw", "--param", "bytes=1099511627776"], "--param bytes=1099511627776"),
+        (&["run", "am-latency", "--set", "memory.cache_bytes=1099511627776"], "memory.cache_bytes = 1099511627776"),
+    ];
+    for (args, names) in cases {
+        bad_input(args, &["needs an estimated", "TiB of memory", "of memory available", names]);
+    }
+    bad_input(
+        &["run", "am-latency", "--procs", "100000", "--max-memory", "8G"],
+        &["needs an estimated", "100000 processors", "--max-memory limit of 8.0 GiB"],
+    );
+}
+
+#[test]
+fn cross_traffic_beyond_what_the_links_carry_is_refused() {
+    bad_input(
+        &["run", "am-latency", "--set", "cross_traffic.rate_bytes_per_cycle=1e6"],
+        &[
+            "machine key `cross_traffic.rate_bytes_per_cycle`",
+            "must be at most 18 bytes per cycle",
+            "bisection bandwidth",
+        ],
+    );
+    // The bisection itself is still accepted by the machine (what remains is the app's).
+    ok(&["machine", "show", "alewife", "--set", "cross_traffic.rate_bytes_per_cycle=18"]);
+}
+
+#[test]
+fn max_memory_refuses_a_default_em3d_run() {
+    let line = bad_input(
+        &["run", "em3d", "--max-memory", "1M"],
+        &["em3d needs an estimated", "MiB of memory", "--max-memory limit of 1.0 MiB", "raise --max-memory"],
+    );
+    assert!(!line.contains("TiB"), "{line}");
+    // The same run fits the default estimate comfortably.
+    bad_input(&["run", "em3d", "--max-memory", "2X"], &["--max-memory", "is not a size"]);
+}
+
+#[test]
+fn em3d_node_count_is_bounded_by_its_32_bit_indices() {
+    bad_input(
+        &["run", "em3d", "--max-memory", "100P", "--param", "nodes=4294967296"],
+        &["--param nodes=4294967296", "2^31"],
+    );
+}
+
+#[test]
+fn max_wall_stops_a_runaway_run_with_what_it_reached() {
+    let runaway: [&[&str]; 2] = [
+        &["run", "barrier", "--param", "barriers=18446744073709551615", "--max-wall", "1"],
+        &["run", "em3d", "--variant", "sm", "--param", "iterations=1000000000", "--max-wall", "1"],
+    ];
+    for args in runaway {
+        let start = Instant::now();
+        let out = commlab().args(args).output().expect("run commlab");
+        let took = start.elapsed();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(took < Duration::from_secs(10), "{args:?} took {took:?}");
+        assert!(took >= Duration::from_millis(900), "{args:?} stopped early: {took:?}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{stderr}");
+        for needle in ["commlab: ", "stopped at --max-wall 1 s", "simulated cycle", "events"] {
+            assert!(lines[0].contains(needle), "`{needle}` missing: {}", lines[0]);
+        }
+    }
+    bad_input(&["run", "am-latency", "--max-wall", "0"], &["--max-wall", "number of seconds > 0"]);
+}
+
+/// A record without its wall-clock fields.
+fn timeless(line: &str) -> Value {
+    let mut r: Value = serde_json::from_str(line).unwrap();
+    let sim = r["sim"].as_object_mut().unwrap();
+    sim.remove("wall_seconds");
+    sim.remove("events_per_second");
+    r
+}
+
+#[test]
+fn a_run_max_wall_does_not_stop_gives_the_same_results() {
+    let base = ["run", "em3d", "--param", "nodes=2000", "--param", "iterations=5", "--json"];
+    let plain = ok(&base);
+    let limited = ok(&[&base[..], &["--max-wall", "600", "--max-memory", "4G"]].concat());
+    let (a, b): (Vec<Value>, Vec<Value>) =
+        (plain.lines().map(timeless).collect(), limited.lines().map(timeless).collect());
+    assert_eq!(a.len(), 5, "one record per variant");
+    assert_eq!(a, b);
+}

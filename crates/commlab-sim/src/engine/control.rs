@@ -1,0 +1,38 @@
+//! [`RunControl`]: how a caller on another thread watches a run and stops it. The engine
+//! publishes its progress and reads the stop flag; it never reads a clock.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// A window on running simulations from another thread: the engine publishes how far it has got
+/// (events, simulated time) every few thousand events and stops with [`crate::SimError::Cancelled`]
+/// once [`RunControl::stop`] was called. The simulator never reads a clock: whoever holds the
+/// control (the CLI) decides when to stop, so a run that is not stopped is bit-identical to one
+/// without a control.
+#[derive(Debug, Default)]
+pub struct RunControl {
+    stop: AtomicBool,
+    events: AtomicU64,
+    now_ps: AtomicU64,
+}
+
+impl RunControl {
+    /// Ask every run using this control to stop at its next look (within a few thousand events).
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`RunControl::stop`] was called.
+    pub fn stop_requested(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// The last published progress of the current run: (events handled, simulated time in ps).
+    pub fn progress(&self) -> (u64, u64) {
+        (self.events.load(Ordering::Relaxed), self.now_ps.load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn publish(&self, events: u64, now_ps: u64) {
+        self.events.store(events, Ordering::Relaxed);
+        self.now_ps.store(now_ps, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,75 @@
+//! `RunControl`: a run stopped from outside ends with `SimError::Cancelled` saying how far it
+//! got; a run with a control that is never stopped is identical to one without.
+
+use commlab_api::{Backend, Handler, HandlerId, Node, Program};
+use commlab_sim::{machine::MachineConfig, RunControl, SimError, Simulator};
+use std::sync::Arc;
+
+/// Passes a token around the ring `rounds` times.
+struct Ring {
+    rounds: u64,
+}
+
+impl Program for Ring {
+    type State = u64;
+    fn handlers(&self) -> Vec<Handler<u64>> {
+        vec![|s, _, _| *s += 1]
+    }
+    fn init_state(&self, _: usize, _: usize) -> u64 {
+        0
+    }
+    fn main<N: Node<State = u64>>(&self, node: &mut N) {
+        let (id, n) = (node.id(), node.nprocs());
+        for r in 0..self.rounds {
+            // Processor 0 starts each round; the others pass on the round's token.
+            let need = if id == 0 { r } else { r + 1 };
+            node.wait_until("token", move |s| *s >= need);
+            node.send_am((id + 1) % n, HandlerId(0), &[r]);
+        }
+        node.barrier();
+    }
+}
+
+fn sim() -> Simulator {
+    Simulator::new(MachineConfig::preset("alewife", &[], Some(8)).unwrap())
+}
+
+#[test]
+fn a_stopped_control_cancels_the_run_with_what_it_reached() {
+    let control = Arc::new(RunControl::default());
+    control.stop();
+    let result = sim().with_control(Arc::clone(&control)).run(Arc::new(Ring { rounds: 100_000 }));
+    let Err(err) = result else { panic!("a stopped run completed") };
+    match err {
+        SimError::Cancelled { cycles, events } => {
+            assert!(cycles > 0.0 && events > 0, "{cycles} {events}");
+            assert!(events <= 1 << 13, "stopped at the first look: {events}");
+            assert_eq!(control.progress().0, events);
+        }
+        other => panic!("expected Cancelled, got {other}"),
+    }
+}
+
+#[test]
+fn a_control_never_stopped_changes_nothing() {
+    let plain = sim().run(Arc::new(Ring { rounds: 2000 })).unwrap();
+    let control = Arc::new(RunControl::default());
+    let watched = sim().with_control(Arc::clone(&control)).run(Arc::new(Ring { rounds: 2000 })).unwrap();
+    assert_eq!(plain.states, watched.states);
+    assert_eq!(plain.stats.cycles, watched.stats.cycles);
+    assert_eq!(plain.stats.events, watched.stats.events);
+    assert_eq!(plain.stats.procs, watched.stats.procs);
+    assert_eq!(plain.stats.counters, watched.stats.counters);
+    let (events, now_ps) = control.progress();
+    assert!(events > 0 && events <= watched.stats.events && now_ps > 0, "progress published: {events} {now_ps}");
+}
+
+#[test]
+fn machine_memory_estimate_counts_stacks_and_cache_tags() {
+    let s = sim();
+    let b = s.machine_bytes_estimate();
+    assert_eq!(b.processors, 8 * (256 + 8) * 1024);
+    let lines = s.config().mem.cache_lines;
+    assert_eq!(b.caches, 8 * lines * 17);
+    assert_eq!(b.total(), b.processors + b.caches);
+}
