@@ -13,6 +13,7 @@ mod apps;
 mod bench;
 mod chart;
 mod crossover;
+mod detail_stats;
 mod experiment;
 mod failure;
 mod machine_arg;

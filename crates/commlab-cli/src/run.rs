@@ -1,6 +1,7 @@
 //! `commlab run`: an application's variants on one machine, reported as text, JSON Lines or
 //! CSV, on standard output or in a file.
 
+use crate::detail_stats;
 use crate::failure::{failed, input, Failure};
 use crate::machine_arg;
 use crate::output;
@@ -50,6 +51,12 @@ pub struct RunArgs {
     /// 1024; P too), e.g. 2G. Without it the limit is the memory available (MemAvailable).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     max_memory: Option<u64>,
+    /// Also write per-processor or per-link statistics of every run: per-node=FILE (each
+    /// processor's time breakdown, messages sent and received, misses, LimitLESS traps) or
+    /// per-link=FILE (each network link's kind, ends, utilisation and bytes over the timed
+    /// region); JSON Lines, or CSV when FILE ends in .csv (repeatable).
+    #[arg(long = "stats", value_name = "KIND=FILE")]
+    stats: Vec<String>,
 }
 
 /// `--max-wall`: a positive number of seconds.
@@ -279,6 +286,8 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     let variants = info.select_variants(&args.variant).map_err(|e| input(e.to_string()))?;
     commlab_apps::Params::parse(info, &args.param).map_err(|e| input(e.to_string()))?;
     let cfg = machine_arg::load(&args.machine, &args.set, args.procs)?;
+    let detail: Vec<detail_stats::Request> =
+        args.stats.iter().map(|s| detail_stats::Request::parse(s)).collect::<Result<_, _>>()?;
     let mut sink = Sink::new(args.out.as_deref())?;
     let (name, fingerprint) = (cfg.spec.name.clone(), cfg.fingerprint());
     let meta = RunMeta {
@@ -294,6 +303,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     let watch = Watch::start(args.max_wall, cycle_ps);
     let sim = sim.with_control(Arc::clone(&watch.control));
     let mut records = Vec::new();
+    let mut results = Vec::new();
     let mut failed_checks = Vec::new();
     for v in variants {
         let r = match commlab_apps::run_app(&sim, info.name, v, &args.param, args.seed) {
@@ -316,10 +326,14 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             sink.write(&output::to_text(&record))?;
         }
         records.push(record);
+        if !detail.is_empty() {
+            results.push(r);
+        }
     }
     if args.csv {
         sink.write(&output::to_csv(&records))?;
     }
+    detail_stats::write(&detail, &results)?;
     if failed_checks.is_empty() {
         Ok(())
     } else {

@@ -1,0 +1,131 @@
+//! `commlab run --stats per-node=FILE --stats per-link=FILE`: the statistics behind the means,
+//! as gem5 and SST users expect them: one row per processor (its time breakdown and counters)
+//! or per network link (utilisation and bytes over the timed region), written as JSON Lines,
+//! or as CSV when FILE ends in `.csv`, beside the run's own output.
+
+use crate::failure::{input, Failure};
+use commlab_api::Category;
+use commlab_apps::AppResult;
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Which rows a `--stats` file holds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Detail {
+    PerNode,
+    PerLink,
+}
+
+/// One `--stats KIND=FILE` request.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub detail: Detail,
+    pub path: PathBuf,
+}
+
+impl Request {
+    /// Parse `per-node=FILE` or `per-link=FILE`.
+    pub fn parse(arg: &str) -> Result<Request, Failure> {
+        let (kind, path) = arg
+            .split_once('=')
+            .ok_or_else(|| input(format!("--stats `{arg}`: expected per-node=FILE or per-link=FILE")))?;
+        let detail = match kind.trim() {
+            "per-node" => Detail::PerNode,
+            "per-link" => Detail::PerLink,
+            other => return Err(input(format!("--stats `{other}`: valid kinds are per-node and per-link"))),
+        };
+        if path.trim().is_empty() {
+            return Err(input(format!("--stats {kind}=: give a file name")));
+        }
+        Ok(Request { detail, path: PathBuf::from(path.trim()) })
+    }
+
+    fn csv(&self) -> bool {
+        self.path.extension().is_some_and(|e| e == "csv")
+    }
+}
+
+/// The rows of `detail` for one run.
+pub fn rows(r: &AppResult, detail: Detail) -> Vec<Value> {
+    let s = &r.stats;
+    match detail {
+        Detail::PerNode => s
+            .procs
+            .iter()
+            .enumerate()
+            .map(|(p, t)| {
+                let n = s.nodes.get(p).cloned().unwrap_or_default();
+                let mut row = json!({
+                    "app": r.app, "variant": r.variant, "proc": p, "busy": t.busy,
+                    "messages_sent": n.messages_sent, "messages_received": n.messages_received,
+                    "cache_misses": n.cache_misses, "software_traps": n.software_traps,
+                });
+                for c in Category::ALL {
+                    row[c.name()] = json!(t.get(c));
+                }
+                row
+            })
+            .collect(),
+        Detail::PerLink => s
+            .links
+            .iter()
+            .map(|l| {
+                json!({
+                    "app": r.app, "variant": r.variant, "link": l.link, "kind": l.kind, "from": l.from,
+                    "to": l.to, "utilization": l.utilization, "bytes": l.bytes,
+                })
+            })
+            .collect(),
+    }
+}
+
+/// The column order of `detail`'s CSV.
+fn columns(detail: Detail) -> Vec<&'static str> {
+    match detail {
+        Detail::PerNode => {
+            let mut c = vec!["app", "variant", "proc", "busy"];
+            c.extend(Category::ALL.iter().map(|c| c.name()));
+            c.extend(["messages_sent", "messages_received", "cache_misses", "software_traps"]);
+            c
+        }
+        Detail::PerLink => vec!["app", "variant", "link", "kind", "from", "to", "utilization", "bytes"],
+    }
+}
+
+/// Write every request's rows for `runs` (created or replaced).
+pub fn write(requests: &[Request], runs: &[AppResult]) -> Result<(), Failure> {
+    for req in requests {
+        let mut out = String::new();
+        if req.csv() {
+            let cols = columns(req.detail);
+            out.push_str(&cols.join(","));
+            out.push('\n');
+            for r in runs {
+                for row in rows(r, req.detail) {
+                    let cells: Vec<String> = cols
+                        .iter()
+                        .map(|c| match &row[*c] {
+                            Value::String(s) => s.clone(),
+                            v => v.to_string(),
+                        })
+                        .collect();
+                    out.push_str(&cells.join(","));
+                    out.push('\n');
+                }
+            }
+        } else {
+            for r in runs {
+                for row in rows(r, req.detail) {
+                    out.push_str(&row.to_string());
+                    out.push('\n');
+                }
+            }
+        }
+        let mut f = std::fs::File::create(&req.path)
+            .map_err(|e| input(format!("--stats: cannot write `{}`: {e}", req.path.display())))?;
+        f.write_all(out.as_bytes())
+            .map_err(|e| input(format!("--stats: cannot write `{}`: {e}", req.path.display())))?;
+    }
+    Ok(())
+}
