@@ -3,7 +3,7 @@
 //! (huge, tiny, negative, NaN, infinite, fractional where whole numbers are expected, the
 //! wrong type, words), `commlab run` either succeeds with a passing answer check, or exits 1
 //! or 2 with exactly one line on stderr naming the problem: never a panic, an abort or a
-//! run that does not stop (every run is bounded by `limits.max_events`). 64 cases per
+//! run that does not stop (every run is bounded by `limits.max_events` and `--max-wall`). 64 cases per
 //! property here (1800 cases passed when this was written); `FUZZ_SHOW=1` prints every case.
 
 use commlab_apps::APPS;
@@ -87,10 +87,11 @@ fn check_outcome(args: &[String], out: &std::process::Output) -> Result<(), Test
 }
 
 fn base_args(app: &str) -> Vec<String> {
-    let mut a: Vec<String> = ["run", app, "--json", "--procs", "4", "--set", "limits.max_events=300000"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut a: Vec<String> =
+        ["run", app, "--json", "--procs", "4", "--set", "limits.max_events=300000", "--max-wall", "20"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
     for p in small(app) {
         a.extend(["--param".to_string(), p.to_string()]);
     }
