@@ -34,7 +34,8 @@ pub struct RunArgs {
     /// Print one JSON object per run (JSON Lines).
     #[arg(long, conflicts_with = "csv")]
     json: bool,
-    /// Print CSV: a header, then one row per run.
+    /// Print CSV: a header, then one row per run (whole numbers exact, others rounded to 9
+    /// significant digits; --json keeps every digit).
     #[arg(long)]
     csv: bool,
     /// Write the output to FILE instead of standard output.
