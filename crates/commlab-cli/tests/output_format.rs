@@ -1,0 +1,123 @@
+//! Output that reads well (issue 19, defect 8): counts as integers, parameters as JSON numbers,
+//! CSV without float noise, aligned listings, one mesh description, and JSON listings.
+
+mod common;
+use common::*;
+
+use serde_json::Value;
+
+#[test]
+fn text_counts_print_as_integers() {
+    let out = ok(&["run", "am-latency", "--variant", "mp-int"]);
+    let counters = out.lines().find(|l| l.trim_start().starts_with("counters:")).expect("a counters line");
+    // A whole-number counter has no decimals (it was `messages=162.0000`).
+    assert!(counters.contains(" messages=162 ") || counters.ends_with(" messages=162"), "{counters}");
+    assert!(!counters.contains(".0000"), "{counters}");
+    // A fractional one keeps 6 significant digits.
+    let one_way = counters.split(' ').find(|w| w.starts_with("one_way_cycles=")).expect("one_way_cycles");
+    let digits = one_way.split('=').nth(1).unwrap().chars().filter(char::is_ascii_digit).count();
+    assert!(digits <= 6, "{one_way}");
+}
+
+#[test]
+fn json_params_are_numbers_where_numeric() {
+    let out = ok(&["run", "am-latency", "--variant", "mp-int", "--json", "--param", "hops=2"]);
+    let j: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(j["params"]["hops"], Value::from(2), "{}", j["params"]);
+    assert_eq!(j["params"]["rounds"], Value::from(20), "{}", j["params"]);
+    let out = ok(&["run", "miss-latency", "--variant", "sm", "--json", "--param", "kind=load-local"]);
+    let j: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(j["params"]["kind"], Value::from("load-local"), "{}", j["params"]);
+}
+
+#[test]
+fn csv_has_no_float_noise() {
+    let out = ok(&["run", "am-latency", "--csv", "--variant", "all"]);
+    for row in out.lines().skip(1) {
+        for field in row.split(',') {
+            if field.parse::<f64>().is_ok() && field.contains('.') {
+                let mantissa = field.split('e').next().unwrap();
+                let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+                let significant = digits.trim_start_matches('0').len();
+                assert!(significant <= 9, "`{field}` has more than 9 significant digits: {row}");
+            }
+        }
+    }
+}
+
+#[test]
+fn machines_columns_are_aligned() {
+    let out = ok(&["machines"]);
+    let lines: Vec<&str> = out.lines().collect();
+    let header = lines[0];
+    let summary_col = header.find("summary").expect("a summary column");
+    for l in &lines[1..] {
+        // Every row's summary starts at the header's summary column: the character before it
+        // is a space and the text before it holds the three other columns.
+        assert!(l.len() > summary_col, "{l}");
+        assert_eq!(&l[summary_col - 2..summary_col], "  ", "summary not in its column:\n{header}\n{l}");
+        assert_ne!(&l[summary_col..summary_col + 1], " ", "summary not in its column:\n{header}\n{l}");
+    }
+    assert!(out.contains("cm5"), "{out}");
+}
+
+#[test]
+fn apps_columns_are_aligned() {
+    let out = ok(&["apps"]);
+    // The meaning of every parameter of one app starts at one column.
+    for block in out.split("\n\n").filter(|b| b.contains("--param")) {
+        let cols: Vec<usize> = block
+            .lines()
+            .filter(|l| l.trim_start().starts_with("--param"))
+            .map(|l| {
+                let after = l.find("--param ").unwrap() + "--param ".len();
+                let gap = l[after..].find("  ").expect("two spaces before the meaning") + after;
+                gap + l[gap..].find(|c: char| c != ' ').unwrap()
+            })
+            .collect();
+        assert!(cols.windows(2).all(|w| w[0] == w[1]), "meanings not aligned:\n{block}");
+    }
+}
+
+#[test]
+fn a_mesh_is_described_one_way() {
+    let machines = ok(&["machines"]);
+    let show = ok(&["machine", "show", "alewife"]);
+    let line = machines.lines().find(|l| l.starts_with("alewife")).unwrap();
+    // The network column and `machine show` use the one description (the preset's free-text
+    // summary is the machine file's own words).
+    assert!(line.contains("  mesh 8x4 (+8 I/O nodes)  "), "{line}");
+    assert!(show.contains("network: mesh 8x4 (+8 I/O nodes)"), "{show}");
+}
+
+#[test]
+fn apps_json_is_one_object_per_app() {
+    let out = ok(&["apps", "--json"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines.len() >= 5, "{out}");
+    for l in lines {
+        let j: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+        assert!(j["name"].is_string() && j["summary"].is_string(), "{l}");
+        assert!(j["variants"].as_array().is_some_and(|v| !v.is_empty()), "{l}");
+        for p in j["params"].as_array().expect("params") {
+            assert!(p["name"].is_string() && p["doc"].is_string() && !p["default"].is_null(), "{l}");
+        }
+    }
+    let am: Value = serde_json::from_str(out.lines().find(|l| l.contains("\"am-latency\"")).unwrap()).unwrap();
+    let hops = am["params"].as_array().unwrap().iter().find(|p| p["name"] == "hops").unwrap();
+    assert!(hops["default"].is_number(), "{hops}");
+}
+
+#[test]
+fn machine_show_json_is_one_object() {
+    let out = ok(&["machine", "show", "alewife", "--json"]);
+    let j: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(j["name"], "alewife");
+    assert_eq!(j["procs"], 32);
+    assert_eq!(j["network"], "mesh 8x4 (+8 I/O nodes)");
+    assert!(j["bisection_bytes_per_cycle"].is_number(), "{j}");
+    assert!(j["spec"]["processor"]["clock_mhz"].is_number(), "{j}");
+    let resized = ok(&["machine", "show", "alewife", "--json", "--procs", "8"]);
+    let j: Value = serde_json::from_str(resized.trim()).unwrap();
+    assert_eq!(j["procs"], 8);
+}
