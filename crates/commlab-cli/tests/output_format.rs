@@ -121,3 +121,60 @@ fn machine_show_json_is_one_object() {
     let j: Value = serde_json::from_str(resized.trim()).unwrap();
     assert_eq!(j["procs"], 8);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Consistency (issue 19, rest of defect 7)
+
+#[test]
+fn bad_numbers_for_machine_keys_get_one_message() {
+    for v in ["-1", "NaN", "nan", "inf", "-0.5"] {
+        let set = format!("network.router_latency_ns={v}");
+        bad_input(
+            &["run", "am-latency", "--set", &set],
+            &["machine key `network.router_latency_ns`", &format!("must be a non-negative number, got `{v}`")],
+        );
+        let set = format!("messaging.send_overhead_cycles={v}");
+        bad_input(
+            &["run", "am-latency", "--set", &set],
+            &[
+                "machine key `messaging.send_overhead_cycles`",
+                &format!("must be a non-negative whole number, got `{v}`"),
+            ],
+        );
+    }
+    bad_input(&["run", "am-latency", "--set", "costs.extra=-1"], &["machine key `costs.extra`", "non-negative whole"]);
+}
+
+#[test]
+fn range_errors_from_machine_files_name_the_file_and_key() {
+    let dir = TempDir::new("range-errors");
+    std::fs::create_dir_all(dir.path()).unwrap();
+    let alewife = include_str!("../../../machines/alewife.toml");
+    for (from, to, key, says) in [
+        ("router_latency_ns = 40.0", "router_latency_ns = -1.0", "network.router_latency_ns", "non-negative number"),
+        (
+            "send_overhead_cycles = 31",
+            "send_overhead_cycles = -1",
+            "messaging.send_overhead_cycles",
+            "non-negative whole number",
+        ),
+        ("clock_mhz = 20.0", "clock_mhz = 0.0", "processor.clock_mhz", "positive number"),
+    ] {
+        assert!(alewife.contains(from), "{from}");
+        let file = dir.file(&format!("{}.toml", key.replace('.', "-")));
+        std::fs::write(&file, alewife.replacen(from, to, 1)).unwrap();
+        let path = file.to_str().unwrap();
+        bad_input(&["run", "am-latency", "--machine", path], &[&format!("{path}: machine key `{key}`"), says]);
+    }
+}
+
+#[test]
+fn positive_keys_say_positive_for_every_bad_number() {
+    for v in ["-1", "NaN", "nan", "0"] {
+        let set = format!("processor.clock_mhz={v}");
+        bad_input(
+            &["run", "am-latency", "--set", &set],
+            &["machine key `processor.clock_mhz`", "must be a positive number, got", v],
+        );
+    }
+}
