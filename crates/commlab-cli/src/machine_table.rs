@@ -72,7 +72,13 @@ impl MachineRow {
 
 /// Measure one preset for the machine table (see [`HELP`]).
 pub fn measure(name: &str) -> Result<MachineRow, Failure> {
-    let cfg = machine_arg::load(name, &[], None)?;
+    measure_at(name, None)
+}
+
+/// Measure a preset (or machine file) resized to `procs` processors as `--procs` resizes it
+/// (`None`: at its own size).
+pub fn measure_at(name: &str, procs: Option<usize>) -> Result<MachineRow, Failure> {
+    let cfg = machine_arg::load(name, &[], procs)?;
     let n = cfg.nprocs();
     let near = (1..n).map(|p| cfg.topology.hops(0, p)).min().unwrap_or(0);
     let far = cfg.topology.max_hops_from(0);
