@@ -178,3 +178,17 @@ fn positive_keys_say_positive_for_every_bad_number() {
         );
     }
 }
+
+#[test]
+fn machine_table_columns_are_aligned() {
+    let out = ok(&["machines", "--table"]);
+    // Every row's processor count ends where the header's "procs" ends (cm5's topology used to
+    // push its row's columns to the right).
+    let lines: Vec<&str> = out.lines().collect();
+    let end = lines[1].find("procs").expect("procs in the header") + "procs".len();
+    for l in &lines[2..] {
+        let before = &l[..end];
+        assert!(before.ends_with(|c: char| c.is_ascii_digit()), "procs not in its column:\n{}\n{l}", lines[1]);
+        assert_eq!(&l[end..end + 1], " ", "procs not in its column:\n{}\n{l}", lines[1]);
+    }
+}
