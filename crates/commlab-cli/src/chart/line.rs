@@ -105,9 +105,25 @@ where
     if !chart.markers.is_empty() {
         entries.push((Swatch::Dashed, "marker".to_string()));
     }
-    let names: Vec<&str> = entries.iter().map(|e| e.1.as_str()).collect();
+    // The markers are also listed under the legend, left to right with their x, so that
+    // close ones (the latency experiment has 13 between x = 7 and 17) can be read there.
+    let mut listed: Vec<&Marker> = chart.markers.iter().filter(|m| m.x.is_finite()).collect();
+    listed.sort_by(|a, b| a.x.total_cmp(&b.x));
+    let table: Vec<String> = listed.iter().map(|m| format!("{}  {}", m.label, short_number(m.x))).collect();
+    let names: Vec<&str> = entries.iter().map(|e| e.1.as_str()).chain(table.iter().map(String::as_str)).collect();
     let (plot_area, legend_area) = body.split_horizontally(SIZE.0 - legend_width(root, &names));
-    draw_legend(&legend_area.margin(30, 0, 0, 6), &entries)?;
+    let legend_area = legend_area.margin(30, 0, 0, 6);
+    draw_legend(&legend_area, &entries)?;
+    if !table.is_empty() {
+        let top = 40 + 24 * entries.len() as i32 + 20;
+        let room = (legend_area.dim_in_pixel().1 as i32 - top - 40) / 16;
+        legend_area.draw(&Text::new("markers (x)", (10, top), text(14.0).color(&MARKER_INK))).map_err(err)?;
+        for (i, line) in table.iter().enumerate().take(room.max(0) as usize) {
+            let shown = if i + 1 == room as usize && table.len() > i + 1 { "...".to_string() } else { line.clone() };
+            let y = top + 20 + 16 * i as i32;
+            legend_area.draw(&Text::new(shown, (12, y), text(13.0).color(&MARKER_INK))).map_err(err)?;
+        }
+    }
 
     let mut c = ChartBuilder::on(&plot_area)
         .margin(12)
@@ -307,6 +323,8 @@ mod tests {
         ] {
             assert!(svg.contains(needle), "svg lacks {needle}");
         }
+        // Markers are listed with their x under the legend as well as labelled on the plot.
+        assert!(svg.contains("markers (x)") && svg.contains("alewife  2.5"), "no marker table");
     }
 
     #[test]
