@@ -159,17 +159,26 @@ fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
     std::fs::write(path, text).map_err(|e| failed(format!("writing `{}`: {e}", path.display())))
 }
 
-/// Where the presets sit on an axis: `f(row, base local miss)`; those outside `[lo, hi]` are
-/// listed apart.
+/// Where the presets sit on an axis: `f(row, base local miss)`, each preset measured at the
+/// run's processor count (`procs`, resized as `--procs` resizes; `None`: at its own size);
+/// those outside `[lo, hi]` are listed apart, as are presets that cannot take that size.
 fn markers(
     base_local: f64,
     lo: f64,
     hi: f64,
+    procs: Option<usize>,
     f: &dyn Fn(&MachineRow, f64) -> Option<f64>,
 ) -> Result<(Vec<Marker>, Vec<Value>), Failure> {
     let (mut on, mut off) = (Vec::new(), Vec::new());
     for name in machine::preset_names() {
-        let row = machine_table::measure(name)?;
+        let row = match machine_table::measure_at(name, procs) {
+            Ok(row) => row,
+            Err(f) if f.status == 2 && procs.is_some() => {
+                off.push(json!({ "machine": name, "x": null, "not_resizable": f.message }));
+                continue;
+            }
+            Err(f) => return Err(f),
+        };
         let Some(x) = f(&row, base_local) else { continue };
         if x >= lo && x <= hi {
             on.push(Marker { x, label: name.to_string() });
@@ -217,7 +226,8 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
         _ => {}
     }
     let points = a.points;
-    let base_local = if a.no_marks { 0.0 } else { machine_table::measure(&a.machine)?.local };
+    // The presets are placed by their figures at the run's processor count.
+    let base_local = if a.no_marks { 0.0 } else { machine_table::measure_at(&a.machine, a.procs)?.local };
     let mut outcome = Ok(());
     let mut report = String::new();
     let methods: Vec<(PathBuf, Axis)> = match a.name {
@@ -299,9 +309,11 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
             .flat_map(|(_, p)| p.iter().map(|q| q.0))
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| (l.min(x), h.max(x)));
         let (marks, off_axis) = match (a.no_marks, a.name, axis.key) {
-            (false, Name::Bisection, _) => markers(base_local, lo, hi, &|m, l0| Some(m.bisection * m.local / l0))?,
+            (false, Name::Bisection, _) => {
+                markers(base_local, lo, hi, a.procs, &|m, l0| Some(m.bisection * m.local / l0))?
+            }
             (false, Name::Latency, "processor.clock_mhz") => {
-                markers(base_local, lo, hi, &|m, l0| Some(m.latency / m.local * l0))?
+                markers(base_local, lo, hi, a.procs, &|m, l0| Some(m.latency / m.local * l0))?
             }
             _ => (Vec::new(), Vec::new()),
         };
@@ -355,8 +367,18 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
         for m in &marks {
             text.push_str(&format!("  machine {} sits at x = {:.3}\n", m.label, m.x));
         }
-        if !off_axis.is_empty() {
-            let names: Vec<String> = off_axis
+        let beyond: Vec<&Value> = off_axis.iter().filter(|o| o["x"].is_number()).collect();
+        let not_resizable: Vec<&str> =
+            off_axis.iter().filter(|o| !o["x"].is_number()).filter_map(|o| o["machine"].as_str()).collect();
+        if !not_resizable.is_empty() {
+            text.push_str(&format!(
+                "  not marked (cannot be resized to {} processors): {}\n",
+                base.nprocs(),
+                not_resizable.join(", ")
+            ));
+        }
+        if !beyond.is_empty() {
+            let names: Vec<String> = beyond
                 .iter()
                 .map(|o| {
                     format!("{} ({:.1})", o["machine"].as_str().unwrap_or(""), o["x"].as_f64().unwrap_or(f64::NAN))

@@ -72,7 +72,13 @@ impl MachineRow {
 
 /// Measure one preset for the machine table (see [`HELP`]).
 pub fn measure(name: &str) -> Result<MachineRow, Failure> {
-    let cfg = machine_arg::load(name, &[], None)?;
+    measure_at(name, None)
+}
+
+/// Measure a preset (or machine file) resized to `procs` processors as `--procs` resizes it
+/// (`None`: at its own size).
+pub fn measure_at(name: &str, procs: Option<usize>) -> Result<MachineRow, Failure> {
+    let cfg = machine_arg::load(name, &[], procs)?;
     let n = cfg.nprocs();
     let near = (1..n).map(|p| cfg.topology.hops(0, p)).min().unwrap_or(0);
     let far = cfg.topology.max_hops_from(0);
@@ -106,13 +112,18 @@ pub fn measure(name: &str) -> Result<MachineRow, Failure> {
 
 /// Print the table: aligned text with a two-line header, or one JSON object per machine.
 pub fn print(json: bool) -> Result<(), Failure> {
+    // The topology column is as wide as its widest entry (cm5's overflowed a fixed width).
+    let mut tw = "topology".len();
+    for name in machine::preset_names() {
+        tw = tw.max(machine_arg::load(name, &[], None)?.topology.describe().len());
+    }
     if !json {
         println!(
-            "{:<12} {:>6}  {:<36} {:>5} {:>11} {:>11} {:>11} {:>10} {:>14} {:>14}",
+            "{:<12} {:>6}  {:<tw$} {:>5} {:>11} {:>11} {:>11} {:>10} {:>14} {:>14}",
             "", "clock", "", "", "bisection", "net lat.", "remote", "local", "bisection", "net lat."
         );
         println!(
-            "{:<12} {:>6}  {:<36} {:>5} {:>11} {:>11} {:>11} {:>10} {:>14} {:>14}",
+            "{:<12} {:>6}  {:<tw$} {:>5} {:>11} {:>11} {:>11} {:>10} {:>14} {:>14}",
             "name",
             "(MHz)",
             "topology",
@@ -131,7 +142,7 @@ pub fn print(json: bool) -> Result<(), Failure> {
             println!("{}", r.json());
         } else {
             println!(
-                "{:<12} {:>6.1}  {:<36} {:>5} {:>11.1} {:>11.1} {:>11.1} {:>10.1} {:>14.1} {:>14.2}",
+                "{:<12} {:>6.1}  {:<tw$} {:>5} {:>11.1} {:>11.1} {:>11.1} {:>10.1} {:>14.1} {:>14.2}",
                 r.name,
                 r.mhz,
                 r.topology,

@@ -65,7 +65,11 @@ enum Command {
         action: MachineAction,
     },
     /// List applications, their variants and parameters.
-    Apps,
+    Apps {
+        /// One JSON object per application (JSON Lines), numeric defaults as numbers.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run an application on a simulated machine.
     Run(run::RunArgs),
     /// Run an application over a range or grid of machine keys and app parameters; find crossovers.
@@ -117,6 +121,10 @@ enum MachineAction {
         /// Resize the machine to N processors.
         #[arg(long)]
         procs: Option<usize>,
+        /// Print one JSON object: name, processors, network, bisection, fingerprint and the
+        /// resolved spec.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -128,10 +136,10 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Machines { table, json } => machines::list(table, json),
-        Command::Machine { action: MachineAction::Show { machine, set, procs } } => {
-            machines::show(&machine, &set, procs)
+        Command::Machine { action: MachineAction::Show { machine, set, procs, json } } => {
+            machines::show(&machine, &set, procs, json)
         }
-        Command::Apps => apps::list(),
+        Command::Apps { json } => apps::list(json),
         Command::Run(args) => run::run(args),
         Command::Sweep(args) => sweep::run(args),
         Command::Plot(args) => plot::run(args),

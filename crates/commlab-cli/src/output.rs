@@ -4,7 +4,37 @@
 use crate::record::ResultRecord;
 use commlab_api::{Category, TrafficClass};
 
+/// Significant digits of a number in CSV (JSON keeps every digit).
+pub const CSV_DIGITS: usize = 9;
+
+/// `v` rounded to `digits` significant digits, printed in the shortest form that reads back as
+/// the rounded value: `101.75555999999997` is `101.75556` at 9 digits, `162.0` is `162`, and
+/// a magnitude below 1e-4 or from 1e15 up in exponent form (`4.12114787e-13`). NaN and
+/// infinities print as `NaN`, `inf`, `-inf`.
+pub fn significant(v: f64, digits: usize) -> String {
+    if !v.is_finite() || v == 0.0 {
+        return format!("{}", if v == 0.0 { 0.0 } else { v });
+    }
+    let rounded: f64 = format!("{v:.*e}", digits.saturating_sub(1)).parse().expect("a formatted float reads back");
+    if (1e-4..1e15).contains(&rounded.abs()) {
+        format!("{rounded}")
+    } else {
+        format!("{rounded:e}")
+    }
+}
+
+/// A counter as text: a whole number without decimals (`162`), anything else to 6 significant
+/// digits (`101.756`, `0.00551812`).
+pub fn counter_text(v: f64) -> String {
+    if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        significant(v, 6)
+    }
+}
+
 /// CSV header and rows: fixed columns, then one column per counter (union over all runs).
+/// Fractional figures are rounded to [`CSV_DIGITS`] significant digits; whole numbers are exact.
 pub fn to_csv(records: &[ResultRecord]) -> String {
     let mut counter_names: Vec<&String> = records.iter().flat_map(|r| r.counters.keys()).collect();
     counter_names.sort();
@@ -28,13 +58,16 @@ pub fn to_csv(records: &[ResultRecord]) -> String {
             format!("\"{}\"", params.join(";")),
             r.cycles.to_string(),
         ];
-        row.extend(Category::ALL.iter().map(|c| r.time(*c).to_string()));
+        let num =
+            |v: f64| if v.fract() == 0.0 && v.abs() < 1e15 { format!("{v:.0}") } else { significant(v, CSV_DIGITS) };
+        row[6] = num(r.cycles);
+        row.extend(Category::ALL.iter().map(|c| num(r.time(*c))));
         row.extend(TrafficClass::ALL.iter().map(|c| r.bytes(*c).unwrap_or(0).to_string()));
         row.push(r.check.ok.to_string());
-        row.push(r.check.max_error.to_string());
+        row.push(num(r.check.max_error));
         row.push(r.sim.events.to_string());
-        row.push(r.sim.wall_seconds.to_string());
-        row.extend(counter_names.iter().map(|c| r.counters.get(*c).map(|v| v.to_string()).unwrap_or_default()));
+        row.push(num(r.sim.wall_seconds));
+        row.extend(counter_names.iter().map(|c| r.counters.get(*c).map(|v| num(*v)).unwrap_or_default()));
         out.push_str(&row.join(","));
         out.push('\n');
     }
@@ -64,7 +97,7 @@ pub fn to_text(r: &ResultRecord) -> String {
     }
     out.push_str("\n  counters:");
     for (k, v) in &r.counters {
-        out.push_str(&format!(" {k}={v:.4}"));
+        out.push_str(&format!(" {k}={}", counter_text(*v)));
     }
     out.push_str(&format!(
         "\n  simulator: {} events in {:.3} s ({:.2} M events/s)\n",
@@ -73,4 +106,26 @@ pub fn to_text(r: &ResultRecord) -> String {
         r.sim.events_per_second / 1e6
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_without_float_noise() {
+        assert_eq!(significant(101.75555999999997, 9), "101.75556");
+        assert_eq!(significant(6379.040482500001, 9), "6379.04048");
+        assert_eq!(significant(162.0, 9), "162");
+        assert_eq!(significant(0.0, 9), "0");
+        assert_eq!(significant(-0.0, 9), "0");
+        assert_eq!(significant(f64::NAN, 9), "NaN");
+        assert_eq!(significant(123456789012.0, 9), "123456789000");
+        assert_eq!(counter_text(162.0), "162");
+        assert_eq!(counter_text(101.75555999999997), "101.756");
+        assert_eq!(counter_text(0.005518117946305521), "0.00551812");
+        assert_eq!(counter_text(f64::NAN), "NaN");
+        assert_eq!(significant(4.121147871e-13, 9), "4.12114787e-13");
+        assert_eq!(counter_text(4.121147871e-13), "4.12115e-13");
+    }
 }

@@ -46,7 +46,7 @@ pub struct PlotArgs {
     /// breakdown and volume: the x value whose runs are drawn [default: the smallest].
     #[arg(long, value_name = "VALUE")]
     pub(crate) at: Option<f64>,
-    /// Directory for the plots [default: the results file's directory].
+    /// Directory for the plots, created if missing [default: the results file's directory].
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
     /// runtime: x axis scale.

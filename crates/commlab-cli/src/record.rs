@@ -59,7 +59,10 @@ pub struct ResultRecord {
     /// The `--set` overrides the run was given, in order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overrides: Option<Vec<String>>,
-    /// Every application parameter with its value.
+    /// Every application parameter with its value: written as a JSON number when the value is
+    /// one that reads back as the same text (`20`, `0.5`), else as a string (`"store-remote"`);
+    /// read from either, so records of older versions (every value a string) still resume.
+    #[serde(serialize_with = "params_out", deserialize_with = "params_in")]
     pub params: BTreeMap<String, String>,
     /// Index of the grid point (sweep results only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -141,6 +144,45 @@ fn number_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
 fn numbers_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, f64>, D::Error> {
     let m = BTreeMap::<String, Option<f64>>::deserialize(d)?;
     Ok(m.into_iter().map(|(k, v)| (k, v.unwrap_or(f64::NAN))).collect())
+}
+
+/// A parameter value as JSON: a number when it reads back as the very same text, so that
+/// [`params_in`] gives back the string the run was given (`1`, `0.5`, `-3`; not `1e3` or
+/// `007`, which stay strings).
+pub fn param_value(text: &str) -> Value {
+    match serde_json::from_str::<serde_json::Number>(text) {
+        Ok(n) if n.to_string() == text => Value::Number(n),
+        _ => Value::String(text.to_string()),
+    }
+}
+
+fn params_out<S: serde::Serializer>(m: &BTreeMap<String, String>, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(m.len()))?;
+    for (k, v) in m {
+        map.serialize_entry(k, &param_value(v))?;
+    }
+    map.end()
+}
+
+/// Parameter values given as strings or numbers (a number as the text it was written as).
+fn params_in<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Text {
+        S(String),
+        N(serde_json::Number),
+    }
+    let m = BTreeMap::<String, Text>::deserialize(d)?;
+    Ok(m.into_iter()
+        .map(|(k, v)| {
+            let t = match v {
+                Text::S(s) => s,
+                Text::N(n) => n.to_string(),
+            };
+            (k, t)
+        })
+        .collect())
 }
 
 impl ResultRecord {
@@ -327,13 +369,14 @@ mod tests {
     use super::*;
 
     /// A line of `commlab sweep am-latency --vary network.router_latency_ns=10:100:3` results.jsonl,
-    /// as the binary wrote it before the record type existed.
-    const SWEEP_LINE: &str = r#"{"app":"am-latency","breakdown":{"compute":0.0,"memory_ni_wait":0.0,"message_overhead":467.5625,"synchronization":6379.040482500001},"check":{"detail":"21 pings sent (1 warm-up), 21 arrived, 21 pongs","max_error":0.0,"ok":true},"counters":{"bisection_utilization":0.005518117946305521,"cross_traffic_messages":0.0,"hops":1.0,"link_utilization_max":0.028621446930287984,"link_utilization_mean":0.003213848913782334,"messages":162.0,"one_way_cycles":101.75555999999997,"one_way_spread_cycles":5.400124791776761e-13,"packets":162.0,"partner":1.0},"cycles":7329.40024,"machine":"alewife","params":{"hops":"1","rounds":"20"},"point":0,"procs":32,"seed":1,"sim":{"events":1740,"events_per_second":2268818.4801784805,"wall_seconds":0.000766919},"variant":"mp-int","vary":{"network.router_latency_ns":10.0},"volume_bytes":{"cross_traffic":0,"data":464,"headers":1296,"invalidates":0,"requests":0}}"#;
+    /// as the binary wrote it before the record type existed, except that numeric parameters
+    /// are now JSON numbers (they were strings).
+    const SWEEP_LINE: &str = r#"{"app":"am-latency","breakdown":{"compute":0.0,"memory_ni_wait":0.0,"message_overhead":467.5625,"synchronization":6379.040482500001},"check":{"detail":"21 pings sent (1 warm-up), 21 arrived, 21 pongs","max_error":0.0,"ok":true},"counters":{"bisection_utilization":0.005518117946305521,"cross_traffic_messages":0.0,"hops":1.0,"link_utilization_max":0.028621446930287984,"link_utilization_mean":0.003213848913782334,"messages":162.0,"one_way_cycles":101.75555999999997,"one_way_spread_cycles":5.400124791776761e-13,"packets":162.0,"partner":1.0},"cycles":7329.40024,"machine":"alewife","params":{"hops":1,"rounds":20},"point":0,"procs":32,"seed":1,"sim":{"events":1740,"events_per_second":2268818.4801784805,"wall_seconds":0.000766919},"variant":"mp-int","vary":{"network.router_latency_ns":10.0},"volume_bytes":{"cross_traffic":0,"data":464,"headers":1296,"invalidates":0,"requests":0}}"#;
 
     /// A line of `commlab run em3d --json` as it was written before the record type existed,
     /// then edited: the cycle count and max_error are null (how NaN is written), a counter
     /// is null and the maps are short.
-    const RUN_LINE: &str = r#"{"app":"em3d","breakdown":{"compute":8880.0,"memory_ni_wait":4864.358315,"message_overhead":0.0,"synchronization":2306.9611575},"check":{"detail":"160 E and 160 H values after 1 iterations vs sequential: max relative difference 0.00e0 (limit 1e-12)","max_error":null,"ok":false},"counters":{"bisection_utilization":0.08343553367734452,"zero":null},"cycles":null,"machine":"alewife","params":{"degree":"10"},"procs":8,"seed":1,"sim":{"events":13241,"events_per_second":10982658.000643648,"wall_seconds":0.001205628},"variant":"sm","volume_bytes":{"cross_traffic":0,"data":7456,"headers":3856,"invalidates":3776,"requests":3840}}"#;
+    const RUN_LINE: &str = r#"{"app":"em3d","breakdown":{"compute":8880.0,"memory_ni_wait":4864.358315,"message_overhead":0.0,"synchronization":2306.9611575},"check":{"detail":"160 E and 160 H values after 1 iterations vs sequential: max relative difference 0.00e0 (limit 1e-12)","max_error":null,"ok":false},"counters":{"bisection_utilization":0.08343553367734452,"zero":null},"cycles":null,"machine":"alewife","params":{"degree":10},"procs":8,"seed":1,"sim":{"events":13241,"events_per_second":10982658.000643648,"wall_seconds":0.001205628},"variant":"sm","volume_bytes":{"cross_traffic":0,"data":7456,"headers":3856,"invalidates":3776,"requests":3840}}"#;
 
     #[test]
     fn records_round_trip_byte_identically() {
@@ -356,6 +399,31 @@ mod tests {
         let r = parse_line(RUN_LINE.as_bytes()).unwrap();
         assert!(r.cycles.is_nan() && r.check.max_error.is_nan() && r.counter("zero").is_nan());
         assert_eq!((r.point, &r.vary), (None, &None));
+    }
+
+    #[test]
+    fn numeric_params_are_numbers_and_old_string_params_still_read() {
+        let r = parse_line(SWEEP_LINE.as_bytes()).unwrap();
+        assert_eq!(r.params["hops"], "1");
+        // A record of an older version (every value a string) reads as the same record, so
+        // `--resume` finds its points.
+        let old = SWEEP_LINE.replace(r#""params":{"hops":1,"rounds":20}"#, r#""params":{"hops":"1","rounds":"20"}"#);
+        assert_ne!(old, SWEEP_LINE);
+        assert_eq!(parse_line(old.as_bytes()).unwrap(), r);
+        // Text stays text; a number keeps the exact text it was given.
+        for (text, json) in [
+            ("store-remote", r#""store-remote""#),
+            ("0.5", "0.5"),
+            ("-3", "-3"),
+            ("1e3", r#""1e3""#),
+            ("007", r#""007""#),
+            ("", r#""""#),
+        ] {
+            assert_eq!(param_value(text).to_string(), json, "{text}");
+            let mut r = r.clone();
+            r.params.insert("k".into(), text.into());
+            assert_eq!(parse_line(r.to_json_line().trim_end().as_bytes()).unwrap().params["k"], text);
+        }
     }
 
     #[test]

@@ -37,10 +37,11 @@ pub struct RunArgs {
     /// Print one JSON object per run (JSON Lines).
     #[arg(long, conflicts_with = "csv")]
     json: bool,
-    /// Print CSV: a header, then one row per run.
+    /// Print CSV: a header, then one row per run (whole numbers exact, others rounded to 9
+    /// significant digits; --json keeps every digit).
     #[arg(long)]
     csv: bool,
-    /// Write the output to FILE instead of standard output.
+    /// Write the output to FILE instead of standard output (a missing directory is created).
     #[arg(long, value_name = "FILE")]
     out: Option<std::path::PathBuf>,
     /// Stop after SECONDS of wall-clock time (exit 1, saying the simulated cycle and events
@@ -245,13 +246,21 @@ struct Sink<'a> {
 impl<'a> Sink<'a> {
     fn new(path: Option<&'a std::path::Path>) -> Result<Self, Failure> {
         if let Some(p) = path {
-            let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-            if !dir.is_dir() || p.is_dir() {
-                return Err(input(format!(
-                    "cannot write --out `{}`: {} (give a writable file in an existing directory)",
-                    p.display(),
-                    if p.is_dir() { "it is a directory" } else { "its directory does not exist" }
-                )));
+            let fail = |why: String| {
+                input(format!(
+                    "cannot write --out `{}`: {why} (give a writable file; a missing directory is created)",
+                    p.display()
+                ))
+            };
+            if p.is_dir() {
+                return Err(fail("it is a directory".to_string()));
+            }
+            // A missing directory is created, as `sweep --out` and `plot --out` do.
+            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+                if dir.exists() && !dir.is_dir() {
+                    return Err(fail(format!("`{}` is not a directory", dir.display())));
+                }
+                std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create its directory: {e}")))?;
             }
         }
         Ok(Sink { path, file: None })
@@ -268,7 +277,7 @@ impl<'a> Sink<'a> {
                 if self.file.is_none() {
                     let f = std::fs::File::create(p).map_err(|e| {
                         input(format!(
-                            "cannot write --out `{}`: {e} (give a writable file in an existing directory)",
+                            "cannot write --out `{}`: {e} (give a writable file; a missing directory is created)",
                             p.display()
                         ))
                     })?;

@@ -218,12 +218,20 @@ fn unknown_machine_preset() {
 }
 
 #[test]
-fn out_into_missing_directory() {
-    let dir = TempFile::new("no-such-dir");
-    let file = dir.path().join("out.json");
-    let file = file.to_str().expect("UTF-8 path");
-    bad_input(&["run", "am-latency", "--variant", "mp-int", "--json", "--out", file], &[file, "directory"]);
-    assert!(!dir.path().exists());
+fn out_into_missing_directory_creates_it_as_plot_and_sweep_do() {
+    // `run --out` used to refuse a missing directory while `plot --out` and `sweep --out`
+    // created theirs; all three create it now.
+    let dir = TempDir::new("run-out-missing");
+    let file = dir.path().join("a/b/out.json");
+    ok(&["run", "am-latency", "--variant", "mp-int", "--json", "--out", file.to_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 1);
+    // A path through a file is still refused, naming the file.
+    let blocker = dir.file("plain");
+    std::fs::write(&blocker, "x").unwrap();
+    let through = blocker.join("out.json");
+    let through = through.to_str().unwrap();
+    bad_input(&["run", "am-latency", "--variant", "mp-int", "--out", through], &[through, "not a directory"]);
+    bad_input(&["run", "am-latency", "--variant", "mp-int", "--out", dir.arg()], &["is a directory"]);
 }
 
 #[test]

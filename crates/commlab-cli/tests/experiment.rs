@@ -43,6 +43,15 @@ fn bisection_experiment_writes_results_summary_and_plots() {
     let placed =
         summary["machines_on_axis"].as_array().unwrap().len() + summary["machines_off_axis"].as_array().unwrap().len();
     assert!(placed >= 14, "{placed} machines placed");
+    // Presets are placed by their figures at the run's size (8 processors), as `--procs`
+    // resizes them: the machine run sits on the axis at its whole bisection (at 32 processors
+    // alewife was placed beyond this axis).
+    let on: Vec<&Value> = summary["machines_on_axis"].as_array().unwrap().iter().collect();
+    let alewife =
+        on.iter().find(|m| m["machine"] == "alewife").unwrap_or_else(|| panic!("alewife not on the axis: {on:?}"));
+    let x = alewife["x"].as_f64().unwrap();
+    assert!((x - xs[2]).abs() < 1e-9 * xs[2], "alewife at {x}, the whole bisection is {}", xs[2]);
+    assert!(!text.contains("beyond this axis: alewife") && !text.contains(", alewife"), "{text}");
     assert!(text.contains("fastest at"), "{text}");
     assert_plots(&d, &["runtime", "breakdown", "volume"]);
     // Labelled as `commlab plot` labels them.

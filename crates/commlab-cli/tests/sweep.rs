@@ -87,6 +87,33 @@ fn interrupted_sweep_resumes_with_every_point_once() {
 }
 
 #[test]
+fn resume_accepts_records_whose_params_are_strings() {
+    // Records written before parameters became JSON numbers have every value a string; a
+    // sweep resumed on such a file finds its points (and does not refuse the file).
+    let d = TempDir::new("old-params");
+    let args = with(EM3D, &["--vary", "cross_traffic.rate_bytes_per_cycle=0:6:2", "--variant", "mp-int"]);
+    ok(&with(&args, &["--out", d.arg()]));
+    let lines = json_lines(&d.file("results.jsonl"));
+    assert_eq!(lines.len(), 2);
+    assert!(lines[0]["params"]["nodes"].is_number(), "{}", lines[0]["params"]);
+    let old: String = lines[..1]
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            for v in r["params"].as_object_mut().unwrap().values_mut() {
+                *v = Value::from(v.to_string().trim_matches('"'));
+            }
+            format!("{r}\n")
+        })
+        .collect();
+    assert!(old.contains(r#""nodes":"320""#), "{old}");
+    std::fs::write(d.file("results.jsonl"), &old).unwrap();
+    let stdout = ok(&with(&args, &["--out", d.arg(), "--resume"]));
+    assert!(stdout.contains("1 run now, 1 already done"), "{stdout}");
+    assert_eq!(json_lines(&d.file("results.jsonl")).len(), 2);
+}
+
+#[test]
 fn resume_redoes_a_bad_last_line_and_refuses_a_damaged_file() {
     let d = TempDir::new("torn");
     let args = ["sweep", "am-latency", "--vary", "hops=1,2", "--variant", "mp-int", "--out", d.arg()];
@@ -174,7 +201,8 @@ fn two_key_grid_has_every_combination_first_key_outermost() {
         let v = &r[&(p, "mp-int".to_string())];
         assert_eq!(v["vary"]["messaging.send_overhead_cycles"], Value::from([20, 200][p as usize / 3]));
         assert_eq!(v["vary"]["remote"], Value::from([0.1, 0.3, 0.5][p as usize % 3]));
-        assert_eq!(v["params"]["remote"], Value::from(["0.1", "0.3", "0.5"][p as usize % 3]));
+        // A numeric parameter is a JSON number in the record (it was the string "0.1").
+        assert_eq!(v["params"]["remote"], Value::from([0.1, 0.3, 0.5][p as usize % 3]));
         assert!(v["check"]["ok"].as_bool().unwrap());
     }
     // One summary group per value of the second key, curves along the first.

@@ -3,7 +3,7 @@
 use super::axis::{bounds, short_number, tick, tick_scale, x_range, y_range};
 use super::render::{err, render};
 use super::style::{colour, draw_cross, draw_legend, draw_point, legend_width, text, Swatch, GRID, INK, MARKER_INK};
-use super::{LineChart, Marker, SIZE};
+use super::{Cross, LineChart, Marker, SIZE};
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -105,9 +105,25 @@ where
     if !chart.markers.is_empty() {
         entries.push((Swatch::Dashed, "marker".to_string()));
     }
-    let names: Vec<&str> = entries.iter().map(|e| e.1.as_str()).collect();
+    // The markers are also listed under the legend, left to right with their x, so that
+    // close ones (the latency experiment has 13 between x = 7 and 17) can be read there.
+    let mut listed: Vec<&Marker> = chart.markers.iter().filter(|m| m.x.is_finite()).collect();
+    listed.sort_by(|a, b| a.x.total_cmp(&b.x));
+    let table: Vec<String> = listed.iter().map(|m| format!("{}  {}", m.label, short_number(m.x))).collect();
+    let names: Vec<&str> = entries.iter().map(|e| e.1.as_str()).chain(table.iter().map(String::as_str)).collect();
     let (plot_area, legend_area) = body.split_horizontally(SIZE.0 - legend_width(root, &names));
-    draw_legend(&legend_area.margin(30, 0, 0, 6), &entries)?;
+    let legend_area = legend_area.margin(30, 0, 0, 6);
+    draw_legend(&legend_area, &entries)?;
+    if !table.is_empty() {
+        let top = 40 + 24 * entries.len() as i32 + 20;
+        let room = (legend_area.dim_in_pixel().1 as i32 - top - 40) / 16;
+        legend_area.draw(&Text::new("markers (x)", (10, top), text(14.0).color(&MARKER_INK))).map_err(err)?;
+        for (i, line) in table.iter().enumerate().take(room.max(0) as usize) {
+            let shown = if i + 1 == room as usize && table.len() > i + 1 { "...".to_string() } else { line.clone() };
+            let y = top + 20 + 16 * i as i32;
+            legend_area.draw(&Text::new(shown, (12, y), text(13.0).color(&MARKER_INK))).map_err(err)?;
+        }
+    }
 
     let mut c = ChartBuilder::on(&plot_area)
         .margin(12)
@@ -132,17 +148,26 @@ where
         .draw()
         .map_err(err)?;
 
-    // Markers first, so curves draw over them.
+    // Markers first, so curves draw over them. Labels are packed in rows from the top of the
+    // plot: each goes in the first row where it clears every label already there, so no two
+    // overlap however close the markers are; a label sits just right of its dashed line.
     let (ylo, yhi) = d.y;
     let mut markers: Vec<&Marker> = chart.markers.iter().filter(|m| m.x.is_finite()).collect();
     markers.sort_by(|a, b| a.x.total_cmp(&b.x));
-    for (i, m) in markers.iter().enumerate() {
+    let marker_style = text(13.0).color(&MARKER_INK);
+    let mut spans = Vec::new();
+    for m in &markers {
         c.draw_series(DashedLineSeries::new(vec![(m.x, ylo), (m.x, yhi)], 6, 4, MARKER_INK.stroke_width(1)))
             .map_err(err)?;
-        let (px, py) = c.backend_coord(&(m.x, yhi));
-        // Labels step down so neighbouring markers' labels do not overlap.
-        let y = py + 4 + 16 * (i % 6) as i32;
-        root.draw(&Text::new(m.label.clone(), (px + 4, y), text(13.0).color(&MARKER_INK))).map_err(err)?;
+        let (px, _) = c.backend_coord(&(m.x, yhi));
+        let (w, _) = root.estimate_text_size(&m.label, &marker_style).map_err(err)?;
+        spans.push((px + 3, px + 3 + w as i32 + 2));
+    }
+    let (_, top) = c.backend_coord(&(d.x.0, yhi));
+    for (m, (row, span)) in markers.iter().zip(pack_rows(&spans).into_iter().zip(&spans)) {
+        let y = top + 4 + 16 * row as i32;
+        root.draw(&Rectangle::new([(span.0, y - 1), (span.1, y + 14)], WHITE.filled())).map_err(err)?;
+        root.draw(&Text::new(m.label.clone(), (span.0 + 1, y), marker_style.clone())).map_err(err)?;
     }
     for (k, pts) in d.curves.iter().enumerate() {
         if pts.is_empty() {
@@ -154,24 +179,84 @@ where
             draw_point(root, k, px, py)?;
         }
     }
-    // Crossover labels: the first free place of a few around the mark.
-    let mut taken: Vec<(i32, i32, i32, i32)> = Vec::new();
+    // Crossover labels: each in the first free place around its mark, clear of every mark and
+    // of every label placed before it, stepping further up or down (with a leader line back to
+    // the mark) until one is free.
     let style = text(13.0);
-    for x in chart.crossovers.iter().filter(|x| x.x.is_finite() && x.y.is_finite()) {
-        let (px, py) = c.backend_coord(&(x.x, x.y));
-        draw_cross(root, px, py)?;
+    let crosses: Vec<(&Cross, (i32, i32))> = chart
+        .crossovers
+        .iter()
+        .filter(|x| x.x.is_finite() && x.y.is_finite())
+        .map(|x| (x, c.backend_coord(&(x.x, x.y))))
+        .collect();
+    let mut sizes = Vec::new();
+    for (x, _) in &crosses {
         let (w, h) = root.estimate_text_size(&x.label, &style).map_err(err)?;
-        let (w, h) = (w as i32, h as i32 + 2);
-        let places = [(9, -22), (9, 8), (-9 - w, -22), (-9 - w, 8), (9, -22 - h), (9, 8 + h), (-9 - w, -22 - h)];
-        let free = |r: (i32, i32, i32, i32)| !taken.iter().any(|t| r.0 < t.2 && t.0 < r.2 && r.1 < t.3 && t.1 < r.3);
-        let rect = |(dx, dy): (i32, i32)| (px + dx, py + dy, px + dx + w, py + dy + h);
-        let at = places.iter().map(|p| rect(*p)).find(|r| free(*r)).unwrap_or_else(|| rect(places[0]));
-        taken.push(at);
-        root.draw(&Rectangle::new([(at.0 - 1, at.1 - 1), (at.2 + 1, at.3 - 1)], WHITE.mix(0.75).filled()))
+        sizes.push((w as i32, h as i32 + 2));
+    }
+    let marks: Vec<(i32, i32)> = crosses.iter().map(|(_, p)| *p).collect();
+    let places = place_labels(&marks, &sizes);
+    for (&(px, py), _) in marks.iter().zip(&places) {
+        draw_cross(root, px, py)?;
+    }
+    for (((x, (px, py)), at), (w, h)) in crosses.iter().zip(&places).zip(&sizes) {
+        let (lx, ly) = (at.0 + w / 2, if at.1 > *py { at.1 } else { at.1 + h });
+        if (lx - px).abs() > w / 2 + 12 || (ly - py).abs() > 26 {
+            root.draw(&PathElement::new(vec![(*px, *py), (lx, ly)], INK.mix(0.6))).map_err(err)?;
+        }
+        root.draw(&Rectangle::new([(at.0 - 1, at.1 - 1), (at.2 + 1, at.3 - 1)], WHITE.mix(0.85).filled()))
             .map_err(err)?;
         root.draw(&Text::new(x.label.clone(), (at.0, at.1), style.clone())).map_err(err)?;
     }
     Ok(())
+}
+
+/// A rectangle in pixels: (left, top, right, bottom).
+type Rect = (i32, i32, i32, i32);
+
+fn overlaps(a: Rect, b: Rect) -> bool {
+    a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
+}
+
+/// Rows for labels spanning `spans` (left, right) in pixels: each label in the first row where
+/// it overlaps no label already placed (so no two labels in a row overlap).
+fn pack_rows(spans: &[(i32, i32)]) -> Vec<usize> {
+    let mut rows: Vec<Vec<(i32, i32)>> = Vec::new();
+    spans
+        .iter()
+        .map(|&(l, r)| {
+            let row = rows.iter().position(|row| row.iter().all(|&(a, b)| r <= a || b <= l)).unwrap_or(rows.len());
+            if row == rows.len() {
+                rows.push(Vec::new());
+            }
+            rows[row].push((l, r));
+            row
+        })
+        .collect()
+}
+
+/// Places for crossover labels of sizes `sizes` (width, height) beside marks at `marks`: the
+/// first of a ladder of places (right or left of the mark, above or below it, then one label
+/// height further each step) that overlaps neither a mark (a 20-pixel square) nor a label
+/// already placed. Each mark or label blocks a few places of the ladder, which has more
+/// places than all of them can block.
+fn place_labels(marks: &[(i32, i32)], sizes: &[(i32, i32)]) -> Vec<Rect> {
+    let mark_boxes: Vec<Rect> = marks.iter().map(|&(x, y)| (x - 10, y - 10, x + 10, y + 10)).collect();
+    let mut taken: Vec<Rect> = Vec::new();
+    for (&(px, py), &(w, h)) in marks.iter().zip(sizes) {
+        let rungs = 4 * marks.len() as i32 + 4;
+        let ladder = (0..=rungs).flat_map(|k| {
+            let up = -22 - k * h;
+            let down = 8 + k * h;
+            [(9, up), (9, down), (-9 - w, up), (-9 - w, down)]
+        });
+        let rect = |(dx, dy): (i32, i32)| (px + dx, py + dy, px + dx + w, py + dy + h);
+        let free = |r: &Rect| !taken.iter().chain(&mark_boxes).any(|t| overlaps(*r, *t));
+        let last = rect((9, -22 - rungs * h));
+        let at = ladder.map(rect).find(free).unwrap_or(last);
+        taken.push(at);
+    }
+    taken
 }
 
 /// The points a curve is drawn through: its samples, and on a log x axis also points between
@@ -238,6 +323,8 @@ mod tests {
         ] {
             assert!(svg.contains(needle), "svg lacks {needle}");
         }
+        // Markers are listed with their x under the legend as well as labelled on the plot.
+        assert!(svg.contains("markers (x)") && svg.contains("alewife  2.5"), "no marker table");
     }
 
     #[test]
@@ -279,6 +366,39 @@ mod tests {
         for (p, q) in a.iter().zip(&b) {
             assert_eq!(std::fs::read(p).unwrap(), std::fs::read(q).unwrap(), "{} vs {}", p.display(), q.display());
         }
+    }
+
+    #[test]
+    fn crossover_labels_never_overlap_each_other_or_a_mark() {
+        // Two crossovers a few pixels apart (as sm/mp-int and sm/mp-poll were, drawn over each
+        // other), and a crowd of ten at one spot.
+        for marks in [vec![(500, 300), (528, 284)], (0..10).map(|i| (400 + i, 300 - i)).collect::<Vec<_>>()] {
+            let sizes: Vec<(i32, i32)> = marks.iter().map(|_| (70, 16)).collect();
+            let at = place_labels(&marks, &sizes);
+            for (i, a) in at.iter().enumerate() {
+                for (j, b) in at.iter().enumerate() {
+                    assert!(i == j || !overlaps(*a, *b), "labels {i} and {j} overlap: {a:?} {b:?}");
+                }
+                for (x, y) in &marks {
+                    assert!(!overlaps(*a, (x - 10, y - 10, x + 10, y + 10)), "label {i} covers a mark");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn marker_labels_are_packed_in_rows_without_overlap() {
+        // 13 labels within 70 pixels, as the latency experiment's presets are.
+        let spans: Vec<(i32, i32)> = (0..13).map(|i| (100 + 5 * i, 160 + 5 * i)).collect();
+        let rows = pack_rows(&spans);
+        for i in 0..spans.len() {
+            for j in 0..i {
+                let (a, b) = (spans[i], spans[j]);
+                assert!(rows[i] != rows[j] || a.1 <= b.0 || b.1 <= a.0, "{i} and {j} overlap in row {}", rows[i]);
+            }
+        }
+        // Far-apart labels share the first row.
+        assert_eq!(pack_rows(&[(0, 10), (20, 30), (40, 50)]), vec![0, 0, 0]);
     }
 
     #[test]

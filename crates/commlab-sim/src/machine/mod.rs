@@ -77,7 +77,7 @@ impl MachineSpec {
     fn deserialize_table(table: toml::Table, origin: &str) -> Result<MachineSpec, ConfigError> {
         let text = toml::to_string(&table).expect("a toml table serializes");
         toml::from_str(&text).map_err(|e: toml::de::Error| {
-            let msg = one_line(e.message());
+            let msg = plain_range(&one_line(e.message()));
             let hint =
                 if msg.contains("unknown field") { format!(" (valid keys: {})", key_list()) } else { String::new() };
             // Name the offending key: the error's span points into `text` (at the whole table for
@@ -113,6 +113,17 @@ impl MachineSpec {
             out.push('\n');
         }
         out
+    }
+}
+
+/// serde's words for a negative number given to a whole-number key (`invalid value: integer
+/// `-1`, expected u64`) in the words `--set` uses (`must be a non-negative whole number, got
+/// `-1``); any other message as it is.
+fn plain_range(msg: &str) -> String {
+    let unsigned = ["u8", "u16", "u32", "u64", "usize"].iter().any(|t| msg.ends_with(&format!(", expected {t}")));
+    match msg.strip_prefix("invalid value: integer `").and_then(|m| m.split_once('`')) {
+        Some((v, _)) if unsigned && v.starts_with('-') => format!("must be a non-negative whole number, got `{v}`"),
+        _ => msg.to_string(),
     }
 }
 
@@ -175,15 +186,33 @@ fn apply_override(table: &mut toml::Table, ov: &str) -> Result<(), ConfigError> 
             .ok_or_else(|| ConfigError::key(key, format!("`{p}` is not a table in this machine")))?;
     }
     let value = match cur.get(*last) {
+        Some(old @ (toml::Value::Integer(_) | toml::Value::Float(_))) => number(key, raw, old, value)?,
         Some(old) => coerce(key, old, value)?,
-        None if parents.first() == Some(&"costs") => match value {
-            toml::Value::Integer(i) if i >= 0 => toml::Value::Integer(i),
-            other => return Err(ConfigError::key(key, format!("expected a whole number of cycles, got `{other}`"))),
-        },
+        None if parents.first() == Some(&"costs") => number(key, raw, &toml::Value::Integer(0), value)?,
         None => value,
     };
     cur.insert(last.to_string(), value);
     Ok(())
+}
+
+/// Check an override of a numeric key: every numeric key takes a finite, non-negative number
+/// (a whole one where the key is whole), and `-1`, `NaN`, `nan` and `inf` are all refused with
+/// the same words ("positive" for [`POSITIVE_KEYS`]), naming the key and the value as given.
+/// (Zero for a positive key, and other ranges, are checked after, by
+/// [`MachineConfig::from_spec`], in the same words.)
+fn number(key: &str, raw: &str, old: &toml::Value, new: toml::Value) -> Result<toml::Value, ConfigError> {
+    use toml::Value as V;
+    let whole = matches!(old, V::Integer(_));
+    let sign = if POSITIVE_KEYS.contains(&key) { "positive" } else { "non-negative" };
+    match (whole, new) {
+        (true, V::Integer(i)) if i >= 0 => Ok(V::Integer(i)),
+        (false, V::Integer(i)) if i >= 0 => Ok(V::Float(i as f64)),
+        (false, V::Float(f)) if f.is_finite() && f >= 0.0 => Ok(V::Float(f)),
+        _ => Err(ConfigError::key(
+            key,
+            format!("must be a {sign} {}, got `{raw}`", if whole { "whole number" } else { "number" }),
+        )),
+    }
 }
 
 /// Check an override against the type of the value it replaces.
@@ -420,7 +449,19 @@ fn topology_kind(n: &spec::NetworkSpec) -> Result<TopologyKind, ConfigError> {
     })
 }
 
+/// The keys that must be positive (not zero): [`MachineConfig::from_spec`] checks them, and a
+/// `--set` of a negative or non-number value to one of them says "positive".
+const POSITIVE_KEYS: &[&str] = &[
+    "processor.clock_mhz",
+    "messaging.overhead_scale",
+    "network.link_bytes_per_ns",
+    "messaging.dma_bytes_per_cycle",
+    "dsm.copy_bytes_per_cycle",
+    "limits.max_sim_time_ms",
+];
+
 fn positive(key: &str, v: f64) -> Result<f64, ConfigError> {
+    debug_assert!(POSITIVE_KEYS.contains(&key), "{key} is missing from POSITIVE_KEYS");
     if v.is_finite() && v > 0.0 {
         Ok(v)
     } else {
@@ -438,7 +479,7 @@ fn at_least(key: &str, v: u64, min: u64) -> Result<u64, ConfigError> {
 
 fn ns_to_ps(key: &str, ns: f64) -> Result<u64, ConfigError> {
     if !ns.is_finite() || ns < 0.0 {
-        return Err(ConfigError::key(key, format!("must be a non-negative number of ns, got {ns}")));
+        return Err(ConfigError::key(key, format!("must be a non-negative number, got {ns}")));
     }
     Ok((ns * 1000.0).round() as u64)
 }
@@ -532,10 +573,12 @@ impl MachineConfig {
         procs: Option<usize>,
     ) -> Result<MachineConfig, ConfigError> {
         let mut spec = parse_spec(text, origin, overrides)?;
+        // A range error names the machine (the file, or the preset) as well as the key.
+        let named = |e: ConfigError| ConfigError { message: format!("{origin}: {}", e.message) };
         if let Some(p) = procs {
-            spec = resize_spec(spec, p)?;
+            spec = resize_spec(spec, p).map_err(named)?;
         }
-        MachineConfig::from_spec(spec)
+        MachineConfig::from_spec(spec).map_err(named)
     }
 
     /// A shipped preset by name, with overrides.

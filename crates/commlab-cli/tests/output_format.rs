@@ -1,0 +1,194 @@
+//! Output that reads well (issue 19, defect 8): counts as integers, parameters as JSON numbers,
+//! CSV without float noise, aligned listings, one mesh description, and JSON listings.
+
+mod common;
+use common::*;
+
+use serde_json::Value;
+
+#[test]
+fn text_counts_print_as_integers() {
+    let out = ok(&["run", "am-latency", "--variant", "mp-int"]);
+    let counters = out.lines().find(|l| l.trim_start().starts_with("counters:")).expect("a counters line");
+    // A whole-number counter has no decimals (it was `messages=162.0000`).
+    assert!(counters.contains(" messages=162 ") || counters.ends_with(" messages=162"), "{counters}");
+    assert!(!counters.contains(".0000"), "{counters}");
+    // A fractional one keeps 6 significant digits.
+    let one_way = counters.split(' ').find(|w| w.starts_with("one_way_cycles=")).expect("one_way_cycles");
+    let digits = one_way.split('=').nth(1).unwrap().chars().filter(char::is_ascii_digit).count();
+    assert!(digits <= 6, "{one_way}");
+}
+
+#[test]
+fn json_params_are_numbers_where_numeric() {
+    let out = ok(&["run", "am-latency", "--variant", "mp-int", "--json", "--param", "hops=2"]);
+    let j: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(j["params"]["hops"], Value::from(2), "{}", j["params"]);
+    assert_eq!(j["params"]["rounds"], Value::from(20), "{}", j["params"]);
+    let out = ok(&["run", "miss-latency", "--variant", "sm", "--json", "--param", "kind=load-local"]);
+    let j: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(j["params"]["kind"], Value::from("load-local"), "{}", j["params"]);
+}
+
+#[test]
+fn csv_has_no_float_noise() {
+    let out = ok(&["run", "am-latency", "--csv", "--variant", "all"]);
+    for row in out.lines().skip(1) {
+        for field in row.split(',') {
+            if field.parse::<f64>().is_ok() && field.contains('.') {
+                let mantissa = field.split('e').next().unwrap();
+                let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+                let significant = digits.trim_start_matches('0').len();
+                assert!(significant <= 9, "`{field}` has more than 9 significant digits: {row}");
+            }
+        }
+    }
+}
+
+#[test]
+fn machines_columns_are_aligned() {
+    let out = ok(&["machines"]);
+    let lines: Vec<&str> = out.lines().collect();
+    let header = lines[0];
+    let summary_col = header.find("summary").expect("a summary column");
+    for l in &lines[1..] {
+        // Every row's summary starts at the header's summary column: the character before it
+        // is a space and the text before it holds the three other columns.
+        assert!(l.len() > summary_col, "{l}");
+        assert_eq!(&l[summary_col - 2..summary_col], "  ", "summary not in its column:\n{header}\n{l}");
+        assert_ne!(&l[summary_col..summary_col + 1], " ", "summary not in its column:\n{header}\n{l}");
+    }
+    assert!(out.contains("cm5"), "{out}");
+}
+
+#[test]
+fn apps_columns_are_aligned() {
+    let out = ok(&["apps"]);
+    // The meaning of every parameter of one app starts at one column.
+    for block in out.split("\n\n").filter(|b| b.contains("--param")) {
+        let cols: Vec<usize> = block
+            .lines()
+            .filter(|l| l.trim_start().starts_with("--param"))
+            .map(|l| {
+                let after = l.find("--param ").unwrap() + "--param ".len();
+                let gap = l[after..].find("  ").expect("two spaces before the meaning") + after;
+                gap + l[gap..].find(|c: char| c != ' ').unwrap()
+            })
+            .collect();
+        assert!(cols.windows(2).all(|w| w[0] == w[1]), "meanings not aligned:\n{block}");
+    }
+}
+
+#[test]
+fn a_mesh_is_described_one_way() {
+    let machines = ok(&["machines"]);
+    let show = ok(&["machine", "show", "alewife"]);
+    let line = machines.lines().find(|l| l.starts_with("alewife")).unwrap();
+    // The network column and `machine show` use the one description (the preset's free-text
+    // summary is the machine file's own words).
+    assert!(line.contains("  mesh 8x4 (+8 I/O nodes)  "), "{line}");
+    assert!(show.contains("network: mesh 8x4 (+8 I/O nodes)"), "{show}");
+}
+
+#[test]
+fn apps_json_is_one_object_per_app() {
+    let out = ok(&["apps", "--json"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines.len() >= 5, "{out}");
+    for l in lines {
+        let j: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+        assert!(j["name"].is_string() && j["summary"].is_string(), "{l}");
+        assert!(j["variants"].as_array().is_some_and(|v| !v.is_empty()), "{l}");
+        for p in j["params"].as_array().expect("params") {
+            assert!(p["name"].is_string() && p["doc"].is_string() && !p["default"].is_null(), "{l}");
+        }
+    }
+    let am: Value = serde_json::from_str(out.lines().find(|l| l.contains("\"am-latency\"")).unwrap()).unwrap();
+    let hops = am["params"].as_array().unwrap().iter().find(|p| p["name"] == "hops").unwrap();
+    assert!(hops["default"].is_number(), "{hops}");
+}
+
+#[test]
+fn machine_show_json_is_one_object() {
+    let out = ok(&["machine", "show", "alewife", "--json"]);
+    let j: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(j["name"], "alewife");
+    assert_eq!(j["procs"], 32);
+    assert_eq!(j["network"], "mesh 8x4 (+8 I/O nodes)");
+    assert!(j["bisection_bytes_per_cycle"].is_number(), "{j}");
+    assert!(j["spec"]["processor"]["clock_mhz"].is_number(), "{j}");
+    let resized = ok(&["machine", "show", "alewife", "--json", "--procs", "8"]);
+    let j: Value = serde_json::from_str(resized.trim()).unwrap();
+    assert_eq!(j["procs"], 8);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Consistency (issue 19, rest of defect 7)
+
+#[test]
+fn bad_numbers_for_machine_keys_get_one_message() {
+    for v in ["-1", "NaN", "nan", "inf", "-0.5"] {
+        let set = format!("network.router_latency_ns={v}");
+        bad_input(
+            &["run", "am-latency", "--set", &set],
+            &["machine key `network.router_latency_ns`", &format!("must be a non-negative number, got `{v}`")],
+        );
+        let set = format!("messaging.send_overhead_cycles={v}");
+        bad_input(
+            &["run", "am-latency", "--set", &set],
+            &[
+                "machine key `messaging.send_overhead_cycles`",
+                &format!("must be a non-negative whole number, got `{v}`"),
+            ],
+        );
+    }
+    bad_input(&["run", "am-latency", "--set", "costs.extra=-1"], &["machine key `costs.extra`", "non-negative whole"]);
+}
+
+#[test]
+fn range_errors_from_machine_files_name_the_file_and_key() {
+    let dir = TempDir::new("range-errors");
+    std::fs::create_dir_all(dir.path()).unwrap();
+    let alewife = include_str!("../../../machines/alewife.toml");
+    for (from, to, key, says) in [
+        ("router_latency_ns = 40.0", "router_latency_ns = -1.0", "network.router_latency_ns", "non-negative number"),
+        (
+            "send_overhead_cycles = 31",
+            "send_overhead_cycles = -1",
+            "messaging.send_overhead_cycles",
+            "non-negative whole number",
+        ),
+        ("clock_mhz = 20.0", "clock_mhz = 0.0", "processor.clock_mhz", "positive number"),
+    ] {
+        assert!(alewife.contains(from), "{from}");
+        let file = dir.file(&format!("{}.toml", key.replace('.', "-")));
+        std::fs::write(&file, alewife.replacen(from, to, 1)).unwrap();
+        let path = file.to_str().unwrap();
+        bad_input(&["run", "am-latency", "--machine", path], &[&format!("{path}: machine key `{key}`"), says]);
+    }
+}
+
+#[test]
+fn positive_keys_say_positive_for_every_bad_number() {
+    for v in ["-1", "NaN", "nan", "0"] {
+        let set = format!("processor.clock_mhz={v}");
+        bad_input(
+            &["run", "am-latency", "--set", &set],
+            &["machine key `processor.clock_mhz`", "must be a positive number, got", v],
+        );
+    }
+}
+
+#[test]
+fn machine_table_columns_are_aligned() {
+    let out = ok(&["machines", "--table"]);
+    // Every row's processor count ends where the header's "procs" ends (cm5's topology used to
+    // push its row's columns to the right).
+    let lines: Vec<&str> = out.lines().collect();
+    let end = lines[1].find("procs").expect("procs in the header") + "procs".len();
+    for l in &lines[2..] {
+        let before = &l[..end];
+        assert!(before.ends_with(|c: char| c.is_ascii_digit()), "procs not in its column:\n{}\n{l}", lines[1]);
+        assert_eq!(&l[end..end + 1], " ", "procs not in its column:\n{}\n{l}", lines[1]);
+    }
+}
