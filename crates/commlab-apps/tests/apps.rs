@@ -16,7 +16,7 @@ fn run(s: &Simulator, app: &str, variant: &str, params: &[&str]) -> AppResult {
 /// 64-byte lines and 8 hardware pointers, and software shared memory.
 fn shapes() -> Vec<(&'static str, Simulator)> {
     vec![
-        ("alewife 4x8 mesh", preset("alewife", &[], None)),
+        ("alewife mesh 8x4", preset("alewife", &[], None)),
         ("alewife resized to 12", preset("alewife", &[], Some(12))),
         (
             "torus 4x2x2, 64-byte lines",

@@ -65,7 +65,7 @@ fn latency_grows_by_router_latency_per_hop() {
 /// Machine shapes every microbenchmark runs on.
 fn shapes() -> Vec<(&'static str, Simulator)> {
     vec![
-        ("alewife 4x8 mesh", sim(&[], None)),
+        ("alewife mesh 8x4", sim(&[], None)),
         ("mesh resized to 12", sim(&[], Some(12))),
         ("torus 4x2x2", sim(&["network.topology=torus", "network.dims=[4,2,2]", "network.io_nodes=false"], None)),
         ("fat-tree 16", sim(&["network.topology=fat-tree", "network.nprocs=16"], None)),
