@@ -186,6 +186,11 @@ pub trait Node {
     /// Mark the start of the timed region on this processor: statistics before this point
     /// (set-up) are discarded. Call it on every processor, normally right after a barrier.
     fn begin_timing(&mut self);
+
+    /// Say how far the program is (`done` of `total` steps, e.g. iterations), for a progress
+    /// display with an estimate of the time left. It takes no simulated time and changes no
+    /// result; one processor calling it is enough.
+    fn progress(&mut self, _done: u64, _total: u64) {}
 }
 
 /// One variant of one application, as the backend runs it.

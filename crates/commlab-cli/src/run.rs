@@ -165,8 +165,9 @@ fn check_memory(args: &RunArgs, sim: &Simulator) -> Result<(), Failure> {
 }
 
 /// The CLI's side of a run's [`RunControl`]: one thread that stops the run at `--max-wall` and,
-/// when standard error is a terminal, shows the simulated cycle and events per second. There is
-/// no ETA: a run's total events are not known in advance. The engine only publishes progress
+/// when standard error is a terminal, shows the simulated cycle, events per second and, when
+/// the program says how far it is (`Node::progress`: iterations done of total), the estimated
+/// time left (elapsed wall time x steps left / steps done). The engine only publishes progress
 /// and reads the stop flag, so nothing here changes a simulated number.
 struct Watch {
     control: Arc<RunControl>,
@@ -205,15 +206,24 @@ impl Watch {
                 }
                 if let Some(bar) = &bar {
                     let (events, now_ps) = c.progress();
+                    let (done, total) = c.work();
                     let now = Instant::now();
                     let dt = now.duration_since(last_t).as_secs_f64();
                     let rate = if events >= last_events && dt > 0.0 { (events - last_events) as f64 / dt } else { 0.0 };
                     (last_events, last_t) = (events, now);
+                    let elapsed = now.duration_since(start).as_secs_f64();
+                    let eta = if done > 0 && total >= done {
+                        format!(
+                            ", step {done} of {total}, about {:.0} s left",
+                            elapsed * (total - done) as f64 / done as f64
+                        )
+                    } else {
+                        String::new()
+                    };
                     bar.set_message(format!(
-                        "simulated cycle {:.0}, {events} events, {:.2} M events/s, {:.0} s",
+                        "simulated cycle {:.0}, {events} events, {:.2} M events/s, {elapsed:.0} s{eta}",
                         now_ps as f64 / cycle_ps,
                         rate / 1e6,
-                        now.duration_since(start).as_secs_f64()
                     ));
                     bar.tick();
                 }

@@ -21,6 +21,9 @@ impl Program for Ring {
     fn main<N: Node<State = u64>>(&self, node: &mut N) {
         let (id, n) = (node.id(), node.nprocs());
         for r in 0..self.rounds {
+            if id == 0 {
+                node.progress(r + 1, self.rounds);
+            }
             // Processor 0 starts each round; the others pass on the round's token.
             let need = if id == 0 { r } else { r + 1 };
             node.wait_until("token", move |s| *s >= need);
@@ -72,4 +75,17 @@ fn machine_memory_estimate_counts_stacks_and_cache_tags() {
     let lines = s.config().mem.cache_lines;
     assert_eq!(b.caches, 8 * lines * 17);
     assert_eq!(b.total(), b.processors + b.caches);
+}
+
+#[test]
+fn the_programs_progress_reaches_the_control() {
+    let control = Arc::new(RunControl::default());
+    assert_eq!(control.work(), (0, 0));
+    let watched = sim().with_control(Arc::clone(&control));
+    let with = watched.run(Arc::new(Ring { rounds: 7 })).unwrap();
+    assert_eq!(control.work(), (7, 7), "the last step the program reported, and its total");
+    // Reporting progress changes nothing simulated.
+    let without = sim().run(Arc::new(Ring { rounds: 7 })).unwrap();
+    assert_eq!(with.stats.cycles, without.stats.cycles);
+    assert_eq!(with.stats.events, without.stats.events);
 }

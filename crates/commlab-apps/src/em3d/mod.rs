@@ -296,7 +296,8 @@ impl Program for Em3d {
             }
             node.barrier();
             node.begin_timing();
-            for _ in 0..self.iterations {
+            for i in 0..self.iterations {
+                node.progress(i as u64, self.iterations as u64);
                 for k in [E, H] {
                     self.phase_sm(node, &mine, arrays, k);
                     node.barrier();
@@ -306,6 +307,7 @@ impl Program for Em3d {
             node.barrier();
             node.begin_timing();
             for round in 1..=self.iterations as u64 {
+                node.progress(round - 1, self.iterations as u64);
                 for k in [E, H] {
                     self.send_ghosts(node, &mine, 1 - k);
                     self.phase_mp(node, &mine, k, round);

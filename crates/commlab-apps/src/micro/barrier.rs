@@ -56,7 +56,8 @@ impl Program for Barrier {
         node.barrier();
         node.begin_timing();
         let t0 = node.now_cycles();
-        for _ in 0..self.barriers {
+        for b in 0..self.barriers {
+            node.progress(b as u64, self.barriers as u64);
             node.barrier();
         }
         let t1 = node.now_cycles();

@@ -627,6 +627,7 @@ impl Kernel {
         node.barrier();
         node.begin_timing();
         for t in 0..self.iterations {
+            node.progress(t as u64, self.iterations as u64);
             let e = self.epoch(t, me);
             for l in 0..self.own(me) {
                 let (xw, fw) = (self.coords.word[base + l], self.forces.word[base + l]);
@@ -660,6 +661,7 @@ impl Kernel {
         node.barrier();
         node.begin_timing();
         for t in 0..self.iterations {
+            node.progress(t as u64, self.iterations as u64);
             let e = self.epoch(t, me);
             for l in 0..self.own(me) {
                 Self::touch3(node, mine, pv::POS, l, false);

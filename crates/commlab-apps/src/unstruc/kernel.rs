@@ -597,6 +597,7 @@ impl Program for Kernel {
             node.barrier();
             node.begin_timing();
             for t in 0..self.iterations {
+                node.progress(t as u64, self.iterations as u64);
                 let (cur, nxt) = (arrays[t % 2], arrays[1 - t % 2]);
                 self.flux_sm(node, &mine, cur, arrays[2], hits);
                 node.barrier();
@@ -610,6 +611,7 @@ impl Program for Kernel {
             let results_in = if bulk { pp.bulk_results_in() } else { pp.results_in };
             let ghosts = pp.ghosts.len() as u64;
             for t in 0..self.iterations {
+                node.progress(t as u64, self.iterations as u64);
                 let cur = t % 2;
                 let round = t as u64 + 1;
                 self.send_ghosts(node, &mine, cur);

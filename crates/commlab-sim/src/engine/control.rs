@@ -13,6 +13,9 @@ pub struct RunControl {
     stop: AtomicBool,
     events: AtomicU64,
     now_ps: AtomicU64,
+    /// What the program last said of its progress (`Node::progress`): steps done and total.
+    work_done: AtomicU64,
+    work_total: AtomicU64,
 }
 
 impl RunControl {
@@ -31,8 +34,16 @@ impl RunControl {
         (self.events.load(Ordering::Relaxed), self.now_ps.load(Ordering::Relaxed))
     }
 
-    pub(crate) fn publish(&self, events: u64, now_ps: u64) {
+    /// The program's own progress of the current run: (steps done, total steps; 0 if it
+    /// says nothing).
+    pub fn work(&self) -> (u64, u64) {
+        (self.work_done.load(Ordering::Relaxed), self.work_total.load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn publish(&self, events: u64, now_ps: u64, work: (u64, u64)) {
         self.events.store(events, Ordering::Relaxed);
         self.now_ps.store(now_ps, Ordering::Relaxed);
+        self.work_done.store(work.0, Ordering::Relaxed);
+        self.work_total.store(work.1, Ordering::Relaxed);
     }
 }

@@ -216,6 +216,8 @@ pub(crate) struct World<S> {
     /// Base address of the shared-memory barrier's lines (counter and flag per processor).
     pub barrier_region: u64,
     pub timing_start: Option<u64>,
+    /// What the program last said of its progress (`Node::progress`).
+    pub work: (u64, u64),
     pub fatal: Option<SimError>,
     procs_done: usize,
     cross_pairs: Vec<(usize, usize)>,
@@ -563,6 +565,7 @@ pub fn run<P: Program>(
         barrier_kind: program.barrier_kind(),
         barrier_region,
         timing_start: None,
+        work: (0, 0),
         fatal: None,
         procs_done: 0,
         cross_pairs,
@@ -613,7 +616,7 @@ pub fn run<P: Program>(
         }
         if events.is_multiple_of(CONTROL_EVERY_EVENTS) {
             if let Some(c) = control {
-                c.publish(events, t);
+                c.publish(events, t, w.work);
                 if c.stop_requested() {
                     return Err(SimError::Cancelled { cycles: cfg.ps_to_cycles(t), events });
                 }
@@ -656,6 +659,9 @@ pub fn run<P: Program>(
         }
     }
     let w = unsafe { &mut *wp };
+    if let Some(c) = control {
+        c.publish(events, w.now, w.work);
+    }
     if w.procs_done < n {
         return Err(SimError::Deadlock(w.deadlock_report()));
     }

@@ -582,6 +582,10 @@ impl<S> Node for SimNode<'_, S> {
         v
     }
 
+    fn progress(&mut self, done: u64, total: u64) {
+        self.w().work = (done, total);
+    }
+
     fn begin_timing(&mut self) {
         self.flush();
         let id = self.id;
