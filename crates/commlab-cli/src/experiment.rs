@@ -211,6 +211,7 @@ fn sweep_args(a: &ExperimentArgs, vary: String, dir: &Path) -> SweepArgs {
         jobs: a.jobs,
         out: Some(dir.to_path_buf()),
         resume: a.resume,
+        max_memory: None,
         quiet: true,
     }
 }

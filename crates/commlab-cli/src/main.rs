@@ -19,6 +19,7 @@ mod failure;
 mod machine_arg;
 mod machine_table;
 mod machines;
+mod memory_check;
 mod output;
 mod plot;
 mod record;

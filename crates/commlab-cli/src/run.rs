@@ -4,6 +4,7 @@
 use crate::detail_stats;
 use crate::failure::{failed, input, Failure};
 use crate::machine_arg;
+use crate::memory_check;
 use crate::output;
 use crate::record::{ResultRecord, RunMeta};
 use commlab_apps::AppError;
@@ -69,7 +70,7 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
 }
 
 /// `--max-memory`: bytes, or a number with K, M, G, T or P (powers of 1024; an optional B or iB).
-fn parse_size(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let t = t.strip_suffix("iB").or_else(|| t.strip_suffix('B')).unwrap_or(t);
     let (num, mult) = match t.char_indices().last() {
@@ -92,76 +93,6 @@ fn parse_size(s: &str) -> Result<u64, String> {
         }
         _ => Err(format!("`{s}` is not a size (give bytes, or a number with K, M, G or T, e.g. 2G)")),
     }
-}
-
-/// Bytes as a short figure with a binary unit (`1.5 GiB`).
-fn show_bytes(b: u64) -> String {
-    const UNITS: [&str; 6] = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} bytes")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
-/// The memory the host can give a new process now: `MemAvailable` of /proc/meminfo (Linux);
-/// None where it cannot be read (then only `--max-memory` limits a run).
-fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib.saturating_mul(1024))
-}
-
-/// Refuse (exit 2) a run whose estimated memory exceeds `--max-memory` or, without it, the
-/// memory available. The estimate is the machine's own state (`Simulator::machine_bytes_estimate`:
-/// per processor a 256 KiB coroutine stack, 8 KiB of state and 17 bytes per cache line) plus
-/// the application's data from its parameters (`commlab_apps::data_bytes_estimate`). It counts
-/// whole stacks and tag arrays, so it is an upper bound for small apps (a stack's untouched
-/// pages take no memory), and it is checked once, before anything is built.
-fn check_memory(args: &RunArgs, sim: &Simulator) -> Result<(), Failure> {
-    let machine = sim.machine_bytes_estimate();
-    let nprocs = sim.config().nprocs();
-    let data = commlab_apps::data_bytes_estimate(&args.app, &args.param, nprocs).map_err(|e| input(e.to_string()))?;
-    let need = machine.total().saturating_add(data);
-    let (limit, what) = match args.max_memory {
-        Some(m) => (m, format!("the --max-memory limit of {}", show_bytes(m))),
-        None => match available_memory() {
-            Some(m) => (m, format!("the {} of memory available", show_bytes(m))),
-            None => return Ok(()),
-        },
-    };
-    if need <= limit {
-        return Ok(());
-    }
-    // Name the input that weighs most.
-    let cause = if data >= machine.caches && data >= machine.processors {
-        let given = args.param.iter().map(|p| format!("--param {p}")).collect::<Vec<_>>();
-        if given.is_empty() {
-            "the application's default sizes".to_string()
-        } else {
-            given.join(" ")
-        }
-    } else if machine.caches >= machine.processors {
-        format!("memory.cache_bytes = {} on each of {nprocs} processors", sim.config().spec.memory.cache_bytes)
-    } else {
-        format!("{nprocs} processors (256 KiB coroutine stack each)")
-    };
-    Err(input(format!(
-        "{} needs an estimated {} of memory, more than {what}: mostly from {cause} (processors {}, caches {}, application data {}); give smaller sizes{}",
-        args.app,
-        show_bytes(need),
-        show_bytes(machine.processors),
-        show_bytes(machine.caches),
-        show_bytes(data),
-        if args.max_memory.is_some() { " or raise --max-memory" } else { "" }
-    )))
 }
 
 /// The CLI's side of a run's [`RunControl`]: one thread that stops the run at `--max-wall` and,
@@ -318,7 +249,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     };
     let cycle_ps = cfg.cycle_ps;
     let sim = Simulator::new(cfg);
-    check_memory(&args, &sim)?;
+    memory_check::check(&args.app, &args.param, &sim, args.max_memory)?;
     let watch = Watch::start(args.max_wall, cycle_ps);
     let sim = sim.with_control(Arc::clone(&watch.control));
     let mut records = Vec::new();

@@ -102,3 +102,13 @@ fn a_run_max_wall_does_not_stop_gives_the_same_results() {
     assert_eq!(a.len(), 5, "one record per variant");
     assert_eq!(a, b);
 }
+
+#[test]
+fn a_sweep_refuses_a_point_too_big_for_memory_before_running_any() {
+    let d = common::TempDir::new("sweep-memory");
+    common::bad_input(
+        &["sweep", "em3d", "--vary", "nodes=1000,1000000000", "--max-memory", "1G", "--out", d.arg()],
+        &["--vary at point 1 (nodes=1000000000)", "estimated", "--max-memory"],
+    );
+    assert!(!d.file("results.jsonl").exists(), "nothing ran");
+}

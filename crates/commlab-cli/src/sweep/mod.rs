@@ -87,6 +87,10 @@ pub struct SweepArgs {
     /// Continue the sweep in DIR: skip the (point, variant) runs already in results.jsonl.
     #[arg(long)]
     pub(crate) resume: bool,
+    /// Refuse a point whose estimated memory exceeds SIZE (as `commlab run --max-memory`);
+    /// without it, the memory available. Each of the --jobs workers runs one point at a time.
+    #[arg(long, value_name = "SIZE", value_parser = crate::run::parse_size)]
+    pub(crate) max_memory: Option<u64>,
     /// Experiments print their own summary instead of the sweep's.
     #[arg(skip)]
     pub(crate) quiet: bool,
@@ -246,6 +250,8 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
         let cfg = machine_arg::load(&args.machine, &set, args.procs)
             .map_err(|f| input(format!("--vary at point {p} ({desc}): {}", f.message)))?;
         Params::parse(info, &params).map_err(|e| input(format!("--vary at point {p} ({desc}): {e}")))?;
+        crate::memory_check::check(info.name, &params, &Simulator::new(cfg.clone()), args.max_memory)
+            .map_err(|f| input(format!("--vary at point {p} ({desc}): {}", f.message)))?;
         points.push(Point { vals, cfg, params, ident: canonical(Some(&vary)), vary });
     }
 

@@ -1,0 +1,76 @@
+//! The memory a run needs, estimated before it is built (`commlab run` and `commlab sweep`),
+//! against `--max-memory` or the memory available: a clear refusal (exit 2, naming the input
+//! that weighs most) instead of an allocation failure mid-run.
+
+use crate::failure::{input, Failure};
+use commlab_sim::Simulator;
+
+/// Bytes as a short figure with a binary unit (`1.5 GiB`).
+fn show_bytes(b: u64) -> String {
+    const UNITS: [&str; 6] = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} bytes")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// The memory the host can give a new process now: `MemAvailable` of /proc/meminfo (Linux);
+/// None where it cannot be read (then only `--max-memory` limits a run).
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// Refuse (exit 2) a run whose estimated memory exceeds `--max-memory` or, without it, the
+/// memory available. The estimate is the machine's own state (`Simulator::machine_bytes_estimate`:
+/// per processor a 256 KiB coroutine stack, 8 KiB of state and 17 bytes per cache line) plus
+/// the application's data from its parameters (`commlab_apps::data_bytes_estimate`). It counts
+/// whole stacks and tag arrays, so it is an upper bound for small apps (a stack's untouched
+/// pages take no memory), and it is checked once, before anything is built.
+pub fn check(app: &str, params: &[String], sim: &Simulator, max_memory: Option<u64>) -> Result<(), Failure> {
+    let machine = sim.machine_bytes_estimate();
+    let nprocs = sim.config().nprocs();
+    let data = commlab_apps::data_bytes_estimate(app, params, nprocs).map_err(|e| input(e.to_string()))?;
+    let need = machine.total().saturating_add(data);
+    let (limit, what) = match max_memory {
+        Some(m) => (m, format!("the --max-memory limit of {}", show_bytes(m))),
+        None => match available_memory() {
+            Some(m) => (m, format!("the {} of memory available", show_bytes(m))),
+            None => return Ok(()),
+        },
+    };
+    if need <= limit {
+        return Ok(());
+    }
+    // Name the input that weighs most.
+    let cause = if data >= machine.caches && data >= machine.processors {
+        let given = params.iter().map(|p| format!("--param {p}")).collect::<Vec<_>>();
+        if given.is_empty() {
+            "the application's default sizes".to_string()
+        } else {
+            given.join(" ")
+        }
+    } else if machine.caches >= machine.processors {
+        format!("memory.cache_bytes = {} on each of {nprocs} processors", sim.config().spec.memory.cache_bytes)
+    } else {
+        format!("{nprocs} processors (256 KiB coroutine stack each)")
+    };
+    Err(input(format!(
+        "{} needs an estimated {} of memory, more than {what}: mostly from {cause} (processors {}, caches {}, application data {}); give smaller sizes{}",
+        app,
+        show_bytes(need),
+        show_bytes(machine.processors),
+        show_bytes(machine.caches),
+        show_bytes(data),
+        if max_memory.is_some() { " or raise --max-memory" } else { "" }
+    )))
+}
