@@ -82,5 +82,13 @@ fn names(info: &AppInfo) -> String {
 }
 
 /// Common validity rules.
+/// A count of repetitions that keeps a run's memory and set-up bounded: 1 to 100,000.
+pub(crate) const COUNT: (&str, fn(usize) -> bool) = ("a whole number from 1 to 100000", |v| (1..=100_000).contains(&v));
+
+/// Iterations of an application kernel: 1 to 1,000,000 (the run itself is bounded by the
+/// machine's limits and `--max-wall`).
+pub(crate) const ITERATIONS: (&str, fn(usize) -> bool) =
+    ("a whole number from 1 to 1000000", |v| (1..=1_000_000).contains(&v));
+
 pub(crate) const POSITIVE: (&str, fn(usize) -> bool) = ("a whole number >= 1", |v| v >= 1);
 pub(crate) const NON_NEGATIVE: (&str, fn(u64) -> bool) = ("a whole number >= 0", |_| true);

@@ -57,8 +57,24 @@ fn small(app: &str) -> &'static [&'static str] {
     }
 }
 
+/// Run commlab; a case still running after a minute is a failure (set-up that ignores
+/// `--max-wall` and the event limit), reported with its arguments rather than hanging CI.
 fn commlab(args: &[String]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_commlab")).args(args).output().expect("commlab runs")
+    let mut child = Command::new(env!("CARGO_BIN_EXE_commlab"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("commlab runs");
+    let start = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("{args:?} still running after 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.wait_with_output().expect("output")
 }
 
 /// The contract every outcome must meet.
@@ -103,7 +119,13 @@ fn settable_keys() -> Vec<&'static str> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+    // A fixed seed: the same cases in every CI run (set PROPTEST_CASES for more).
+    #![proptest_config(ProptestConfig {
+        cases: 64,
+        failure_persistence: None,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(19),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn any_set_value_is_a_result_or_one_clear_line(

@@ -344,7 +344,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
             "--param span=0 with --param remote={remote}: remote sources lie within `span` processors, so span 0 allows none; give span >= 1 or remote=0"
         )));
     }
-    let iterations: usize = params.get("iterations", POSITIVE)?;
+    let iterations: usize = params.get("iterations", crate::params::ITERATIONS)?;
     let variant = Variant::from_name(variant);
     let cap = backend.max_am_args().saturating_sub(1);
     if cap == 0 && matches!(variant, Variant::MpInt | Variant::MpPoll) {

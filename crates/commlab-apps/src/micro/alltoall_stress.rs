@@ -7,7 +7,6 @@ use super::{receive_mode, MP_VARIANTS};
 use crate::app::ParamDoc;
 use crate::app::{component_seed, result, run_err, AppError, AppInfo, AppResult, Check};
 use crate::params::Params;
-use crate::params::POSITIVE;
 use commlab_api::{Backend, Handler, HandlerCtx, HandlerId, Message, Node, ProcId, Program, ReceiveMode};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -73,7 +72,7 @@ impl Program for AllToAll {
 }
 
 pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -> Result<AppResult, AppError> {
-    let m: usize = params.get("messages", POSITIVE)?;
+    let m: usize = params.get("messages", crate::params::COUNT)?;
     let args: usize = params.get("args", ("a whole number 2..=64", |a| (2..=64).contains(&a)))?;
     let n = backend.nprocs();
     let dests: Vec<Vec<ProcId>> = (0..n)

@@ -7,7 +7,6 @@ use super::{receive_mode, MP_VARIANTS};
 use crate::app::ParamDoc;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
 use crate::params::Params;
-use crate::params::POSITIVE;
 use commlab_api::{Backend, Handler, HandlerCtx, HandlerId, Message, Node, ProcId, Program, ReceiveMode};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -90,7 +89,7 @@ impl Program for AmLatency {
 
 pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<AppResult, AppError> {
     let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
-    let rounds: usize = params.get("rounds", POSITIVE)?;
+    let rounds: usize = params.get("rounds", crate::params::COUNT)?;
     let n = backend.nprocs();
     if n < 2 {
         return Err(AppError::Input(format!("{} needs at least 2 processors, the machine has {n}", INFO.name)));

@@ -88,7 +88,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     if senders >= n {
         return Err(AppError::Input(format!("--param senders={senders}: needs 1..={} on {n} processors", n - 1)));
     }
-    let messages: usize = params.get("messages", POSITIVE)?;
+    let messages: usize = params.get("messages", crate::params::COUNT)?;
     let args: usize = params.get("args", ("a whole number 0..=64", |a| a <= 64))?;
     let handler_cycles: u64 = params.get("handler_cycles", NON_NEGATIVE)?;
     let prog = Arc::new(AmThroughput { senders, messages, args, handler_cycles, mode: receive_mode(variant) });

@@ -7,7 +7,6 @@ use super::{receive_mode, MP_VARIANTS};
 use crate::app::ParamDoc;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
 use crate::params::Params;
-use crate::params::POSITIVE;
 use commlab_api::{Backend, Handler, HandlerCtx, HandlerId, Message, Node, ProcId, Program, ReceiveMode};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -74,7 +73,7 @@ impl Program for Bisection {
 
 pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<AppResult, AppError> {
     let bytes: usize = params.get("bytes", ("a positive multiple of 8", |b: usize| b > 0 && b.is_multiple_of(8)))?;
-    let messages: usize = params.get("messages", POSITIVE)?;
+    let messages: usize = params.get("messages", crate::params::COUNT)?;
     let n = backend.nprocs();
     let partners: Option<Vec<ProcId>> = (0..n).map(|p| backend.bisection_partner(p)).collect();
     let partners = partners

@@ -9,7 +9,6 @@
 use crate::app::ParamDoc;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
 use crate::params::Params;
-use crate::params::POSITIVE;
 use commlab_api::{Backend, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -94,8 +93,8 @@ pub fn run<B: Backend>(backend: &B, _variant: &str, params: &Params) -> Result<A
         return Err(AppError::Input(format!("--param kind={kind}: valid kinds are unshared, shared")));
     }
     let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
-    let nwaiters: usize = params.get("waiters", POSITIVE)?;
-    let rounds: usize = params.get("rounds", POSITIVE)?;
+    let nwaiters: usize = params.get("waiters", crate::params::POSITIVE)?;
+    let rounds: usize = params.get("rounds", crate::params::COUNT)?;
     let n = backend.nprocs();
     let home = (1..n)
         .find(|&p| backend.hops(0, p) == hops)

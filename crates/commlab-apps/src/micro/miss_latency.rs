@@ -21,7 +21,6 @@
 use crate::app::ParamDoc;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
 use crate::params::Params;
-use crate::params::POSITIVE;
 use commlab_api::{Addr, Backend, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -148,7 +147,7 @@ pub fn run<B: Backend>(backend: &B, _variant: &str, params: &Params) -> Result<A
         return Err(AppError::Input(format!("--param kind={kind}: valid kinds are {}", KINDS.join(", "))));
     }
     let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
-    let rounds: usize = params.get("rounds", POSITIVE)?;
+    let rounds: usize = params.get("rounds", crate::params::COUNT)?;
     let n = backend.nprocs();
     let local = kind.ends_with("-local") || kind == "store-local-1inv";
     let home = if local {

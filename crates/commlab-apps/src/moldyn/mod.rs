@@ -99,7 +99,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     let cutoff: f64 = params.get("cutoff", positive_real("a number > 0"))?;
     let list_radius: f64 = params.get("list_radius", positive_real("a number > 0"))?;
     let rebuild: usize = params.get("rebuild", POSITIVE)?;
-    let iterations: usize = params.get("iterations", POSITIVE)?;
+    let iterations: usize = params.get("iterations", ("a whole number from 1 to 10000 (the sequential reference runs first, and chaos takes the check past its tolerance after about 500 steps)", |v: usize| (1..=10_000).contains(&v)))?;
     let dt: f64 = params.get("dt", positive_real("a number > 0"))?;
     let setup = Setup { molecules, density, temperature, cutoff, list_radius, dt, iterations, rebuild, seed };
     if list_radius <= cutoff {

@@ -40,11 +40,14 @@ pub fn fe_stiffness(dim: usize, k: usize) -> Result<SymMatrix, String> {
     if k == 0 {
         return Err("fe_stiffness: need at least 1 element per side (k >= 1)".into());
     }
-    let m = k + 1;
-    let n = (m as u128).pow(dim as u32);
+    // (k + 1)^dim in u128, checked: a huge k must be refused, not wrap to a small order.
+    let n = (k as u128 + 1).checked_pow(dim as u32).unwrap_or(u128::MAX);
     if n > MAX_ORDER as u128 {
-        return Err(format!("fe_stiffness: {n} nodes exceeds the supported maximum {MAX_ORDER}"));
+        return Err(format!(
+            "fe_stiffness: {k} elements per side give more than the supported maximum of {MAX_ORDER} nodes"
+        ));
     }
+    let m = k + 1;
     let n = n as usize;
     let h = 1.0 / k as f64;
     // Element stiffness scale h^(dim-2) / 6^(dim-1); lumped mass per element-node h^dim / 2^dim.

@@ -101,7 +101,7 @@ fn rel_diff(a: &[Value], b: &[Value]) -> f64 {
 pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params, seed: u64) -> Result<AppResult, AppError> {
     let procs = backend.nprocs();
     let variant = Variant::from_name(variant_name);
-    let iterations: usize = params.get("iterations", POSITIVE)?;
+    let iterations: usize = params.get("iterations", crate::params::ITERATIONS)?;
     let poll_every: usize = params.get("poll_every", POSITIVE)?;
     let args = backend.max_am_args();
     if args < 4 && !variant.shared_memory() {
