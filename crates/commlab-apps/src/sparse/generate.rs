@@ -44,7 +44,7 @@ pub fn fe_stiffness(dim: usize, k: usize) -> Result<SymMatrix, String> {
     let n = (k as u128 + 1).checked_pow(dim as u32).unwrap_or(u128::MAX);
     if n > MAX_ORDER as u128 {
         return Err(format!(
-            "fe_stiffness: {k} elements per side give more than the supported maximum of {MAX_ORDER} nodes"
+            "fe_stiffness: {k} elements per side give a matrix that exceeds the supported maximum of {MAX_ORDER} nodes"
         ));
     }
     let m = k + 1;
@@ -151,6 +151,8 @@ mod tests {
         assert!(fe_stiffness(4, 4).is_err());
         assert!(fe_stiffness(2, 0).is_err());
         assert!(fe_stiffness(3, 1000).unwrap_err().contains("exceeds"));
+        // A size whose (k + 1)^dim overflows is refused, not wrapped to a small order.
+        assert!(fe_stiffness(2, usize::MAX).unwrap_err().contains("exceeds"));
     }
 
     #[test]
