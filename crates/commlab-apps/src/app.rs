@@ -107,6 +107,16 @@ impl Variant {
     pub fn shared_memory(self) -> bool {
         matches!(self, Variant::Sm | Variant::SmPrefetch)
     }
+
+    /// How the variant's nodes receive: by polling for `mp-poll`, else by interrupt.
+    pub fn receive_mode(self) -> ReceiveMode {
+        receive_mode_of(self == Variant::MpPoll)
+    }
+
+    /// The variant's barrier: the shared-memory tree for `sm`/`sm-pf`, messages otherwise.
+    pub fn barrier_kind(self) -> BarrierKind {
+        barrier_kind_of(self.shared_memory())
+    }
 }
 
 /// A partial result an app returns; `run_app` fills in the name, variant and parameters.

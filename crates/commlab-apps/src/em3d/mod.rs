@@ -259,10 +259,10 @@ impl Program for Em3d {
         self.private[id].words()
     }
     fn receive_mode(&self) -> ReceiveMode {
-        crate::app::receive_mode_of(self.variant == Variant::MpPoll)
+        self.variant.receive_mode()
     }
     fn barrier_kind(&self) -> BarrierKind {
-        crate::app::barrier_kind_of(self.variant.shared_memory())
+        self.variant.barrier_kind()
     }
     fn init_state(&self, id: ProcId, _: usize) -> State {
         let plan = &self.plans[id];

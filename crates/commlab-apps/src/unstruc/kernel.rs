@@ -550,10 +550,10 @@ impl Program for Kernel {
         self.private[id].words()
     }
     fn receive_mode(&self) -> ReceiveMode {
-        crate::app::receive_mode_of(self.variant == Variant::MpPoll)
+        self.variant.receive_mode()
     }
     fn barrier_kind(&self) -> BarrierKind {
-        crate::app::barrier_kind_of(self.variant.shared_memory())
+        self.variant.barrier_kind()
     }
     fn init_state(&self, id: ProcId, nprocs: usize) -> State {
         let pp = &self.plan.proc[id];
