@@ -98,6 +98,9 @@ pub trait HandlerCtx {
     fn compute(&mut self, cycles: u64);
     /// Send an active message from inside the handler.
     fn send_am(&mut self, dest: ProcId, handler: HandlerId, args: &[u64]);
+    /// Send a bulk (DMA) message from inside the handler: as [`Node::send_bulk`], the
+    /// handler pays the send and DMA set-up costs and the DMA engine moves `regions`.
+    fn send_bulk(&mut self, dest: ProcId, handler: HandlerId, args: &[u64], regions: &[&[u64]]);
 }
 
 /// A message handler: plain function over the node's private state.

@@ -390,7 +390,7 @@ impl<S> World<S> {
     fn finish_handler_start(&mut self, p: usize, now: u64, duration_ps: u64, sends: Vec<msg::HandlerSend>) {
         for s in sends {
             let at = now + self.cfg.cycles_to_ps(s.at_cycles as f64);
-            self.launch(p, s.dest, s.target, s.args, Vec::new(), at);
+            self.launch(p, s.dest, s.target, s.args, s.payload, at);
         }
         // The interrupted main thread loses the handler's time; a blocked one is re-woken
         // when the handler is done.

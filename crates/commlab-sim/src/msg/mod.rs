@@ -75,6 +75,8 @@ pub(crate) struct HandlerSend {
     pub dest: ProcId,
     pub target: Target,
     pub args: Vec<u64>,
+    /// The DMA payload (empty for a plain active message).
+    pub payload: Vec<u64>,
     pub at_cycles: u64,
 }
 
@@ -104,19 +106,31 @@ impl HandlerCtx for Ctx<'_> {
         self.offset_cycles += cycles;
     }
     fn send_am(&mut self, dest: ProcId, handler: HandlerId, args: &[u64]) {
+        self.push_send(dest, handler, args, Vec::new(), None);
+    }
+    fn send_bulk(&mut self, dest: ProcId, handler: HandlerId, args: &[u64], regions: &[&[u64]]) {
+        let payload = gather_regions(regions, self.cfg.msg.dma_align_bytes);
+        self.push_send(dest, handler, args, payload, Some(regions.len()));
+    }
+}
+
+impl Ctx<'_> {
+    /// Check a handler's send, charge its cost to the handler and queue it.
+    fn push_send(&mut self, dest: ProcId, handler: HandlerId, args: &[u64], payload: Vec<u64>, regions: Option<usize>) {
         if let Err(e) = check_args(self.cfg, args.len()) {
             self.error.get_or_insert(e);
             return;
         }
         if dest >= self.nprocs {
-            self.error.get_or_insert(format!("send_am to processor {dest}, but there are {}", self.nprocs));
+            self.error.get_or_insert(format!("a handler's send to processor {dest}, but there are {}", self.nprocs));
             return;
         }
-        self.offset_cycles += self.cfg.msg.send_cost_cycles(args.len(), None);
+        self.offset_cycles += self.cfg.msg.send_cost_cycles(args.len(), regions);
         self.sends.push(HandlerSend {
             dest,
             target: Target::App(handler),
             args: args.to_vec(),
+            payload,
             at_cycles: self.offset_cycles,
         });
     }
