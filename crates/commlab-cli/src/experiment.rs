@@ -12,6 +12,11 @@
 //! - `aggregation` (iccg): one message per edge, then buffers of 2 to 16 edges: speedup and
 //!   average edges per message.
 //! - `volume`: bytes injected per traffic class, per variant.
+//! - `grain` (the grain app): the leaf's delay `l` from 0 to 1000 cycles in log steps; y = the
+//!   speedup of each variant over the sequential program (the runtime study's thread-grain
+//!   figure). Default machine `alewife-sim`.
+//! - `memcpy` (the memcpy app): block size from 16 to 16384 bytes; y = MB/s of each copy
+//!   variant. Default machine `alewife-sim`.
 //!
 //! Machines are placed on the bisection and latency axes by their figures normalised by
 //! local-miss time (as `commlab machines --table` computes them), converted to this
@@ -42,7 +47,10 @@ latency      processor clock scaled with the network held fixed; x = one-way lat
 (processor cycles); DIR/delay/ holds the second method, a fixed delay added to every remote miss\n  \
 overhead     message send and receive overheads scaled 1x to 10x\n  \
 aggregation  iccg only: one message per edge, then buffers of 2 to 16 edges (speedup, edges per message)\n  \
-volume       traffic volume per variant by class\n\n\
+volume       traffic volume per variant by class\n  \
+grain        grain app: leaf delay l from 0 to 1000 cycles (log steps); speedup of sm and mp (default machine \
+alewife-sim)\n  \
+memcpy       memcpy app: block size 16 to 16384 bytes; MB/s of each copy variant (default machine alewife-sim)\n\n\
 Real machines (the presets) are marked on the bisection and latency axes by their figures normalised by \
 local-miss time and expressed in this machine's cycles. Results are appended as they finish; rerun with \
 --resume to continue an interrupted experiment.\n\n\
@@ -50,7 +58,9 @@ Examples:\n  \
 commlab experiment bisection em3d --jobs 2\n  \
 commlab experiment latency em3d --points 6\n  \
 commlab experiment aggregation iccg --param matrix=../shared/data/matrices/bcsstk32.mtx.gz\n  \
-commlab experiment volume em3d --out em3d-volume";
+commlab experiment volume em3d --out em3d-volume\n  \
+commlab experiment grain --procs 64\n  \
+commlab experiment memcpy";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Name {
@@ -59,6 +69,19 @@ pub enum Name {
     Overhead,
     Aggregation,
     Volume,
+    Grain,
+    Memcpy,
+}
+
+impl Name {
+    /// The app an experiment is about, when it is about one app only.
+    fn own_app(self) -> Option<&'static str> {
+        match self {
+            Name::Grain => Some("grain"),
+            Name::Memcpy => Some("memcpy"),
+            _ => None,
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -66,8 +89,8 @@ pub struct ExperimentArgs {
     /// Which experiment.
     #[arg(value_enum)]
     name: Name,
-    /// Application name (see `commlab apps`).
-    app: String,
+    /// Application name (see `commlab apps`); grain and memcpy name their own app.
+    app: Option<String>,
     /// Variant to run, or `all`.
     #[arg(long, default_value = "all")]
     variant: String,
@@ -77,9 +100,10 @@ pub struct ExperimentArgs {
     /// Override a machine key for every run (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
-    /// Preset name or path to a machine TOML file.
-    #[arg(long, default_value = "alewife")]
-    machine: String,
+    /// Preset name or path to a machine TOML file [default: alewife; alewife-sim for grain and
+    /// memcpy, the runtime study's machine].
+    #[arg(long)]
+    machine: Option<String>,
     /// Resize the machine to N processors.
     #[arg(long)]
     procs: Option<usize>,
@@ -200,12 +224,12 @@ struct Axis {
 
 fn sweep_args(a: &ExperimentArgs, vary: String, dir: &Path) -> SweepArgs {
     SweepArgs {
-        app: a.app.clone(),
+        app: app_name(a).to_string(),
         vary: vec![vary],
         variant: a.variant.clone(),
         param: a.param.clone(),
         set: a.set.clone(),
-        machine: a.machine.clone(),
+        machine: machine_name(a).to_string(),
         procs: a.procs,
         seed: a.seed,
         jobs: a.jobs,
@@ -216,19 +240,39 @@ fn sweep_args(a: &ExperimentArgs, vary: String, dir: &Path) -> SweepArgs {
     }
 }
 
+/// The app the experiment runs (checked by `run`).
+fn app_name(a: &ExperimentArgs) -> &str {
+    a.app.as_deref().or(a.name.own_app()).unwrap_or("")
+}
+
+/// The machine the experiment runs on.
+fn machine_name(a: &ExperimentArgs) -> &str {
+    a.machine.as_deref().unwrap_or(if a.name.own_app().is_some() { "alewife-sim" } else { "alewife" })
+}
+
 pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
-    let info = commlab_apps::app_info(&a.app).map_err(|e| input(e.to_string()))?;
-    info.select_variants(&a.variant).map_err(|e| input(e.to_string()))?;
-    let base = machine_arg::load(&a.machine, &a.set, a.procs)?;
     let name = format!("{:?}", a.name).to_lowercase();
+    match (a.name.own_app(), a.app.as_deref()) {
+        (Some(own), Some(app)) if app != own => {
+            return Err(input(format!("experiment {name} runs the {own} app, not `{app}` (leave the app out)")))
+        }
+        (None, None) => {
+            return Err(input(format!("experiment {name} needs an app, e.g. `commlab experiment {name} em3d`")))
+        }
+        _ => {}
+    }
+    let info = commlab_apps::app_info(app_name(&a)).map_err(|e| input(e.to_string()))?;
+    info.select_variants(&a.variant).map_err(|e| input(e.to_string()))?;
+    let base = machine_arg::load(machine_name(&a), &a.set, a.procs)?;
     let dir = a.out.clone().unwrap_or_else(|| PathBuf::from(format!("experiment-{name}-{}", info.name)));
     match a.name {
         Name::Aggregation | Name::Volume => return run_variants(&a, &dir, &base),
+        Name::Grain | Name::Memcpy => return run_param_curve(&a, &dir, &base),
         _ => {}
     }
     let points = a.points;
     // The presets are placed by their figures at the run's processor count.
-    let base_local = if a.no_marks { 0.0 } else { machine_table::measure_at(&a.machine, a.procs)?.local };
+    let base_local = if a.no_marks { 0.0 } else { machine_table::measure_at(machine_name(&a), a.procs)?.local };
     let mut outcome = Ok(());
     let mut report = String::new();
     let methods: Vec<(PathBuf, Axis)> = match a.name {
@@ -270,7 +314,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
             };
             vec![(dir.clone(), axis)]
         }
-        Name::Aggregation | Name::Volume => unreachable!("handled above"),
+        Name::Aggregation | Name::Volume | Name::Grain | Name::Memcpy => unreachable!("handled above"),
     };
     for (d, axis) in methods {
         std::fs::create_dir_all(&d).map_err(|e| input(format!("cannot create `{}`: {e}", d.display())))?;
@@ -290,8 +334,8 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
                 if !latency_at.iter().any(|(mhz, _)| *mhz == r.vary) {
                     let set: Vec<String> =
                         a.set.iter().cloned().chain([format!("processor.clock_mhz={:?}", r.vary)]).collect();
-                    let lat =
-                        machine_arg::load(&a.machine, &set, a.procs).map_or(f64::NAN, |c| c.packet_latency_cycles(24));
+                    let lat = machine_arg::load(machine_name(&a), &set, a.procs)
+                        .map_or(f64::NAN, |c| c.packet_latency_cycles(24));
                     latency_at.push((r.vary, lat));
                 }
             }
@@ -427,7 +471,7 @@ fn bars(d: &Path, title: &str, rows: &[&Row]) -> Result<Vec<PathBuf>, Failure> {
 
 /// `aggregation` and `volume`: every variant once on the machine as given.
 fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -> Result<(), Failure> {
-    let info = commlab_apps::app_info(&a.app).map_err(|e| input(e.to_string()))?;
+    let info = commlab_apps::app_info(app_name(a)).map_err(|e| input(e.to_string()))?;
     let variants: Vec<&str> = if a.name == Name::Aggregation {
         if info.name != "iccg" {
             return Err(input(format!("experiment aggregation is for iccg (buffered edges), not `{}`", info.name)));
@@ -546,4 +590,120 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
     } else {
         Err(failed(problems.join("; ")))
     }
+}
+
+/// What a parameter-curve experiment sweeps and draws.
+struct ParamCurve {
+    /// The app parameter varied, and its values.
+    key: &'static str,
+    values: Vec<u64>,
+    x_label: &'static str,
+    /// The counter drawn, and its label.
+    counter: &'static str,
+    y_label: &'static str,
+}
+
+fn param_curve(name: Name) -> ParamCurve {
+    match name {
+        // 0, then log steps from 1 to 1000 cycles (the runtime study's range of thread grain).
+        Name::Grain => ParamCurve {
+            key: "l",
+            values: vec![0, 1, 3, 10, 30, 100, 300, 1000],
+            x_label: "leaf delay l (cycles, log scale; l = 0 is in the summary)",
+            counter: "speedup",
+            y_label: "speedup over the sequential program",
+        },
+        Name::Memcpy => ParamCurve {
+            key: "bytes",
+            values: (4..=14).map(|k| 1u64 << k).collect(),
+            x_label: "block size (bytes, log scale)",
+            counter: "mbytes_per_s",
+            y_label: "copy bandwidth (MB/s at the machine's clock)",
+        },
+        other => unreachable!("{other:?} is not a parameter-curve experiment"),
+    }
+}
+
+/// `grain` and `memcpy`: sweep one app parameter over fixed values and draw one counter of
+/// every variant against it (log x), with crossovers.
+fn run_param_curve(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -> Result<(), Failure> {
+    let name = format!("{:?}", a.name).to_lowercase();
+    let info = commlab_apps::app_info(app_name(a)).map_err(|e| input(e.to_string()))?;
+    let c = param_curve(a.name);
+    if a.param.iter().any(|p| p.split('=').next() == Some(c.key)) {
+        return Err(input(format!("experiment {name} varies --param {} itself: drop it", c.key)));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| input(format!("cannot create `{}`: {e}", dir.display())))?;
+    let values: Vec<String> = c.values.iter().map(u64::to_string).collect();
+    let mut outcome = sweep::run(sweep_args(a, format!("{}={}", c.key, values.join(",")), dir));
+    if let Err(f) = &outcome {
+        if f.status == 2 {
+            return outcome;
+        }
+    }
+    let rows = read_rows(&dir.join("results.jsonl"), Some(c.key), info.variants)?;
+    let all = curves(&rows, &|r| r.vary, &|r| r.counter(c.counter));
+    let drawn: Vec<(String, Vec<(f64, f64)>)> =
+        all.iter().map(|(v, p)| (v.clone(), p.iter().copied().filter(|q| q.0 > 0.0).collect())).collect();
+    let found: Vec<Crossover> = crossovers(&drawn);
+    let title = format!("{name}: {} on {} ({} processors)", info.name, base.spec.name, base.nprocs());
+    let crosses: Vec<Cross> =
+        found.iter().map(|x| Cross { x: x.x, y: x.y, label: format!("{}/{}", x.a, x.b) }).collect();
+    let mut files = chart::line_chart(
+        &dir.join(c.counter),
+        &LineChart {
+            title: &title,
+            x_label: c.x_label,
+            y_label: c.y_label,
+            series: &series(&drawn),
+            crossovers: &crosses,
+            markers: &[],
+            log_x: true,
+        },
+    )
+    .map_err(failed)?;
+    // Breakdown and volume at the largest value.
+    let at_largest: Vec<&Row> = rows.iter().filter(|r| r.vary == *c.values.last().expect("values") as f64).collect();
+    files.extend(bars(dir, &title, &at_largest)?);
+    let mut text =
+        format!("{title}\n  x: --param {} ({})\n  y: {} (counters.{})\n", c.key, c.x_label, c.y_label, c.counter);
+    for (v, pts) in &all {
+        let desc: Vec<String> = pts.iter().map(|(x, y)| format!("{x}:{y:.2}")).collect();
+        text.push_str(&format!("  {v}: {}\n", desc.join(" ")));
+    }
+    for x in [c.values[0] as f64, *c.values.last().expect("values") as f64] {
+        let best = all
+            .iter()
+            .filter_map(|(v, p)| p.iter().find(|q| q.0 == x).map(|q| (v, q.1)))
+            .max_by(|p, q| p.1.total_cmp(&q.1));
+        if let Some((v, y)) = best {
+            text.push_str(&format!("  highest at {} = {x}: {v} ({y:.2})\n", c.key));
+        }
+    }
+    if found.is_empty() {
+        text.push_str("  no crossovers: the order of the variants never changes\n");
+    }
+    for x in &found {
+        text.push_str(&format!(
+            "  crossover: {} and {} change order at {} = {:.1} ({:.2})\n",
+            x.a, x.b, c.key, x.x, x.y
+        ));
+    }
+    let summary = json!({
+        "experiment": name, "app": info.name, "machine": base.spec.name, "procs": base.nprocs(),
+        "varied": c.key, "x_label": c.x_label, "metric": c.counter, "y_label": c.y_label,
+        "series": all.iter().map(|(v, p)| (v.clone(), json!(p))).collect::<serde_json::Map<_, _>>(),
+        "crossovers": found,
+        "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+    });
+    write_file(&dir.join("experiment.json"), &(serde_json::to_string_pretty(&summary).expect("json") + "\n"))?;
+    write_file(&dir.join("experiment.txt"), &text)?;
+    for f in &files {
+        text.push_str(&format!("  plot: {}\n", f.display()));
+    }
+    print!("{text}");
+    if outcome.is_ok() && rows.is_empty() {
+        outcome = Err(failed(format!("experiment {name}: no runs finished")));
+    }
+    outcome
 }
