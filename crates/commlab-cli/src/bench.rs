@@ -12,6 +12,8 @@ use serde_json::json;
 /// One benchmark workload: an app run with fixed machine and parameters.
 struct Workload {
     name: &'static str,
+    /// The preset it runs on.
+    machine: &'static str,
     app: &'static str,
     variant: &'static str,
     procs: usize,
@@ -22,6 +24,7 @@ struct Workload {
 const WORKLOADS: &[Workload] = &[
     Workload {
         name: "alltoall-256-int",
+        machine: "alewife",
         app: "alltoall-stress",
         variant: "mp-int",
         procs: 256,
@@ -30,6 +33,7 @@ const WORKLOADS: &[Workload] = &[
     },
     Workload {
         name: "alltoall-256-poll",
+        machine: "alewife",
         app: "alltoall-stress",
         variant: "mp-poll",
         procs: 256,
@@ -38,6 +42,7 @@ const WORKLOADS: &[Workload] = &[
     },
     Workload {
         name: "bisection-32-cross",
+        machine: "alewife",
         app: "bisection-bw",
         variant: "mp-int",
         procs: 32,
@@ -46,6 +51,7 @@ const WORKLOADS: &[Workload] = &[
     },
     Workload {
         name: "mem-hits-32",
+        machine: "alewife",
         app: "mem-refs",
         variant: "sm",
         procs: 32,
@@ -54,6 +60,7 @@ const WORKLOADS: &[Workload] = &[
     },
     Workload {
         name: "mem-misses-32",
+        machine: "alewife",
         app: "mem-refs",
         variant: "sm",
         procs: 32,
@@ -62,6 +69,7 @@ const WORKLOADS: &[Workload] = &[
     },
     Workload {
         name: "hotspot-32",
+        machine: "alewife",
         app: "am-throughput",
         variant: "mp-int",
         procs: 32,
@@ -69,14 +77,39 @@ const WORKLOADS: &[Workload] = &[
         params: &["senders=31", "messages=400", "handler_cycles=200"],
     },
     // The default EM3D run (10000 nodes, 50 iterations on 32-processor Alewife), every variant.
-    Workload { name: "em3d-sm", app: "em3d", variant: "sm", procs: 32, set: &[], params: &[] },
-    Workload { name: "em3d-sm-pf", app: "em3d", variant: "sm-pf", procs: 32, set: &[], params: &[] },
-    Workload { name: "em3d-mp-int", app: "em3d", variant: "mp-int", procs: 32, set: &[], params: &[] },
-    Workload { name: "em3d-mp-poll", app: "em3d", variant: "mp-poll", procs: 32, set: &[], params: &[] },
-    Workload { name: "em3d-bulk", app: "em3d", variant: "bulk", procs: 32, set: &[], params: &[] },
+    Workload { name: "em3d-sm", machine: "alewife", app: "em3d", variant: "sm", procs: 32, set: &[], params: &[] },
+    Workload {
+        name: "em3d-sm-pf",
+        machine: "alewife",
+        app: "em3d",
+        variant: "sm-pf",
+        procs: 32,
+        set: &[],
+        params: &[],
+    },
+    Workload {
+        name: "em3d-mp-int",
+        machine: "alewife",
+        app: "em3d",
+        variant: "mp-int",
+        procs: 32,
+        set: &[],
+        params: &[],
+    },
+    Workload {
+        name: "em3d-mp-poll",
+        machine: "alewife",
+        app: "em3d",
+        variant: "mp-poll",
+        procs: 32,
+        set: &[],
+        params: &[],
+    },
+    Workload { name: "em3d-bulk", machine: "alewife", app: "em3d", variant: "bulk", procs: 32, set: &[], params: &[] },
     // A 3-D finite-element matrix of BCSSTK18's order (12,167 unknowns, 27 per row).
     Workload {
         name: "iccg-fe3d-sm",
+        machine: "alewife",
         app: "iccg",
         variant: "sm",
         procs: 32,
@@ -85,6 +118,7 @@ const WORKLOADS: &[Workload] = &[
     },
     Workload {
         name: "iccg-fe3d-mp-int",
+        machine: "alewife",
         app: "iccg",
         variant: "mp-int",
         procs: 32,
@@ -92,11 +126,35 @@ const WORKLOADS: &[Workload] = &[
         params: &["fe_dim=3", "fe_elements=22"],
     },
     // The default MOLDYN run (2048 molecules, 40 steps): locks and 3-party misses, and DMA.
-    Workload { name: "moldyn-sm", app: "moldyn", variant: "sm", procs: 32, set: &[], params: &[] },
-    Workload { name: "moldyn-bulk", app: "moldyn", variant: "bulk", procs: 32, set: &[], params: &[] },
+    Workload { name: "moldyn-sm", machine: "alewife", app: "moldyn", variant: "sm", procs: 32, set: &[], params: &[] },
+    Workload {
+        name: "moldyn-bulk",
+        machine: "alewife",
+        app: "moldyn",
+        variant: "bulk",
+        procs: 32,
+        set: &[],
+        params: &[],
+    },
     // The default UNSTRUC mesh (1964 nodes, 20 iterations): per-node locks, and fine-grain messages.
-    Workload { name: "unstruc-sm", app: "unstruc", variant: "sm", procs: 32, set: &[], params: &[] },
-    Workload { name: "unstruc-mp-int", app: "unstruc", variant: "mp-int", procs: 32, set: &[], params: &[] },
+    Workload {
+        name: "unstruc-sm",
+        machine: "alewife",
+        app: "unstruc",
+        variant: "sm",
+        procs: 32,
+        set: &[],
+        params: &[],
+    },
+    Workload {
+        name: "unstruc-mp-int",
+        machine: "alewife",
+        app: "unstruc",
+        variant: "mp-int",
+        procs: 32,
+        set: &[],
+        params: &[],
+    },
 ];
 
 pub fn run(repeat: usize, json_out: bool, only: Option<&str>) -> Result<(), Failure> {
@@ -118,7 +176,7 @@ pub fn run(repeat: usize, json_out: bool, only: Option<&str>) -> Result<(), Fail
     for w in selected {
         let set: Vec<String> = w.set.iter().map(|s| s.to_string()).collect();
         let params: Vec<String> = w.params.iter().map(|s| s.to_string()).collect();
-        let cfg = MachineConfig::preset("alewife", &set, Some(w.procs)).map_err(|e| input(e.to_string()))?;
+        let cfg = MachineConfig::preset(w.machine, &set, Some(w.procs)).map_err(|e| input(e.to_string()))?;
         let sim = Simulator::new(cfg);
         let mut walls = Vec::new();
         let mut last = None;
