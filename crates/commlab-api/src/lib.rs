@@ -222,6 +222,12 @@ pub trait Program: Send + Sync + 'static {
     fn barrier_kind(&self) -> BarrierKind {
         BarrierKind::Messages
     }
+    /// Fan-in of the combining tree [`Node::barrier`] builds (at least 2; processor `p`'s
+    /// children are `k p + 1 ..= k p + k`). `None` (the default): the machine's own for the
+    /// barrier kind ([`Backend::barrier_arity`]).
+    fn barrier_arity(&self) -> Option<usize> {
+        None
+    }
     /// The initial private state of processor `id`.
     fn init_state(&self, id: ProcId, nprocs: usize) -> Self::State;
     /// The code every processor runs.
@@ -420,6 +426,9 @@ pub trait Backend {
     /// missing entry fails there, naming it), and keep the values in typed fields: no cost is
     /// looked up by name while a program runs.
     fn cost_cycles(&self, name: &str) -> Result<u64, Self::Error>;
+    /// The machine's fan-in of the combining-tree barrier of `kind` (what a program whose
+    /// [`Program::barrier_arity`] is `None` gets).
+    fn barrier_arity(&self, kind: BarrierKind) -> usize;
     /// Coherence (cache line) size in bytes, the unit of shared-memory transfers and of
     /// bulk gather/scatter copy costs.
     fn line_bytes(&self) -> usize;

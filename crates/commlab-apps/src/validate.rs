@@ -3,8 +3,9 @@
 //! published figure.
 //!
 //! Published figures: the MIT Alewife primitive costs in DESIGN.md ("Alewife calibration"),
-//! and the Blizzard-S/E/T remote miss times (2 nodes, the home services the miss; block sizes
-//! 64 to 512 bytes) quoted in the shared-memory issue.
+//! the Blizzard-S/E/T remote miss times (2 nodes, the home services the miss; block sizes
+//! 64 to 512 bytes) quoted in the shared-memory issue, and the message interface of the
+//! simulated Alewife of the Alewife runtime study (issue 13: handler entry, launch, descriptor).
 
 use crate::app::{run_err, AppError};
 use crate::registry::run_app;
@@ -35,16 +36,18 @@ impl Row {
 }
 
 /// Machines with a published calibration table.
-pub const CALIBRATED: &[&str] = &["alewife", "blizzard-s", "blizzard-e", "blizzard-t"];
+pub const CALIBRATED: &[&str] = &["alewife", "alewife-sim", "blizzard-s", "blizzard-e", "blizzard-t"];
 
 /// Run every calibration row for `machine`. `make(overrides)` builds the machine with extra
-/// `key=value` overrides (the Blizzard rows vary the block size).
+/// `key=value` overrides (the Blizzard rows vary the block size; an alewife-sim row sets an
+/// unstated cost to 0 to isolate a stated one).
 pub fn validate<B: Backend>(
     machine: &str,
     make: impl Fn(&[String]) -> Result<B, AppError>,
 ) -> Result<Vec<Row>, AppError> {
     match machine {
         "alewife" => alewife(&make(&[])?),
+        "alewife-sim" => alewife_sim(make),
         "blizzard-s" | "blizzard-e" | "blizzard-t" => blizzard(machine, make),
         other => Err(AppError::Input(format!(
             "no published calibration for machine `{other}` (calibrated: {})",
@@ -188,8 +191,15 @@ fn per_hop<B: Backend>(
 /// Processor 0 sends null messages, well apart, to processor 1 while it computes; the send
 /// cost is processor 0's message overhead per message, the interrupt cost processor 1's.
 fn message_overheads<B: Backend>(b: &B) -> Result<(f64, f64), AppError> {
+    message_overheads_with(b, 0)
+}
+
+/// As [`message_overheads`], with messages of `args` u64 arguments.
+fn message_overheads_with<B: Backend>(b: &B, args: usize) -> Result<(f64, f64), AppError> {
     const MESSAGES: u64 = 20;
-    struct Probe;
+    struct Probe {
+        args: usize,
+    }
     fn null(_: &mut (), _: &mut dyn commlab_api::HandlerCtx, _: &commlab_api::Message<'_>) {}
     impl Program for Probe {
         type State = ();
@@ -201,11 +211,12 @@ fn message_overheads<B: Backend>(b: &B) -> Result<(f64, f64), AppError> {
             node.barrier();
             node.compute(1000); // barrier messages are over
             node.begin_timing();
+            let args: Vec<u64> = (0..self.args as u64).collect();
             match node.id() {
                 0 => {
                     for _ in 0..MESSAGES {
                         node.compute(2000); // processor 1 is timing by the first arrival
-                        node.send_am(1, HandlerId(0), &[]);
+                        node.send_am(1, HandlerId(0), &args);
                     }
                 }
                 1 => node.compute(MESSAGES * 2100 + 10_000),
@@ -216,7 +227,100 @@ fn message_overheads<B: Backend>(b: &B) -> Result<(f64, f64), AppError> {
     if b.nprocs() < 2 {
         return Err(AppError::Input("validation needs at least 2 processors".into()));
     }
-    let out = b.run(Arc::new(Probe)).map_err(run_err)?;
+    let out = b.run(Arc::new(Probe { args })).map_err(run_err)?;
     let per = |p: usize| out.stats.procs[p].get(Category::MessageOverhead) / MESSAGES as f64;
     Ok((per(0), per(1)))
+}
+
+/// Header words of a message descriptor (route and handler): DESIGN.md's Alewife descriptor is
+/// 16 words of which 14 carry arguments, and the runtime study's simulated Alewife has the same
+/// 16-word descriptor.
+const DESCRIPTOR_HEADER_WORDS: usize = 2;
+
+/// The simulated Alewife of the runtime study: its stated message-interface figures, each
+/// measured by running a probe.
+fn alewife_sim<B: Backend>(make: impl Fn(&[String]) -> Result<B, AppError>) -> Result<Vec<Row>, AppError> {
+    let b = make(&[])?;
+    let mut rows = Vec::new();
+    // Handler entry: the receiver's overhead per null message is entry + exit (no arguments
+    // to read); the exit (storeback and return) is not stated, so it is set to 0 here.
+    let no_exit = make(&["messaging.interrupt_exit_cycles=0".to_string()])?;
+    let (_, entry) = message_overheads(&no_exit)?;
+    rows.push(Row {
+        name: "message arrival to handler entry (interrupt)".into(),
+        unit: "cycles",
+        published: 5.0,
+        measured: entry,
+        how: "receiver's message overhead per null message, with --set messaging.interrupt_exit_cycles=0 (the exit is not a stated figure)".into(),
+    });
+    // Launch: a send is the descriptor's words at cached-write speed, then the launch. The
+    // per-word rate is measured from messages with and without arguments; the null message's
+    // descriptor is its header words, and what remains of its send cost is the launch.
+    let most = b.max_am_args();
+    if most == 0 {
+        return Err(AppError::Input("validation of alewife-sim needs messages with arguments".into()));
+    }
+    let (null_send, _) = message_overheads(&b)?;
+    let (full_send, _) = message_overheads_with(&b, most)?;
+    let per_word = (full_send - null_send) / (2 * most) as f64;
+    rows.push(Row {
+        name: "message launch (after the descriptor is written)".into(),
+        unit: "cycles",
+        published: 1.0,
+        measured: null_send - DESCRIPTOR_HEADER_WORDS as f64 * per_word,
+        how: format!(
+            "sender's overhead per null message ({null_send:.2}) less its {DESCRIPTOR_HEADER_WORDS} header words at the per-word rate ({per_word:.2} cycles: (overhead with {most} u64 arguments - null) / {})",
+            2 * most
+        ),
+    });
+    // Descriptor limit: the largest message a send accepts, and the next one refused.
+    let (accepted, refusal) = largest_message(&b)?;
+    rows.push(Row {
+        name: "message descriptor limit (header + argument words)".into(),
+        unit: "words",
+        published: 16.0,
+        measured: refusal.as_ref().map_or(f64::NAN, |_| (DESCRIPTOR_HEADER_WORDS + 2 * accepted) as f64),
+        how: format!(
+            "a send of {accepted} u64 arguments runs and one of {} is refused ({}); words = {DESCRIPTOR_HEADER_WORDS} header + 2 per argument",
+            accepted + 1,
+            refusal.unwrap_or_else(|| "NOT refused".into())
+        ),
+    });
+    Ok(rows)
+}
+
+/// The most u64 arguments one active message may carry, found by sending messages of 0, 1, ...
+/// arguments until a send is refused (up to 64), and the refusal's words (None if none was).
+fn largest_message<B: Backend>(b: &B) -> Result<(usize, Option<String>), AppError> {
+    const MOST: usize = 64;
+    struct Send {
+        args: usize,
+    }
+    fn null(_: &mut (), _: &mut dyn commlab_api::HandlerCtx, _: &commlab_api::Message<'_>) {}
+    impl Program for Send {
+        type State = ();
+        fn handlers(&self) -> Vec<Handler<()>> {
+            vec![null]
+        }
+        fn init_state(&self, _: ProcId, _: usize) {}
+        fn main<N: Node<State = ()>>(&self, node: &mut N) {
+            if node.id() == 0 {
+                let args: Vec<u64> = (0..self.args as u64).collect();
+                node.send_am(1, HandlerId(0), &args);
+            }
+        }
+    }
+    if b.nprocs() < 2 {
+        return Err(AppError::Input("validation needs at least 2 processors".into()));
+    }
+    for args in 0..=MOST {
+        if let Err(e) = b.run(Arc::new(Send { args })) {
+            let words = e.to_string();
+            return match args {
+                0 => Err(AppError::Run(format!("a null message was refused: {words}"))),
+                _ => Ok((args - 1, Some(words))),
+            };
+        }
+    }
+    Ok((MOST, None))
 }

@@ -243,6 +243,97 @@ fn preset(name: &str, set: &[String]) -> Simulator {
 }
 
 #[test]
+fn alewife_sim_validates_its_stated_message_interface() {
+    let rows =
+        commlab_apps::validate::validate("alewife-sim", |extra: &[String]| Ok(preset("alewife-sim", extra))).unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(rows.len(), 3, "handler entry, launch, descriptor limit: {names:?}");
+    for r in &rows {
+        assert!(r.ok(), "{}: measured {:.2} vs published {:.2} ({})", r.name, r.measured, r.published, r.how);
+    }
+}
+
+#[test]
+fn alewife_sim_validation_fails_when_miscalibrated() {
+    // Each stated figure moved on its own must fail its row (and only its row).
+    for (set, row) in [
+        ("messaging.interrupt_entry_cycles=20", "message arrival to handler entry (interrupt)"),
+        ("messaging.send_overhead_cycles=4", "message launch (after the descriptor is written)"),
+        ("messaging.max_arg_words=12", "message descriptor limit (header + argument words)"),
+    ] {
+        let rows = commlab_apps::validate::validate("alewife-sim", |extra: &[String]| {
+            let all: Vec<String> = std::iter::once(set.to_string()).chain(extra.iter().cloned()).collect();
+            Ok(preset("alewife-sim", &all))
+        })
+        .unwrap();
+        for r in &rows {
+            assert_eq!(
+                r.ok(),
+                r.name != row,
+                "--set {set}: {} measured {:.2} vs {:.2}",
+                r.name,
+                r.measured,
+                r.published
+            );
+        }
+    }
+}
+
+/// `barrier` counters at 64 processors of alewife resized (set: overrides).
+fn barrier_at_64(set: &[&str], variant: &str, arity: &str) -> AppResult {
+    run(&sim(set, Some(64)), "barrier", variant, &["barriers=2", &format!("arity={arity}")])
+}
+
+#[test]
+fn barrier_study_shapes_have_six_and_two_levels_at_64_processors() {
+    // A machine whose own fan-in is 4 for both kinds, so the study's shapes are not its own.
+    let four = ["memory.barrier_arity=4", "messaging.barrier_arity=4"];
+    for (variant, arity, levels) in [("sm", 2.0, 6.0), ("mp", 8.0, 2.0)] {
+        let study = barrier_at_64(&four, variant, "study");
+        assert_eq!((study.counters["tree_arity"], study.counters["tree_levels"]), (arity, levels), "{variant}");
+        let machine = barrier_at_64(&four, variant, "machine");
+        assert_eq!((machine.counters["tree_arity"], machine.counters["tree_levels"]), (4.0, 3.0), "{variant}");
+        // The program's fan-in is honoured: the study's tree takes another time than the
+        // machine's, and naming the machine's fan-in is the machine's tree exactly.
+        let named = barrier_at_64(&four, variant, "4");
+        assert_ne!(study.counters["cycles_per_barrier"], machine.counters["cycles_per_barrier"], "{variant}");
+        assert_eq!(named.counters["cycles_per_barrier"], machine.counters["cycles_per_barrier"], "{variant}");
+        assert_eq!(named.stats.procs, machine.stats.procs, "{variant}");
+    }
+}
+
+#[test]
+fn barrier_refuses_a_bad_arity() {
+    let s = sim(&[], Some(8));
+    for bad in ["1", "0", "-2", "two", "2.5", ""] {
+        let params = vec!["barriers=2".to_string(), format!("arity={bad}")];
+        match commlab_apps::run_app(&s, "barrier", "sm", &params, 1) {
+            Err(commlab_apps::AppError::Input(m)) => assert!(m.contains("arity") && m.contains(">= 2"), "{m}"),
+            other => panic!("arity={bad}: expected an input error, got {:?}", other.map(|r| r.counters)),
+        }
+    }
+}
+
+#[test]
+fn barrier_separates_phases_with_every_arity() {
+    // 12 processors: binary, ternary, uneven, one short of flat, flat and beyond flat trees.
+    let s = sim(&[], Some(12));
+    for v in ["sm", "mp"] {
+        for arity in ["2", "3", "5", "10", "11", "1000"] {
+            let r = run(&s, "barrier", v, &["barriers=2", &format!("arity={arity}")]);
+            assert_categories_sum(&r.stats, &format!("barrier {v} arity={arity}"));
+            // The depth of processor 11: 11 -> 5 -> 2 -> 0, 11 -> 3 -> 0, 11 -> 2 -> 0, 11 -> 1 -> 0.
+            let levels = match arity {
+                "2" => 3.0,
+                "3" | "5" | "10" => 2.0,
+                _ => 1.0,
+            };
+            assert_eq!(r.counters["tree_levels"], levels, "{v} arity={arity}");
+        }
+    }
+}
+
+#[test]
 fn blizzard_presets_validate_within_ten_percent() {
     for m in ["blizzard-s", "blizzard-e", "blizzard-t"] {
         let rows = commlab_apps::validate::validate(m, |extra: &[String]| Ok(preset(m, extra))).unwrap();

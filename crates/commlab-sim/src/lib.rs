@@ -59,7 +59,7 @@ pub mod topology;
 
 pub use engine::{RunControl, SimError};
 
-use commlab_api::{Backend, Program, RunOutput};
+use commlab_api::{Backend, BarrierKind, Program, RunOutput};
 use machine::MachineConfig;
 use std::sync::Arc;
 
@@ -145,6 +145,10 @@ impl Backend for Simulator {
 
     fn cost_cycles(&self, name: &str) -> Result<u64, SimError> {
         self.cfg.cost_cycles(name).map_err(|e| SimError::Program(e.message))
+    }
+
+    fn barrier_arity(&self, kind: BarrierKind) -> usize {
+        self.cfg.barrier_arity(kind)
     }
 
     fn line_bytes(&self) -> usize {

@@ -181,6 +181,49 @@ fn an_interrupt_extends_the_interrupted_computation_by_the_handler_time() {
 }
 
 #[test]
+fn a_handler_pays_for_reading_its_arguments() {
+    // As above with five u64 arguments (10 words) on a machine that charges 3 cycles a word
+    // to read them: the handler is entry + 30 + body + exit. Alewife's own key is 0.
+    let p = prog(vec![costly], |x, id| {
+        x(Op::BeginTiming);
+        if id == 0 {
+            x(Op::Send(1, 0, vec![1, 2, 3, 4, 5]));
+        } else {
+            x(Op::Compute(10_000));
+        }
+    });
+    let p = Arc::new(p);
+    for (set, read) in [(None, 0.0), (Some("messaging.receive_per_arg_word_cycles=3"), 30.0)] {
+        let sim = alewife(set.as_slice(), Some(2));
+        let m = &sim.config().msg;
+        let out = sim.run(Arc::clone(&p)).unwrap();
+        let handler = (m.interrupt_entry_cycles + 200 + m.interrupt_exit_cycles) as f64 + read;
+        let p1 = &out.stats.procs[1];
+        assert!((p1.get(Category::MessageOverhead) - handler).abs() < 1e-6, "{set:?}: {p1:?}");
+    }
+}
+
+#[test]
+fn a_barrier_fan_in_below_two_is_refused() {
+    struct Chain(usize);
+    impl Program for Chain {
+        type State = ();
+        fn barrier_arity(&self) -> Option<usize> {
+            Some(self.0)
+        }
+        fn init_state(&self, _: ProcId, _: usize) {}
+        fn main<N: Node<State = ()>>(&self, node: &mut N) {
+            node.barrier();
+        }
+    }
+    for k in [0, 1] {
+        let err = alewife(&[], Some(4)).run(Arc::new(Chain(k))).err().expect("refused");
+        assert!(matches!(err, SimError::Program(_)) && err.to_string().contains("at least 2, got"), "{err}");
+    }
+    alewife(&[], Some(4)).run(Arc::new(Chain(usize::MAX))).expect("a flat tree");
+}
+
+#[test]
 fn polled_messages_wait_for_a_poll() {
     // P1 computes, then polls; the message that arrived meanwhile runs only at the poll.
     let mut p = prog(vec![incr], |x, id| {

@@ -213,6 +213,8 @@ pub(crate) struct World<S> {
     pub traffic: Traffic,
     pub mem: Memory,
     pub barrier_kind: BarrierKind,
+    /// Fan-in of the barrier's combining tree: the program's, or the machine's for the kind.
+    pub barrier_arity: usize,
     /// Base address of the shared-memory barrier's lines (counter and flag per processor).
     pub barrier_region: u64,
     pub timing_start: Option<u64>,
@@ -340,8 +342,16 @@ impl<S> World<S> {
         let msg_id = *self.procs[p].inbox.front().expect("inbox not empty");
         let cfg = Arc::clone(&self.cfg);
         let nprocs = self.procs.len();
-        let entry = if interrupt { cfg.msg.interrupt_entry_cycles } else { cfg.msg.poll_dispatch_cycles };
         let rec = self.msgs[msg_id as usize].as_ref().expect("live message");
+        // Getting into the handler, then reading the message's arguments (protocol messages
+        // and traps are handled by the memory system, not read by a handler).
+        let read = match rec.target {
+            Target::App(_) | Target::BarrierArrive | Target::BarrierRelease => {
+                cfg.msg.receive_cost_cycles(rec.args.len())
+            }
+            Target::Protocol { .. } | Target::Trap { .. } | Target::Sink => 0,
+        };
+        let entry = if interrupt { cfg.msg.interrupt_entry_cycles } else { cfg.msg.poll_dispatch_cycles } + read;
         let mut ctx =
             Ctx { id: p, nprocs, cfg: &cfg, start_ps: now, offset_cycles: entry, sends: Vec::new(), error: None };
         let proc = &mut self.procs[p];
@@ -534,6 +544,11 @@ pub fn run<P: Program>(
         0
     };
     let mode = program.receive_mode();
+    let barrier_arity = match program.barrier_arity() {
+        None => cfg.barrier_arity(program.barrier_kind()),
+        Some(k) if k >= 2 => k,
+        Some(k) => return Err(SimError::Program(format!("the barrier's fan-in must be at least 2, got {k}"))),
+    };
     let mut mem = Memory::new(&cfg, checked);
     let barrier_homes: Vec<usize> = (0..n).flat_map(|p| [p, p]).collect();
     let barrier_region = mem.alloc_system(&barrier_homes);
@@ -563,6 +578,7 @@ pub fn run<P: Program>(
         traffic: Traffic::default(),
         mem,
         barrier_kind: program.barrier_kind(),
+        barrier_arity,
         barrier_region,
         timing_start: None,
         work: (0, 0),

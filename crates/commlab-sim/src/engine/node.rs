@@ -263,7 +263,7 @@ impl<'y, S> SimNode<'y, S> {
     }
 
     /// Enter the next barrier: its epoch, and this processor's parent and children in the
-    /// combining tree of fan-in `arity` (each barrier kind has its own).
+    /// combining tree of fan-in `arity` (the program's, or the machine's for the kind).
     fn enter_barrier(&mut self, arity: usize) -> (u64, Option<usize>, std::ops::Range<usize>) {
         let id = self.id;
         let w = self.w();
@@ -277,7 +277,7 @@ impl<'y, S> SimNode<'y, S> {
     /// The message barrier: a combining tree of active messages.
     fn barrier_messages(&mut self) {
         let id = self.id;
-        let arity = self.w().cfg.msg.barrier_arity as usize;
+        let arity = self.w().barrier_arity;
         let (epoch, parent, children) = self.enter_barrier(arity);
         let nchildren = children.len() as u64;
         while self.w().procs[id].barrier.arrivals < nchildren {
@@ -309,7 +309,7 @@ impl<'y, S> SimNode<'y, S> {
         };
         let counter = |p: usize| Addr(base + (2 * p as u64) * line_bytes);
         let flag = |p: usize| Addr(base + (2 * p as u64 + 1) * line_bytes);
-        let arity = self.w().cfg.mem.barrier_arity;
+        let arity = self.w().barrier_arity;
         let (epoch, parent, children) = self.enter_barrier(arity);
         let nchildren = children.len() as u64;
         self.sync_depth += 1;

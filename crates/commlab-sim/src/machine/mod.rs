@@ -9,11 +9,13 @@ mod spec;
 pub use spec::{key_doc, key_list, DsmSpec, KeyDoc, MachineSpec, MemorySpec, KEYS};
 
 use crate::topology::{resize, Topology, TopologyKind};
+use commlab_api::BarrierKind;
 use std::fmt;
 
 /// Presets shipped with commlab (the files in `machines/`), compiled into the binary.
 pub const PRESETS: &[(&str, &str)] = &[
     ("alewife", include_str!("../../../../machines/alewife.toml")),
+    ("alewife-sim", include_str!("../../../../machines/alewife-sim.toml")),
     ("blizzard-s", include_str!("../../../../machines/blizzard-s.toml")),
     ("blizzard-e", include_str!("../../../../machines/blizzard-e.toml")),
     ("blizzard-t", include_str!("../../../../machines/blizzard-t.toml")),
@@ -188,7 +190,10 @@ fn apply_override(table: &mut toml::Table, ov: &str) -> Result<(), ConfigError> 
     let value = match cur.get(*last) {
         Some(old @ (toml::Value::Integer(_) | toml::Value::Float(_))) => number(key, raw, old, value)?,
         Some(old) => coerce(key, old, value)?,
-        None if parents.first() == Some(&"costs") => number(key, raw, &toml::Value::Integer(0), value)?,
+        // A cost entry, or a whole-cycles key this machine leaves at its default of 0.
+        None if parents.first() == Some(&"costs") || last.ends_with("_cycles") => {
+            number(key, raw, &toml::Value::Integer(0), value)?
+        }
         None => value,
     };
     cur.insert(last.to_string(), value);
@@ -273,6 +278,8 @@ pub struct MessagingCosts {
     pub max_arg_words: u64,
     pub interrupt_entry_cycles: u64,
     pub interrupt_exit_cycles: u64,
+    /// A handler reading one 32-bit argument word (`messaging.receive_per_arg_word_cycles`).
+    pub receive_per_arg_word_cycles: u64,
     pub poll_cycles: u64,
     pub poll_dispatch_cycles: u64,
     pub dma_setup_cycles: u64,
@@ -291,6 +298,11 @@ impl MessagingCosts {
             c += self.dma_setup_cycles + self.dma_per_region_cycles * r as u64;
         }
         c
+    }
+
+    /// Receive cost of reading a message's `arg_words64` u64 arguments.
+    pub fn receive_cost_cycles(&self, arg_words64: usize) -> u64 {
+        self.receive_per_arg_word_cycles * 2 * arg_words64 as u64
     }
 }
 
@@ -544,6 +556,7 @@ fn check_times_fit(spec: &MachineSpec, cycle_ps: f64, max_time_ps: f64) -> Resul
         "send_per_arg_word_cycles",
         "interrupt_entry_cycles",
         "interrupt_exit_cycles",
+        "receive_per_arg_word_cycles",
         "poll_cycles",
         "poll_dispatch_cycles",
     ];
@@ -709,6 +722,7 @@ impl MachineConfig {
             max_arg_words: m.max_arg_words,
             interrupt_entry_cycles: scaled(m.interrupt_entry_cycles),
             interrupt_exit_cycles: scaled(m.interrupt_exit_cycles),
+            receive_per_arg_word_cycles: scaled(m.receive_per_arg_word_cycles),
             poll_cycles: scaled(m.poll_cycles),
             poll_dispatch_cycles: scaled(m.poll_dispatch_cycles),
             dma_setup_cycles: m.dma_setup_cycles,
@@ -832,6 +846,15 @@ impl MachineConfig {
 
     pub fn nprocs(&self) -> usize {
         self.topology.nprocs()
+    }
+
+    /// Fan-in of the machine's combining-tree barrier of `kind` (`messaging.barrier_arity` or
+    /// `memory.barrier_arity`).
+    pub fn barrier_arity(&self, kind: BarrierKind) -> usize {
+        match kind {
+            BarrierKind::Messages => self.msg.barrier_arity as usize,
+            BarrierKind::SharedMemory => self.mem.barrier_arity,
+        }
     }
 
     /// Picoseconds of `cycles` processor cycles.

@@ -65,8 +65,9 @@ pub(crate) fn check_args(cfg: &MachineConfig, nargs: usize) -> Result<(), String
 /// Parent and children of processor `p` in the barrier's combining tree (rooted at 0).
 pub(crate) fn barrier_tree(p: usize, n: usize, arity: usize) -> (Option<usize>, std::ops::Range<usize>) {
     let parent = if p == 0 { None } else { Some((p - 1) / arity) };
-    let first = (arity * p + 1).min(n);
-    let last = (arity * p + arity + 1).min(n);
+    // Saturating: a program may ask for any fan-in (one above n - 1 is a flat tree).
+    let first = arity.saturating_mul(p).saturating_add(1).min(n);
+    let last = arity.saturating_mul(p).saturating_add(arity).saturating_add(1).min(n);
     (parent, first..last)
 }
 
