@@ -608,7 +608,8 @@ mod tests {
     #[test]
     fn borders_are_counted_both_ways() {
         let b = Blocks::new(16, 6).unwrap(); // 3 x 2 blocks of 5-6 rows and 8 columns
-        assert_eq!(b.border_count(), 2 * (3 * 1 + 2 * 2));
+                                             // 3 block rows of 1 vertical boundary each, 2 block columns of 2 horizontal ones.
+        assert_eq!(b.border_count(), 2 * (3 + 2 * 2));
         // Vertical adjacencies (3 of them, 5 or 6 rows each: 16 rows in all, both ways) and
         // horizontal ones (4, 8 columns each, both ways).
         assert_eq!(b.border_words(), 2 * 16 + 2 * 4 * 8);
