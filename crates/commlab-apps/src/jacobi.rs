@@ -15,9 +15,9 @@
 //! row or column; `n` must give every block at least one of each.
 //!
 //! Variants (each iteration: border exchange with the four neighbours, then the update):
-//! - `sm`: two copies of the grid (old and new, alternating) in shared memory, each block
-//!   stored row-major in a region of its own lines homed at its owner (`Placement::Block`
-//!   over equal, line-padded regions). The update reads the neighbours' border words with
+//! - `sm`: two copies of the grid (old and new, alternating) in shared memory: each block's
+//!   two copies stored row-major side by side in a region of its own lines homed at its owner
+//!   (`Placement::Block` over equal, line-padded regions). The update reads the neighbours' border words with
 //!   plain shared loads (no prefetching) and stores into the new copy; then a shared-memory
 //!   barrier. The fixed boundary values a block touches are kept in its owner's private
 //!   memory (they never change and only the owner reads them).
@@ -215,8 +215,8 @@ const BORDER: HandlerId = HandlerId(0);
 /// Private state of one processor. `sm` uses only `base`; `mp` the rest.
 #[derive(Default)]
 pub struct State {
-    /// The two shared copies of the grid (`sm`).
-    base: Option<[Addr; 2]>,
+    /// The shared grid (`sm`): both copies of every block, see [`copy_offset`].
+    base: Option<Addr>,
     /// The block, row-major, in two copies: copy `t % 2` holds iteration `t`'s values.
     block: [Vec<f64>; 2],
     /// Ghost cells per iteration parity and side; a boundary side holds the fixed values.
@@ -257,11 +257,20 @@ fn mp_send(side: usize) -> usize {
     10 + side - LEFT
 }
 
+/// Word offset of copy `copy` of processor `p`'s block in the shared grid (`sm`): each
+/// processor's region holds its two copies side by side, `stride` words each, so they are
+/// homed together and do not map onto each other in a direct-mapped cache (two separate grid
+/// allocations of a power-of-two size would put a block's old and new copies on the same
+/// cache lines and make every store evict the values being read).
+fn copy_offset(stride: usize, p: ProcId, copy: usize) -> usize {
+    (2 * p + copy) * stride
+}
+
 struct Jacobi {
     mp: bool,
     iterations: usize,
     blocks: Blocks,
-    /// Words of each processor's region in a shared copy (`sm`): the largest block, padded to
+    /// Words of one copy of a block in the shared grid (`sm`): the largest block, padded to
     /// whole lines.
     stride: usize,
     line_bytes: usize,
@@ -296,12 +305,11 @@ impl Jacobi {
         let id = node.id();
         let b = &self.blocks;
         let (_, rows, _, cols) = b.block(id);
-        let words = self.stride * b.nprocs();
-        let base = [0, 1].map(|_| node.alloc_shared(words, Placement::Block));
+        let base = node.alloc_shared(2 * self.stride * b.nprocs(), Placement::Block);
         node.state(|s| s.base = Some(base));
         let at = |copy: usize, p: ProcId, i: usize, j: usize| {
             let pcols = b.block(p).3;
-            base[copy].word(p * self.stride + i * pcols + j)
+            base.word(copy_offset(self.stride, p, copy) + i * pcols + j)
         };
         let nb = SIDES.map(|s| b.neighbour(id, s));
         let nb_rows = nb[TOP].map_or(0, |p| b.block(p).1);
@@ -533,7 +541,9 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
         for i in 0..rows {
             for j in 0..cols {
                 got[(r0 + i) * n + c0 + j] = match out.states[0].base {
-                    Some(base) => f64::from_bits(out.load(base[iterations % 2].word(id * stride + i * cols + j))),
+                    Some(base) => {
+                        f64::from_bits(out.load(base.word(copy_offset(stride, id, iterations % 2) + i * cols + j)))
+                    }
                     None => out.states[id].block[iterations % 2][i * cols + j],
                 };
             }
