@@ -35,6 +35,7 @@ fn small_params(app: &str, s: &Simulator) -> Vec<String> {
         "iccg" => vec!["fe_elements=8"],
         "moldyn" => vec!["molecules=256", "iterations=3", "rebuild=2", "list_radius=2.6"],
         "unstruc" => vec!["nodes=300", "iterations=2"],
+        "jacobi" => vec!["n=16", "iterations=2"],
         other => panic!("no small parameters for {other}"),
     };
     v.into_iter().map(String::from).collect()
