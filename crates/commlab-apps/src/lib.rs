@@ -14,6 +14,7 @@ pub mod moldyn;
 mod params;
 mod private;
 mod registry;
+mod runtime;
 pub mod sparse;
 pub mod study;
 pub mod unstruc;

@@ -2,7 +2,7 @@
 
 use crate::app::{AppError, AppInfo, AppResult};
 use crate::params::Params;
-use crate::{em3d, iccg, jacobi, micro, moldyn, unstruc};
+use crate::{em3d, iccg, jacobi, micro, moldyn, runtime, unstruc};
 use commlab_api::Backend;
 
 /// Every application commlab knows.
@@ -20,6 +20,9 @@ pub const APPS: &[AppInfo] = &[
     iccg::INFO,
     moldyn::INFO,
     unstruc::INFO,
+    runtime::rti::INFO,
+    runtime::memcpy::INFO,
+    runtime::accum::INFO,
     jacobi::INFO,
 ];
 
@@ -58,6 +61,9 @@ pub fn run_app<B: Backend>(
         "iccg" => iccg::run(backend, variant, &params)?,
         "moldyn" => moldyn::run(backend, variant, &params, seed)?,
         "unstruc" => unstruc::run(backend, variant, &params, seed)?,
+        "rti" => runtime::rti::run(backend, variant, &params)?,
+        "memcpy" => runtime::memcpy::run(backend, variant, &params)?,
+        "accum" => runtime::accum::run(backend, variant, &params)?,
         "jacobi" => jacobi::run(backend, variant, &params)?,
         other => unreachable!("app `{other}` is listed but not dispatched"),
     };

@@ -35,6 +35,9 @@ fn small_params(app: &str, s: &Simulator) -> Vec<String> {
         "iccg" => vec!["fe_elements=8"],
         "moldyn" => vec!["molecules=256", "iterations=3", "rebuild=2", "list_radius=2.6"],
         "unstruc" => vec!["nodes=300", "iterations=2"],
+        "rti" => vec![hops.as_str(), "rounds=2"],
+        "memcpy" => vec!["bytes=256", hops.as_str()],
+        "accum" => vec!["words=128", hops.as_str()],
         "jacobi" => vec!["n=16", "iterations=2"],
         other => panic!("no small parameters for {other}"),
     };

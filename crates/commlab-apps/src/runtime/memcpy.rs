@@ -1,0 +1,193 @@
+//! `memcpy`: a remote-to-local memory-to-memory copy of one block of `bytes` bytes. The copier
+//! is processor 0; the source block is homed on the processor `hops` hops away and starts clean
+//! in its home's memory (see [`super::clean_remote_block`]).
+//!
+//! - `sm`: a double-word load/store loop: load a word of the remote source, store it into the
+//!   local destination (shared memory homed at the copier). Loads and stores are simulated
+//!   (remote read misses, local write misses, hits); the loop's own instructions (index
+//!   increment, compare, branch) are `costs.memcpy_word` per double word.
+//! - `sm-pf`: the same loop, issuing a read prefetch of the next source line at the top of each
+//!   line (one line ahead; the first line is a demand miss overlapped with the second's
+//!   prefetch).
+//! - `mp`: one message with DMA at both ends. The copier sends a request active message; the
+//!   source's handler replies with one bulk message whose DMA engine reads the block from
+//!   memory (the handler sees it through its private state, which mirrors its memory); the
+//!   copier's handler takes the payload, which the receiving DMA has stored into memory.
+//!
+//! What the simulator charges for `mp` (engine `launch`, `start_handler`; net `on_deliver`):
+//! the copier pays the request's send; the source pays interrupt entry and exit, the bulk
+//! send's overhead and DMA set-up and per-region costs; the packets leave as the source's DMA
+//! engine reads the block (`dma_bytes_per_cycle`) and cross the network at link speed; the
+//! copier's handler starts when the last packet has arrived and pays interrupt entry and exit.
+//! At the receiving side nothing is charged for the payload itself: the storeback of the
+//! bytes into memory (receiving DMA), its memory bandwidth, and any invalidation of cached
+//! copies of the destination are not modelled (non-final packets leave the NI input queue as
+//! they arrive, as if the DMA engine drained them at once). So `mp` is a lower bound by the
+//! receiving DMA's time, which on these machines overlaps the slower network arrival.
+//!
+//! `counters.copy_cycles`: from the start of the copy until the copier may use the
+//! destination (the last store for `sm`; the end of the reply's handler for `mp`).
+//! `counters.mbytes_per_s`: bytes / copy time at the machine's clock.
+
+use super::{clean_remote_block, cleaner_for, mbytes_per_s, partner_at, SETTLE_CYCLES, WORKER};
+use crate::app::{barrier_kind_of, cost, result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
+use crate::params::Params;
+use commlab_api::{
+    Addr, Backend, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program,
+};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub const INFO: AppInfo = AppInfo {
+    name: "memcpy",
+    summary: "remote-to-local block copy (--param bytes=16..16384): load/store loop (sm), with prefetch (sm-pf), one DMA message (mp); counters.mbytes_per_s",
+    variants: &["sm", "sm-pf", "mp"],
+    params: &[
+        ParamDoc { name: "bytes", default: "256", doc: "block size in bytes: 16 to 16384, a multiple of 8" },
+        ParamDoc { name: "hops", default: "1", doc: "hops from the copier (processor 0) to the source's home" },
+    ],
+};
+
+const REQUEST: HandlerId = HandlerId(0);
+const REPLY: HandlerId = HandlerId(1);
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Loop,
+    Prefetch,
+    Dma,
+}
+
+struct Memcpy {
+    kind: Kind,
+    words: usize,
+    home: ProcId,
+    cleaner: ProcId,
+    line_words: usize,
+    memcpy_word: u64,
+}
+
+#[derive(Default)]
+pub struct State {
+    /// The source block, as the home's memory holds it (the home only).
+    source: Vec<u64>,
+    /// The copy the reply brought (`mp`, the copier only).
+    received: Vec<u64>,
+    arrived: bool,
+    copy_cycles: f64,
+    /// Where the destination block starts (the copier records it).
+    dst: Option<Addr>,
+}
+
+/// The source block's value at word `i` (distinct, not a simple pattern).
+pub(crate) fn source_value(i: usize) -> u64 {
+    (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5151
+}
+
+fn on_request(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    ctx.send_bulk(m.src, REPLY, &[], &[&s.source]);
+}
+
+fn on_reply(s: &mut State, _: &mut dyn HandlerCtx, m: &Message<'_>) {
+    s.received = m.payload.to_vec();
+    s.arrived = true;
+}
+
+impl Program for Memcpy {
+    type State = State;
+    fn handlers(&self) -> Vec<Handler<State>> {
+        vec![on_request, on_reply]
+    }
+    fn barrier_kind(&self) -> BarrierKind {
+        barrier_kind_of(self.kind != Kind::Dma)
+    }
+    fn init_state(&self, id: ProcId, _: usize) -> State {
+        let source = if id == self.home { (0..self.words).map(source_value).collect() } else { Vec::new() };
+        State { source, ..State::default() }
+    }
+    fn main<N: Node<State = State>>(&self, node: &mut N) {
+        let id = node.id();
+        let src = node.alloc_shared(self.words, Placement::OnNode(self.home));
+        // One line more when the source has an even number of lines, so source line k and
+        // destination line k never map to the same set of a direct-mapped cache whatever its
+        // size (the distance between them is an odd number of lines).
+        let src_lines = self.words.div_ceil(self.line_words);
+        let _pad = node.alloc_shared(self.line_words * (1 + src_lines % 2), Placement::OnNode(self.home));
+        let dst = node.alloc_shared(self.words, Placement::OnNode(WORKER));
+        if self.kind != Kind::Dma {
+            let values: Vec<u64> = (0..self.words).map(source_value).collect();
+            clean_remote_block(node, src, &values, self.home, self.cleaner, self.line_words);
+        }
+        node.barrier();
+        node.compute(SETTLE_CYCLES); // the barrier's messages are over before anything is timed
+        node.begin_timing();
+        if id == WORKER {
+            let t0 = node.now_cycles();
+            match self.kind {
+                Kind::Loop | Kind::Prefetch => {
+                    for i in 0..self.words {
+                        if self.kind == Kind::Prefetch && i % self.line_words == 0 && i + self.line_words < self.words {
+                            node.prefetch_read(src.word(i + self.line_words));
+                        }
+                        let v = node.load(src.word(i));
+                        node.store(dst.word(i), v);
+                        node.compute(self.memcpy_word);
+                    }
+                }
+                Kind::Dma => {
+                    node.send_am(self.home, REQUEST, &[]);
+                    node.wait_until("the copy's DMA reply", |s| s.arrived);
+                }
+            }
+            let t1 = node.now_cycles();
+            node.state(|s| {
+                s.copy_cycles = t1 - t0;
+                s.dst = Some(dst);
+            });
+        }
+        // No barrier after the timed part: the others' arrivals would interrupt the copier.
+    }
+}
+
+/// The block size in bytes: 16 to 16384, a multiple of 8.
+pub(crate) const BYTES: (&str, fn(usize) -> bool) =
+    ("a multiple of 8 from 16 to 16384", |b| (16..=16384).contains(&b) && b.is_multiple_of(8));
+
+pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<AppResult, AppError> {
+    let kind = match variant {
+        "sm" => Kind::Loop,
+        "sm-pf" => Kind::Prefetch,
+        "mp" => Kind::Dma,
+        other => unreachable!("memcpy variant `{other}` is listed but not handled"),
+    };
+    let bytes: usize = params.get("bytes", BYTES)?;
+    let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
+    let home = partner_at(backend, INFO.name, hops)?;
+    let cleaner = if kind == Kind::Dma { WORKER } else { cleaner_for(backend, INFO.name, home)? };
+    let words = bytes / 8;
+    let line_words = (backend.line_bytes() / 8).max(1);
+    let memcpy_word = cost(backend, "memcpy_word")?;
+    let prog = Arc::new(Memcpy { kind, words, home, cleaner, line_words, memcpy_word });
+    let out = backend.run(prog).map_err(run_err)?;
+
+    let want: Vec<u64> = (0..words).map(source_value).collect();
+    let got: Vec<u64> = match kind {
+        Kind::Dma => out.states[WORKER].received.iter().copied().take(words).collect(),
+        Kind::Loop | Kind::Prefetch => match out.states[WORKER].dst {
+            Some(dst) => (0..words).map(|i| out.load(dst.word(i))).collect(),
+            None => Vec::new(),
+        },
+    };
+    let wrong = (0..words).filter(|&i| got.get(i) != Some(&want[i])).count();
+    let cycles = out.states[WORKER].copy_cycles;
+    let mut counters = BTreeMap::new();
+    counters.insert("copy_cycles".into(), cycles);
+    counters.insert("mbytes_per_s".into(), mbytes_per_s(bytes, cycles, backend.cycles_per_us()));
+    counters.insert("hops".into(), hops as f64);
+    let check = Check {
+        ok: wrong == 0 && cycles > 0.0,
+        max_error: wrong as f64,
+        detail: format!("{} of {words} destination words hold the source's values", words - wrong),
+    };
+    Ok(result(out.stats, counters, check))
+}

@@ -1,0 +1,92 @@
+//! Runtime primitives on a machine with both coherent shared memory and messages: remote
+//! thread invocation ([`rti`]), a remote-to-local block copy ([`memcpy`]) and a
+//! copy-then-compute kernel ([`accum`]), each once with shared memory only and once with
+//! messages.
+//!
+//! What the three share: processor 0 does the work (the invoker, the copier) and its partner
+//! is `--param hops` network hops away; a block that must start *clean at a remote home* (no
+//! copy in the copier's cache, memory up to date) is written by its home and then read once
+//! by a third processor, the one nearest the home, which takes the home's dirty copy back to
+//! memory ([`clean_remote_block`]).
+//!
+//! Timing starts after a barrier and [`SETTLE_CYCLES`] of idling, so no barrier message is in
+//! flight; the timed part has no barrier at its end (the others' arrivals would interrupt the
+//! measured processors): processors with no part in it finish at once, a home that serves a
+//! request does so in its handler after its main thread has returned, and `rti`'s invoker
+//! idles [`SETTLE_CYCLES`] before each invocation, by which time the invokee's scheduler is
+//! idle again.
+
+pub mod accum;
+pub mod memcpy;
+pub mod rti;
+
+use crate::app::AppError;
+use commlab_api::{Addr, Backend, Node, ProcId};
+
+/// The processor that does the work: the invoker, the copier.
+pub(crate) const WORKER: ProcId = 0;
+
+/// Idle time after a barrier before timing begins and before each measured operation, so the
+/// barrier's own messages (which interrupt processors) are over and none straddles the start
+/// of the timed region: long enough on a machine whose messages cost tens of microseconds (as
+/// `miss-latency`'s).
+pub(crate) const SETTLE_CYCLES: u64 = 20_000;
+
+/// The first processor `hops` hops from [`WORKER`]; the error names the parameter.
+pub(crate) fn partner_at<B: Backend>(backend: &B, app: &str, hops: usize) -> Result<ProcId, AppError> {
+    if backend.nprocs() < 2 {
+        return Err(AppError::Input(format!(
+            "{app} needs at least 2 processors, the machine has {}",
+            backend.nprocs()
+        )));
+    }
+    (0..backend.nprocs())
+        .filter(|&p| p != WORKER)
+        .find(|&p| backend.hops(WORKER, p) == hops)
+        .ok_or_else(|| AppError::Input(format!("--param hops={hops}: no processor is {hops} hops from processor 0")))
+}
+
+/// The processor nearest `home` other than `home` and [`WORKER`] (ties by id), which reads a
+/// block in set-up so that the home's dirty copy goes back to memory.
+pub(crate) fn cleaner_for<B: Backend>(backend: &B, app: &str, home: ProcId) -> Result<ProcId, AppError> {
+    (0..backend.nprocs()).filter(|&p| p != home && p != WORKER).min_by_key(|&p| (backend.hops(home, p), p)).ok_or_else(
+        || {
+            AppError::Input(format!(
+                "{app}: the shared-memory variants need at least 3 processors (the copier, the source's home and a \
+                 third that leaves the source clean in memory), the machine has {}",
+                backend.nprocs()
+            ))
+        },
+    )
+}
+
+/// Untimed set-up of a block homed at `home` holding `values`: the home stores them (its
+/// cache holds them dirty), then `cleaner` reads one word of every line, which writes each line
+/// back to memory and leaves it Shared at the home and the cleaner. The worker's reads are then
+/// clean remote misses served from the home's memory. Every processor calls this.
+pub(crate) fn clean_remote_block<N: Node>(
+    node: &mut N,
+    base: Addr,
+    values: &[u64],
+    home: ProcId,
+    cleaner: ProcId,
+    line_words: usize,
+) {
+    if node.id() == home {
+        for (i, &v) in values.iter().enumerate() {
+            node.store(base.word(i), v);
+        }
+    }
+    node.barrier();
+    if node.id() == cleaner {
+        for i in (0..values.len()).step_by(line_words) {
+            node.load(base.word(i));
+        }
+    }
+    node.barrier();
+}
+
+/// MB/s of `bytes` moved in `cycles` on a machine of `mhz` (bytes per microsecond).
+pub(crate) fn mbytes_per_s(bytes: usize, cycles: f64, mhz: f64) -> f64 {
+    bytes as f64 * mhz / cycles
+}

@@ -1,0 +1,282 @@
+//! `rti`: remote thread invocation inside a minimal thread scheduler. Every processor has a
+//! task queue of thread descriptors (a code pointer and `args` argument words); its scheduler
+//! loop, idle, waits for work, dequeues a descriptor and runs the thread it names. Processor 0
+//! (the invoker) starts `rounds` threads, one at a time, on the processor `hops` hops away
+//! (the invokee), each after the invokee's scheduler has gone idle again.
+//!
+//! - `sm`: the queue is in shared memory homed at the invokee: a lock word, a tail index and
+//!   the descriptor slots, the lock and the tail each on a line of their own. The invoker takes
+//!   the lock (`Node::lock`), reads the tail, writes the descriptor's words into slot `tail`,
+//!   writes `tail + 1`, and unlocks. The invokee's scheduler spins on the tail word in its
+//!   cache (its head index is private: it is the only consumer); the invoker's write takes the
+//!   line away, the invokee reads the tail again, then the descriptor, and runs the thread. The
+//!   queue has a slot for every invocation of the run, so it never fills and its full check
+//!   (one more read, of the head) is not modelled.
+//! - `mp`: the invoker marshals the code pointer and arguments into one active message
+//!   (interrupt receive). The handler appends the descriptor to the invokee's private queue,
+//!   atomically (handlers are): `costs.rti_enqueue` (tail, full check) plus
+//!   `costs.rti_enqueue_word` per descriptor word stored. The scheduler loop, waiting for work,
+//!   dequeues it (simulated reads of the descriptor's words from the private ring the handler
+//!   wrote, warmed into the cache before timing, as the handler's stores would leave it) and
+//!   runs the thread.
+//!
+//! `counters.t_invoker`: from the start of an invocation until the invoker may proceed (after
+//! the unlock; after the send). `counters.t_invokee`: from the start until the invoked thread
+//! starts running. Both in cycles, means over the rounds. The check: the invokee ran every
+//! invoked thread exactly once, in order, the function its code pointer names, with its
+//! arguments intact.
+
+use super::{partner_at, SETTLE_CYCLES, WORKER};
+use crate::app::{barrier_kind_of, cost, result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
+use crate::params::{Params, COUNT};
+use commlab_api::{Backend, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program};
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+pub const INFO: AppInfo = AppInfo {
+    name: "rti",
+    summary: "remote thread invocation into a task queue: lock + shared writes (sm) or one active message (mp); counters.t_invoker, t_invokee",
+    variants: &["sm", "mp"],
+    params: &[
+        ParamDoc { name: "hops", default: "1", doc: "hops from the invoker (processor 0) to the invokee" },
+        ParamDoc { name: "rounds", default: "8", doc: "invocations measured (one at a time)" },
+        ParamDoc { name: "args", default: "2", doc: "argument words per thread descriptor (0 to 7)" },
+    ],
+};
+
+const ENQUEUE: HandlerId = HandlerId(0);
+/// Words between the lock and the tail (512 bytes: a line each on any machine).
+const PAD_WORDS: usize = 64;
+/// Descriptors in the `mp` invokee's private ring.
+const RING: usize = 16;
+/// Most argument words a descriptor carries.
+const MAX_ARGS: usize = 7;
+
+/// The thread table: a code pointer is `CODE_BASE + CODE_STRIDE * k` for function `k`.
+const CODE_BASE: u64 = 0x1000;
+const CODE_STRIDE: u64 = 0x40;
+type Thread = fn(&mut State, &[u64]);
+const THREADS: [Thread; 3] = [thread_a, thread_b, thread_c];
+
+/// Each thread records which function ran and the arguments it was given.
+fn thread_a(s: &mut State, args: &[u64]) {
+    s.ran.push((0, args.to_vec()));
+}
+fn thread_b(s: &mut State, args: &[u64]) {
+    s.ran.push((1, args.to_vec()));
+}
+fn thread_c(s: &mut State, args: &[u64]) {
+    s.ran.push((2, args.to_vec()));
+}
+
+/// Run the thread a descriptor names; a code pointer that names none is counted as a fault.
+fn run_thread(s: &mut State, desc: &[u64]) {
+    let k = desc[0].wrapping_sub(CODE_BASE) / CODE_STRIDE;
+    match THREADS.get(k as usize) {
+        Some(f) if desc[0] >= CODE_BASE && desc[0].is_multiple_of(CODE_STRIDE) => f(s, &desc[1..]),
+        _ => s.faults += 1,
+    }
+}
+
+/// The descriptor of invocation `r`: code pointer, then `args` argument words.
+fn descriptor(r: usize, args: usize) -> Vec<u64> {
+    let code = CODE_BASE + CODE_STRIDE * (r % THREADS.len()) as u64;
+    let mut d = vec![code];
+    d.extend((0..args).map(|k| (r as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(8 * k as u32)));
+    d
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Shared,
+    Messages,
+}
+
+struct Rti {
+    kind: Kind,
+    invokee: ProcId,
+    rounds: usize,
+    args: usize,
+    enqueue_cycles: u64,
+}
+
+#[derive(Default)]
+pub struct State {
+    /// Invoker: start of each invocation and when it could proceed.
+    started: Vec<f64>,
+    proceeded: Vec<f64>,
+    /// Invokee: when each thread started running; the threads that ran.
+    running: Vec<f64>,
+    ran: Vec<(usize, Vec<u64>)>,
+    faults: u64,
+    /// Invokee (`mp`): the private queue and what the handler charges per enqueue.
+    queue: VecDeque<Vec<u64>>,
+    enqueue_cycles: u64,
+    overflows: u64,
+    /// Invokee: descriptors dequeued so far (its private head index).
+    head: usize,
+}
+
+fn on_enqueue(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    ctx.compute(s.enqueue_cycles);
+    if s.queue.len() >= RING {
+        s.overflows += 1;
+        return;
+    }
+    s.queue.push_back(m.args.to_vec());
+}
+
+impl Program for Rti {
+    type State = State;
+    fn handlers(&self) -> Vec<Handler<State>> {
+        vec![on_enqueue]
+    }
+    fn barrier_kind(&self) -> BarrierKind {
+        barrier_kind_of(self.kind == Kind::Shared)
+    }
+    fn private_arrays(&self, id: ProcId) -> Vec<usize> {
+        if id == self.invokee && self.kind == Kind::Messages {
+            vec![RING * (1 + self.args)]
+        } else {
+            Vec::new()
+        }
+    }
+    fn init_state(&self, _: ProcId, _: usize) -> State {
+        State { enqueue_cycles: self.enqueue_cycles, ..State::default() }
+    }
+    fn main<N: Node<State = State>>(&self, node: &mut N) {
+        let id = node.id();
+        let dw = 1 + self.args;
+        let (lock, tail, slots) = match self.kind {
+            Kind::Shared => (
+                node.alloc_shared(PAD_WORDS, Placement::OnNode(self.invokee)),
+                node.alloc_shared(PAD_WORDS, Placement::OnNode(self.invokee)),
+                node.alloc_shared(self.rounds * dw, Placement::OnNode(self.invokee)),
+            ),
+            Kind::Messages => {
+                let a = commlab_api::Addr(0);
+                (a, a, a)
+            }
+        };
+        if id == self.invokee && self.kind == Kind::Messages {
+            // The ring is the handler's working set: in the cache, as its stores leave it.
+            let ring = node.private_array(0);
+            for w in 0..RING * dw {
+                node.private_write(ring.word(w));
+            }
+        }
+        node.barrier();
+        node.compute(SETTLE_CYCLES); // the barrier's messages are over before anything is timed
+        node.begin_timing();
+        for r in 0..self.rounds {
+            node.progress(r as u64, self.rounds as u64);
+            if id == WORKER {
+                node.compute(SETTLE_CYCLES); // the invokee's scheduler is idle by now
+                let desc = descriptor(r, self.args);
+                let t0 = node.now_cycles();
+                match self.kind {
+                    Kind::Shared => {
+                        node.lock(lock);
+                        let t = node.load(tail) as usize;
+                        for (k, &w) in desc.iter().enumerate() {
+                            node.store(slots.word(t * dw + k), w);
+                        }
+                        node.store(tail, t as u64 + 1);
+                        node.unlock(lock);
+                    }
+                    Kind::Messages => node.send_am(self.invokee, ENQUEUE, &desc),
+                }
+                let t1 = node.now_cycles();
+                node.state(|s| {
+                    s.started.push(t0);
+                    s.proceeded.push(t1);
+                });
+            } else if id == self.invokee {
+                let head = node.state(|s| s.head);
+                let desc: Vec<u64> = match self.kind {
+                    Kind::Shared => {
+                        node.spin_until("work in the task queue", tail, |t| t as usize > head);
+                        (0..dw).map(|k| node.load(slots.word(head * dw + k))).collect()
+                    }
+                    Kind::Messages => {
+                        node.wait_until("work in the task queue", |s| !s.queue.is_empty());
+                        let ring = node.private_array(0);
+                        for k in 0..dw {
+                            node.private_read(ring.word((head % RING) * dw + k));
+                        }
+                        node.state(|s| s.queue.pop_front()).unwrap_or_default()
+                    }
+                };
+                let t = node.now_cycles();
+                node.state(|s| {
+                    s.head += 1;
+                    s.running.push(t);
+                    if desc.is_empty() {
+                        s.faults += 1;
+                    } else {
+                        run_thread(s, &desc);
+                    }
+                });
+            }
+        }
+    }
+}
+
+fn mean(v: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    sum / n.max(1) as f64
+}
+
+pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<AppResult, AppError> {
+    let kind = match variant {
+        "sm" => Kind::Shared,
+        "mp" => Kind::Messages,
+        other => unreachable!("rti variant `{other}` is listed but not handled"),
+    };
+    let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
+    let rounds: usize = params.get("rounds", COUNT)?;
+    let args: usize = params.get("args", ("a whole number from 0 to 7", |v: usize| v <= MAX_ARGS))?;
+    let invokee = partner_at(backend, INFO.name, hops)?;
+    if kind == Kind::Messages && 1 + args > backend.max_am_args() {
+        return Err(AppError::Input(format!(
+            "--param args={args}: rti mp sends the code pointer and {args} arguments in one active message, but this \
+             machine's messages carry at most {} words (use args <= {})",
+            backend.max_am_args(),
+            backend.max_am_args().saturating_sub(1)
+        )));
+    }
+    let enqueue_cycles = match kind {
+        Kind::Messages => cost(backend, "rti_enqueue")? + (1 + args) as u64 * cost(backend, "rti_enqueue_word")?,
+        Kind::Shared => 0,
+    };
+    let out = backend.run(Arc::new(Rti { kind, invokee, rounds, args, enqueue_cycles })).map_err(run_err)?;
+
+    let (inv, ee) = (&out.states[WORKER], &out.states[invokee]);
+    let expected: Vec<(usize, Vec<u64>)> = (0..rounds)
+        .map(|r| {
+            let d = descriptor(r, args);
+            (((d[0] - CODE_BASE) / CODE_STRIDE) as usize, d[1..].to_vec())
+        })
+        .collect();
+    let wrong =
+        (0..rounds).filter(|&r| ee.ran.get(r) != Some(&expected[r])).count() + ee.ran.len().saturating_sub(rounds);
+    let timed = inv.started.len() == rounds && ee.running.len() == rounds;
+    let ok = wrong == 0 && ee.faults == 0 && ee.overflows == 0 && ee.queue.is_empty() && timed;
+    let t_invoker = mean(inv.started.iter().zip(&inv.proceeded).map(|(a, b)| b - a));
+    let t_invokee = mean(inv.started.iter().zip(&ee.running).map(|(a, b)| b - a));
+    let mut counters = BTreeMap::new();
+    counters.insert("t_invoker".into(), t_invoker);
+    counters.insert("t_invokee".into(), t_invokee);
+    counters.insert("hops".into(), hops as f64);
+    let check = Check {
+        ok,
+        max_error: (wrong as u64 + ee.faults + ee.overflows) as f64,
+        detail: format!(
+            "{} of {rounds} invoked threads ran once, in order, with their arguments intact ({} bad code pointers, {} queue overflows)",
+            rounds - wrong.min(rounds),
+            ee.faults,
+            ee.overflows
+        ),
+    };
+    Ok(result(out.stats, counters, check))
+}
