@@ -94,7 +94,12 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
             2 * procs
         )));
     }
-    let density: f64 = params.get("density", positive_real("a number > 0"))?;
+    // Below 0.001 the list rebuild's cell grid (cells of side >= list_radius) would outgrow
+    // memory (at 1e-300 its size overflowed): such a gas has almost no pairs to list anyway.
+    let density: f64 = params.get(
+        "density",
+        ("a number from 0.001 (a dilute gas) upward; a liquid is about 0.8", |v: f64| v.is_finite() && v >= 1e-3),
+    )?;
     let temperature: f64 = params.get("temperature", positive_real("a number > 0"))?;
     let cutoff: f64 = params.get("cutoff", positive_real("a number > 0"))?;
     let list_radius: f64 = params.get("list_radius", positive_real("a number > 0"))?;
