@@ -8,6 +8,7 @@ mod app;
 pub mod em3d;
 mod estimate;
 pub mod iccg;
+pub mod lazy;
 mod micro;
 pub mod moldyn;
 mod params;

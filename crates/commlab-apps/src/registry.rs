@@ -2,7 +2,7 @@
 
 use crate::app::{AppError, AppInfo, AppResult};
 use crate::params::Params;
-use crate::{em3d, iccg, micro, moldyn, unstruc};
+use crate::{em3d, iccg, lazy, micro, moldyn, unstruc};
 use commlab_api::Backend;
 
 /// Every application commlab knows.
@@ -20,6 +20,8 @@ pub const APPS: &[AppInfo] = &[
     iccg::INFO,
     moldyn::INFO,
     unstruc::INFO,
+    lazy::grain::INFO,
+    lazy::aq::INFO,
 ];
 
 /// Look an application up by name; the error lists the valid names.
@@ -57,6 +59,8 @@ pub fn run_app<B: Backend>(
         "iccg" => iccg::run(backend, variant, &params)?,
         "moldyn" => moldyn::run(backend, variant, &params, seed)?,
         "unstruc" => unstruc::run(backend, variant, &params, seed)?,
+        "grain" => lazy::grain::run(backend, variant, &params, seed)?,
+        "aq" => lazy::aq::run(backend, variant, &params)?,
         other => unreachable!("app `{other}` is listed but not dispatched"),
     };
     r.app = info.name;

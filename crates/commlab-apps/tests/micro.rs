@@ -35,6 +35,8 @@ fn small_params(app: &str, s: &Simulator) -> Vec<String> {
         "iccg" => vec!["fe_elements=8"],
         "moldyn" => vec!["molecules=256", "iterations=3", "rebuild=2", "list_radius=2.6"],
         "unstruc" => vec!["nodes=300", "iterations=2"],
+        "grain" => vec!["n=5", "l=20"],
+        "aq" => vec!["tolerance=1e-3"],
         other => panic!("no small parameters for {other}"),
     };
     v.into_iter().map(String::from).collect()
