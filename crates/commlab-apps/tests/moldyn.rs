@@ -116,6 +116,8 @@ fn bad_parameters_are_named() {
     };
     assert!(err(&["molecules=10"]).starts_with("--param molecules=10:"));
     assert!(err(&["density=0"]).starts_with("--param density=0:"));
+    // A tiny density makes a box of more list-radius cells than memory holds (it panicked).
+    assert!(err(&["density=1e-300"]).starts_with("--param density=1e-300:"));
     assert!(err(&["list_radius=2"]).starts_with("--param list_radius=2:"));
     assert!(err(&["molecules=64", "list_radius=3"]).contains("half the box side"));
     assert!(err(&["rebuild=0"]).starts_with("--param rebuild=0:"));
