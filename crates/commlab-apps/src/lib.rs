@@ -9,6 +9,7 @@ pub mod em3d;
 mod estimate;
 pub mod iccg;
 pub mod jacobi;
+pub mod lazy;
 mod micro;
 pub mod moldyn;
 mod params;

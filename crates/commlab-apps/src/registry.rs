@@ -2,7 +2,7 @@
 
 use crate::app::{AppError, AppInfo, AppResult};
 use crate::params::Params;
-use crate::{em3d, iccg, jacobi, micro, moldyn, runtime, unstruc};
+use crate::{em3d, iccg, jacobi, lazy, micro, moldyn, runtime, unstruc};
 use commlab_api::Backend;
 
 /// Every application commlab knows.
@@ -24,6 +24,8 @@ pub const APPS: &[AppInfo] = &[
     runtime::memcpy::INFO,
     runtime::accum::INFO,
     jacobi::INFO,
+    lazy::grain::INFO,
+    lazy::aq::INFO,
 ];
 
 /// Look an application up by name; the error lists the valid names.
@@ -65,6 +67,8 @@ pub fn run_app<B: Backend>(
         "memcpy" => runtime::memcpy::run(backend, variant, &params)?,
         "accum" => runtime::accum::run(backend, variant, &params)?,
         "jacobi" => jacobi::run(backend, variant, &params)?,
+        "grain" => lazy::grain::run(backend, variant, &params, seed)?,
+        "aq" => lazy::aq::run(backend, variant, &params)?,
         other => unreachable!("app `{other}` is listed but not dispatched"),
     };
     r.app = info.name;

@@ -39,6 +39,8 @@ fn small_params(app: &str, s: &Simulator) -> Vec<String> {
         "memcpy" => vec!["bytes=256", hops.as_str()],
         "accum" => vec!["words=128", hops.as_str()],
         "jacobi" => vec!["n=16", "iterations=2"],
+        "grain" => vec!["n=5", "l=20"],
+        "aq" => vec!["tolerance=1e-3"],
         other => panic!("no small parameters for {other}"),
     };
     v.into_iter().map(String::from).collect()

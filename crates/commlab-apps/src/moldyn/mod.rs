@@ -81,6 +81,9 @@ pub const INFO: AppInfo = AppInfo {
 /// Largest relative difference from the reference the check allows (see above).
 const TOLERANCE: f64 = 1e-9;
 
+/// The most cells the interaction-list rebuild may divide the box into.
+const MAX_CELLS: f64 = 1e8;
+
 fn positive_real(what: &'static str) -> (&'static str, fn(f64) -> bool) {
     (what, |v: f64| v.is_finite() && v > 0.0)
 }
@@ -94,12 +97,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
             2 * procs
         )));
     }
-    // Below 0.001 the list rebuild's cell grid (cells of side >= list_radius) would outgrow
-    // memory (at 1e-300 its size overflowed): such a gas has almost no pairs to list anyway.
-    let density: f64 = params.get(
-        "density",
-        ("a number from 0.001 (a dilute gas) upward; a liquid is about 0.8", |v: f64| v.is_finite() && v >= 1e-3),
-    )?;
+    let density: f64 = params.get("density", positive_real("a number > 0"))?;
     let temperature: f64 = params.get("temperature", positive_real("a number > 0"))?;
     let cutoff: f64 = params.get("cutoff", positive_real("a number > 0"))?;
     let list_radius: f64 = params.get("list_radius", positive_real("a number > 0"))?;
@@ -117,6 +115,15 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         return Err(AppError::Input(format!(
             "--param list_radius={list_radius}: moldyn needs at most half the box side ({:.3} for {molecules} molecules at density {density})",
             side / 2.0
+        )));
+    }
+    // The list rebuild's cells are at least list_radius wide; a box of very many of them (a
+    // tiny density) would not fit in memory.
+    let cells_per_side = (side / list_radius).floor();
+    if cells_per_side.powi(3) > MAX_CELLS {
+        return Err(AppError::Input(format!(
+            "--param density={}: the box would hold {cells_per_side:.3e}^3 cells of the list radius, more than moldyn allows ({MAX_CELLS:e}); use a higher density or a larger list_radius",
+            params.raw("density")
         )));
     }
     let variant = Variant::from_name(variant);
