@@ -37,6 +37,7 @@ fn every_variant_is_exact_and_balanced_on_every_machine() {
         ("alewife (32, mesh)", preset("alewife", None), (8, 4)),
         ("alewife at 64", preset("alewife", Some(64)), (8, 8)),
         ("t3e (32, torus)", preset("t3e", None), (8, 4)),
+        ("alewife-sim (64)", preset("alewife-sim", None), (8, 8)),
         ("alewife at 1", preset("alewife", Some(1)), (1, 1)),
         ("alewife at 7 (prime)", preset("alewife", Some(7)), (7, 1)),
     ];

@@ -52,6 +52,7 @@ fn machines() -> Vec<(&'static str, Simulator)> {
         ("alewife 32", preset("alewife", &[], None)),
         ("alewife 64", preset("alewife", &[], Some(64))),
         ("t3e torus", preset("t3e", &[], None)),
+        ("alewife-sim 64", preset("alewife-sim", &[], None)),
         ("alewife 1", preset("alewife", &[], Some(1))),
         ("alewife 2", preset("alewife", &[], Some(2))),
     ]

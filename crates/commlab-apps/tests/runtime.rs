@@ -18,6 +18,7 @@ fn shapes() -> Vec<(&'static str, Simulator)> {
         ("alewife 32 (mesh)", common::preset("alewife", &[], None)),
         ("alewife 64 (mesh)", common::preset("alewife", &[], Some(64))),
         ("t3e (torus)", common::preset("t3e", &[], None)),
+        ("alewife-sim 64 (the runtime study's machine)", common::preset("alewife-sim", &[], None)),
     ]
 }
 
