@@ -18,9 +18,11 @@
 //! trying victims round-robin from its own id + 1, and runs the right task there.
 //!
 //! - `sm`: deques (homed at their owner), frames (homed at their creator) and the done flag
-//!   are simulated shared memory. The owner pushes with plain stores and pops under its
-//!   deque's lock; a thief reads top and bottom, and if the deque looks non-empty takes the
-//!   lock, takes the top entry and reads the migrated continuation from the frame with shared
+//!   are simulated shared memory. The owner pushes with plain stores and pops without the
+//!   lock, as lazy task creation's queue does: it lowers bottom, then reads top, and takes the
+//!   lock only when a thief may be taking the same entry. A thief reads top and bottom, and if
+//!   the deque looks non-empty takes the lock, raises top, re-reads bottom (giving the entry
+//!   back if the owner took it) and reads the migrated continuation from the frame with shared
 //!   loads. Joins are `fetch_add`s. A frame is reused by its creator: frames it completes
 //!   itself go back to its private free list at once; one completed elsewhere is marked
 //!   released and reclaimed when the free list runs dry.
@@ -37,8 +39,8 @@
 //! `costs.lazy_call` (a procedure call and return with its test and the add of two results),
 //! plus the leaf's work: `grain`'s delay loop of `l` cycles, `aq`'s `costs.aq_eval` per
 //! integrand evaluation. Everything the scheduler adds is simulated references: the frame's
-//! words and the deque push (shared stores for `sm`, private writes for `mp`), the pop (a lock
-//! and loads, or a private read), steals, joins and the free list (private reads and writes).
+//! words and the deque push (shared stores for `sm`, private writes for `mp`), the pop (a store and
+//! loads, with the lock only on a conflict with a thief; or a private read), steals, joins and the free list (private reads and writes).
 //! A handler cannot make timed references, so the `mp` handlers are charged one cycle
 //! (a cache hit) per word of deque or frame they touch, on top of the machine's message costs.
 //! When a processor's pool of frames is exhausted it runs the task it was about to split as a

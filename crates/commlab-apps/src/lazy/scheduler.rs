@@ -471,15 +471,30 @@ impl<T: Tree> Lazy<T> {
         let me = node.id();
         match sh {
             Some(sh) => {
+                // Lazy task creation's queue protocol (Mohr, Kranz & Halstead): the owner pops
+                // without the lock -- it lowers bottom, then reads top -- and takes the lock only
+                // when a thief may be taking the same entry (top has passed the new bottom).
+                // Thieves raise top under the lock, then read bottom (`steal_sm`); with
+                // sequentially consistent memory one of the two always sees the other.
                 let dq = self.deque(sh, me);
+                let b = node.state(|s| s.bottom);
+                if b == 0 {
+                    return None;
+                }
+                node.store(dq.word(D_BOTTOM), b - 1);
+                let t = node.load(dq.word(D_TOP));
+                if t <= b - 1 {
+                    node.state(|s| s.bottom = b - 1);
+                    return Some(node.load(self.slot(dq, b - 1)));
+                }
+                // A thief got there first, or is about to: settle it under the lock.
+                node.store(dq.word(D_BOTTOM), b);
                 node.lock(dq.word(D_LOCK));
                 let t = node.load(dq.word(D_TOP));
-                let b = node.load(dq.word(D_BOTTOM));
                 let got = if b > t {
-                    let g = node.load(self.slot(dq, b - 1));
                     node.store(dq.word(D_BOTTOM), b - 1);
                     node.state(|s| s.bottom = b - 1);
-                    Some(g)
+                    Some(node.load(self.slot(dq, b - 1)))
                 } else {
                     None
                 };
@@ -670,13 +685,14 @@ impl<T: Tree> Lazy<T> {
             return None;
         }
         node.lock(dq.word(D_LOCK));
+        // Claim the top entry first, then check the owner has not popped it (see `pop_own`).
         let t = node.load(dq.word(D_TOP));
+        node.store(dq.word(D_TOP), t + 1);
         let b = node.load(dq.word(D_BOTTOM));
         let f = if t < b {
-            let f = node.load(self.slot(dq, t));
-            node.store(dq.word(D_TOP), t + 1);
-            Some(f)
+            Some(node.load(self.slot(dq, t)))
         } else {
+            node.store(dq.word(D_TOP), t);
             None
         };
         node.unlock(dq.word(D_LOCK));
