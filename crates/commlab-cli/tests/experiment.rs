@@ -226,6 +226,9 @@ fn bad_experiment_requests_are_one_line_errors() {
         vec!["experiment", "warp", "em3d"],
         vec!["experiment", "bisection", "em3d", "--points", "1"],
         vec!["experiment", "bisection", "em3d", "--set", "cross_traffic.rate_bytes_per_cycle=2"],
+        vec!["experiment", "bisection"],
+        vec!["experiment", "grain", "em3d"],
+        vec!["experiment", "grain", "--param", "l=5"],
     ] {
         let out = commlab().args(&args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -233,4 +236,41 @@ fn bad_experiment_requests_are_one_line_errors() {
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.starts_with("commlab: "), "{args:?}: {stderr}");
     }
+}
+
+/// The runtime study's two curves: grain's speedup against the leaf delay and memcpy's MB/s
+/// against the block size, on alewife-sim by default.
+#[test]
+fn grain_and_memcpy_experiments_draw_their_counter_against_their_parameter() {
+    let d = temp_dir("grain");
+    let text = ok(&["experiment", "grain", "--procs", "16", "--param", "n=6", "--out", d.to_str().unwrap()]);
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(d.join("experiment.json")).unwrap()).unwrap();
+    assert_eq!(summary["machine"], "alewife-sim", "grain's default machine");
+    assert_eq!(summary["varied"], "l");
+    let series = summary["series"].as_object().unwrap();
+    assert_eq!(series.len(), 2, "sm and mp");
+    for (v, pts) in series {
+        let xs: Vec<f64> = pts.as_array().unwrap().iter().map(|p| p[0].as_f64().unwrap()).collect();
+        assert_eq!(xs, [0.0, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0], "{v}: l from 0 to 1000 in log steps");
+        // More work per leaf amortises the scheduler: the speedup at l = 1000 beats l = 0.
+        let ys: Vec<f64> = pts.as_array().unwrap().iter().map(|p| p[1].as_f64().unwrap()).collect();
+        assert!(ys[7] > ys[0], "{v}: speedups {ys:?}");
+    }
+    assert_eq!(json_lines(&d.join("results.jsonl")).len(), 16);
+    assert!(text.contains("highest at l = 1000"), "{text}");
+    assert_plots(&d, &["speedup", "breakdown", "volume"]);
+
+    let d = temp_dir("memcpy");
+    ok(&["experiment", "memcpy", "--machine", "alewife", "--out", d.to_str().unwrap()]);
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(d.join("experiment.json")).unwrap()).unwrap();
+    assert_eq!(summary["machine"], "alewife");
+    let series = summary["series"].as_object().unwrap();
+    assert_eq!(series.keys().collect::<Vec<_>>(), ["mp", "sm", "sm-pf"]);
+    let mp: Vec<(f64, f64)> =
+        series["mp"].as_array().unwrap().iter().map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap())).collect();
+    assert_eq!(mp.first().unwrap().0, 16.0);
+    assert_eq!(mp.last().unwrap().0, 16384.0);
+    // One DMA message's fixed costs are amortised over a longer block.
+    assert!(mp.windows(2).all(|w| w[1].1 >= w[0].1), "mp MB/s by block size: {mp:?}");
+    assert_plots(&d, &["mbytes_per_s"]);
 }
