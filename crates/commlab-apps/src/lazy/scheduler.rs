@@ -483,7 +483,7 @@ impl<T: Tree> Lazy<T> {
                 }
                 node.store(dq.word(D_BOTTOM), b - 1);
                 let t = node.load(dq.word(D_TOP));
-                if t <= b - 1 {
+                if t < b {
                     node.state(|s| s.bottom = b - 1);
                     return Some(node.load(self.slot(dq, b - 1)));
                 }
