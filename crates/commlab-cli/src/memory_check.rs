@@ -74,3 +74,15 @@ pub fn check(app: &str, params: &[String], sim: &Simulator, max_memory: Option<u
         if max_memory.is_some() { " or raise --max-memory" } else { "" }
     )))
 }
+
+/// How many runs of this estimate fit in memory at once, at most `jobs` and at least 1 (the one
+/// run `check` admitted): `--jobs` is lowered rather than let runs in parallel exhaust memory.
+pub fn runs_that_fit(app: &str, params: &[String], sim: &Simulator, max_memory: Option<u64>, jobs: usize) -> usize {
+    let nprocs = sim.config().nprocs();
+    let data = commlab_apps::data_bytes_estimate(app, params, nprocs).unwrap_or(0);
+    let need = sim.machine_bytes_estimate().total().saturating_add(data).max(1);
+    match max_memory.or_else(available_memory) {
+        Some(limit) => ((limit / need) as usize).clamp(1, jobs.max(1)),
+        None => jobs.max(1),
+    }
+}

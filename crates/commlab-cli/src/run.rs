@@ -7,9 +7,11 @@ use crate::machine_arg;
 use crate::memory_check;
 use crate::output;
 use crate::record::{ResultRecord, RunMeta};
-use commlab_apps::AppError;
+use commlab_apps::{AppError, AppResult};
 use commlab_sim::{RunControl, Simulator};
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -35,6 +37,10 @@ pub struct RunArgs {
     /// Seed of every pseudo-random choice (same seed, same results).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Variants run at once, on as many threads [default: the number of cores]. Output is in
+    /// variant order and the same as with --jobs 1; fewer run at once if memory is short.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: Option<u64>,
     /// Print one JSON object per run (JSON Lines).
     #[arg(long, conflicts_with = "csv")]
     json: bool,
@@ -250,35 +256,91 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     let cycle_ps = cfg.cycle_ps;
     let sim = Simulator::new(cfg);
     memory_check::check(&args.app, &args.param, &sim, args.max_memory)?;
+    let jobs = args.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
+    let jobs = memory_check::runs_that_fit(&args.app, &args.param, &sim, args.max_memory, jobs.min(variants.len()));
+    let cfg = sim.config().clone();
+    // One control for every run: --max-wall stops them all; the progress line follows
+    // whichever run reported last.
     let watch = Watch::start(args.max_wall, cycle_ps);
-    let sim = sim.with_control(Arc::clone(&watch.control));
     let mut records = Vec::new();
     let mut results = Vec::new();
     let mut failed_checks = Vec::new();
-    for v in variants {
-        let r = match commlab_apps::run_app(&sim, info.name, v, &args.param, args.seed) {
-            Ok(r) => r,
-            Err(AppError::Input(m)) => return Err(input(m)),
-            Err(AppError::Run(m)) => {
-                if let (true, Some(s)) = (watch.control.stop_requested(), args.max_wall) {
-                    return Err(failed(format!("{} [{v}]: stopped at --max-wall {s} s: {m}", info.name)));
+    let mut fatal: Option<Failure> = None;
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let (tx, rx) = mpsc::channel::<(usize, Result<AppResult, AppError>)>();
+        for _ in 0..jobs {
+            let tx = tx.clone();
+            let (next, stop, variants, cfg, control, args) = (&next, &stop, &variants, &cfg, &watch.control, &args);
+            s.spawn(move || loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
                 }
-                return Err(failed(format!("{} [{v}]: {m}", info.name)));
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(v) = variants.get(k) else { break };
+                let sim = Simulator::new(cfg.clone()).with_control(Arc::clone(control));
+                let r = commlab_apps::run_app(&sim, info.name, v, &args.param, args.seed);
+                if tx.send((k, r)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        // Results come back in any order; they are written in variant order, each as soon as
+        // every earlier variant's is written, and nothing after the first failure.
+        let mut waiting: BTreeMap<usize, Result<AppResult, AppError>> = BTreeMap::new();
+        let mut written = 0;
+        for (k, r) in rx {
+            waiting.insert(k, r);
+            while fatal.is_none() {
+                let Some(r) = waiting.remove(&written) else { break };
+                let v = variants[written];
+                written += 1;
+                let r = match r {
+                    Ok(r) => r,
+                    Err(e) => {
+                        fatal = Some(match e {
+                            AppError::Input(m) => input(m),
+                            AppError::Run(m) => match (watch.control.stop_requested(), args.max_wall) {
+                                (true, Some(s)) => {
+                                    failed(format!("{} [{v}]: stopped at --max-wall {s} s: {m}", info.name))
+                                }
+                                _ => failed(format!("{} [{v}]: {m}", info.name)),
+                            },
+                        });
+                        // The runs still going are not reported: stop them.
+                        stop.store(true, Ordering::Relaxed);
+                        watch.control.stop();
+                        break;
+                    }
+                };
+                if !r.check.ok {
+                    failed_checks.push(format!("{} [{v}]: answer check failed: {}", info.name, r.check.detail));
+                }
+                let record = ResultRecord::of_run(&r, &meta);
+                let wrote = if args.json {
+                    sink.write(&record.to_json_line())
+                } else if !args.csv {
+                    sink.write(&output::to_text(&record))
+                } else {
+                    Ok(())
+                };
+                if let Err(f) = wrote {
+                    fatal = Some(f);
+                    stop.store(true, Ordering::Relaxed);
+                    watch.control.stop();
+                    break;
+                }
+                records.push(record);
+                if !detail.is_empty() {
+                    results.push(r);
+                }
             }
-        };
-        if !r.check.ok {
-            failed_checks.push(format!("{} [{v}]: answer check failed: {}", info.name, r.check.detail));
         }
-        let record = ResultRecord::of_run(&r, &meta);
-        if args.json {
-            sink.write(&record.to_json_line())?;
-        } else if !args.csv {
-            sink.write(&output::to_text(&record))?;
-        }
-        records.push(record);
-        if !detail.is_empty() {
-            results.push(r);
-        }
+    });
+    if let Some(f) = fatal {
+        return Err(f);
     }
     if args.csv {
         sink.write(&output::to_csv(&records))?;
