@@ -75,14 +75,56 @@ pub fn check(app: &str, params: &[String], sim: &Simulator, max_memory: Option<u
     )))
 }
 
-/// How many runs of this estimate fit in memory at once, at most `jobs` and at least 1 (the one
-/// run `check` admitted): `--jobs` is lowered rather than let runs in parallel exhaust memory.
+/// Memory mappings a simulated processor takes: its coroutine stack and the stack's guard page.
+const MAPPINGS_PER_PROCESSOR: u64 = 2;
+/// Mappings left for everything else in the process (binary, libraries, heap arenas, threads).
+const MAPPINGS_RESERVED: u64 = 2048;
+
+/// The most memory mappings a process may have (`vm.max_map_count`, Linux; None elsewhere).
+fn max_map_count() -> Option<u64> {
+    std::fs::read_to_string("/proc/sys/vm/max_map_count").ok()?.trim().parse().ok()
+}
+
+/// How many runs of `nprocs` processors and this memory estimate fit at once, at most `jobs`
+/// and at least 1 (the one run `check` admitted). `--jobs` is lowered rather than let runs in
+/// parallel exhaust memory, or the process's memory mappings: each processor's stack is two
+/// mappings, so two runs of 16384 processors would pass Linux's default limit of 65530 and fail
+/// to allocate a stack though memory is free.
 pub fn runs_that_fit(app: &str, params: &[String], sim: &Simulator, max_memory: Option<u64>, jobs: usize) -> usize {
     let nprocs = sim.config().nprocs();
     let data = commlab_apps::data_bytes_estimate(app, params, nprocs).unwrap_or(0);
     let need = sim.machine_bytes_estimate().total().saturating_add(data).max(1);
-    match max_memory.or_else(available_memory) {
-        Some(limit) => ((limit / need) as usize).clamp(1, jobs.max(1)),
-        None => jobs.max(1),
+    let by_memory = max_memory.or_else(available_memory).map_or(usize::MAX, |limit| (limit / need) as usize);
+    runs_by_mappings(nprocs, max_map_count()).min(by_memory).clamp(1, jobs.max(1))
+}
+
+/// How many runs of `nprocs` processors the mapping limit admits at once (`usize::MAX` when
+/// the limit is unknown).
+pub fn runs_by_mappings(nprocs: usize, max_map_count: Option<u64>) -> usize {
+    match max_map_count {
+        Some(limit) => {
+            let per_run = (nprocs as u64).saturating_mul(MAPPINGS_PER_PROCESSOR).max(1);
+            (limit.saturating_sub(MAPPINGS_RESERVED) / per_run) as usize
+        }
+        None => usize::MAX,
+    }
+}
+
+/// As [`runs_by_mappings`] with this host's limit (for sweeps, whose points differ in size).
+pub fn runs_by_host_mappings(nprocs: usize) -> usize {
+    runs_by_mappings(nprocs, max_map_count())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_runs_of_16384_processors_exceed_the_default_mapping_limit() {
+        // Regression: `run barrier --procs 16384 --variant all` ran both variants at once and
+        // the second failed to allocate a coroutine stack.
+        assert_eq!(runs_by_mappings(16384, Some(65530)), 1);
+        assert_eq!(runs_by_mappings(1024, Some(65530)), 30);
+        assert_eq!(runs_by_mappings(32, None), usize::MAX);
     }
 }

@@ -342,7 +342,9 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
     let mut fatal: Option<Failure> = None;
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let jobs = (args.jobs as usize).min(todo.len()).max(1);
+    // No more at once than the largest point's processors' stacks leave memory mappings for.
+    let largest = todo.iter().map(|&(p, _)| points[p].cfg.nprocs()).max().unwrap_or(1);
+    let jobs = (args.jobs as usize).min(todo.len()).min(crate::memory_check::runs_by_host_mappings(largest)).max(1);
     std::thread::scope(|s| {
         let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
         for _ in 0..jobs {
