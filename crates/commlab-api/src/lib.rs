@@ -96,6 +96,10 @@ pub trait HandlerCtx {
     fn now_cycles(&self) -> f64;
     /// Charge `cycles` of handler work (counted as message overhead).
     fn compute(&mut self, cycles: u64);
+    /// Charge `words` references to this node's private data (its queues, frames, tables)
+    /// that hit in the cache: the machine's `memory.hit_cycles` each. A handler cannot make
+    /// simulated references, so this is how it pays for the words it reads and writes.
+    fn private_hits(&mut self, words: u64);
     /// Send an active message from inside the handler.
     fn send_am(&mut self, dest: ProcId, handler: HandlerId, args: &[u64]);
     /// Send a bulk (DMA) message from inside the handler: as [`Node::send_bulk`], the

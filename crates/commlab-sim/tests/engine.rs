@@ -419,3 +419,26 @@ fn a_handler_can_reply_with_a_bulk_message() {
     let handler = out.stats.procs[1].get(Category::MessageOverhead);
     assert_eq!(handler, 65.0 + 31.0 + 2.0 + 10.0 + 2.0 + 30.0, "replying handler's overhead");
 }
+
+/// A handler's references to its private data cost the machine's cache hit each
+/// (`HandlerCtx::private_hits`), not a figure of the program's.
+#[test]
+fn a_handlers_private_hits_cost_the_machines_hit_time() {
+    fn touch(_: &mut u64, ctx: &mut dyn HandlerCtx, _: &Message<'_>) {
+        ctx.private_hits(4);
+    }
+    let handler_time = |hit: &str| {
+        let p = prog(vec![touch], |x, id| {
+            if id == 0 {
+                x(Op::Send(1, 0, vec![]));
+            } else {
+                x(Op::Compute(5000)); // the handler interrupts this
+            }
+        });
+        let s = alewife(&[&format!("memory.hit_cycles={hit}")], Some(2));
+        s.run(Arc::new(p)).unwrap().stats.procs[1].get(Category::MessageOverhead)
+    };
+    // Interrupt entry 65 + exit 30, plus 4 hits.
+    assert_eq!(handler_time("1"), 65.0 + 30.0 + 4.0);
+    assert_eq!(handler_time("3"), 65.0 + 30.0 + 12.0);
+}

@@ -41,8 +41,9 @@
 //! integrand evaluation. Everything the scheduler adds is simulated references: the frame's
 //! words and the deque push (shared stores for `sm`, private writes for `mp`), the pop (a store and
 //! loads, with the lock only on a conflict with a thief; or a private read), steals, joins and the free list (private reads and writes).
-//! A handler cannot make timed references, so the `mp` handlers are charged one cycle
-//! (a cache hit) per word of deque or frame they touch, on top of the machine's message costs.
+//! A handler cannot make timed references, so the `mp` handlers are charged a cache hit
+//! (`HandlerCtx::private_hits`, the machine's `memory.hit_cycles`) per word of deque or frame
+//! they touch, on top of the machine's message costs.
 //! When a processor's pool of frames is exhausted it runs the task it was about to split as a
 //! plain recursion without forking (counted as `inlined_tasks`; the pool holds twice the
 //! tree's depth plus 16 frames, so this is rare).

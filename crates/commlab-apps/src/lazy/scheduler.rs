@@ -49,9 +49,6 @@ const REFUSE: HandlerId = HandlerId(2);
 const JOIN: HandlerId = HandlerId(3);
 const DONE: HandlerId = HandlerId(4);
 
-/// A handler's reference to its private deque or frame words, charged as a cache hit.
-const HANDLER_WORD_CYCLES: u64 = 1;
-
 /// Bits of an `mp` frame reference that hold the frame's index (the creator is above them).
 const IDX_MASK: u64 = 0xFFFF_FFFF;
 
@@ -758,7 +755,7 @@ fn on_steal(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
             let mut args = vec![idx as u64];
             args.extend_from_slice(&fr.task);
             // Top index, entry, stolen flag, the task's words.
-            ctx.compute(HANDLER_WORD_CYCLES * (3 + TASK_WORDS as u64));
+            ctx.private_hits(3 + TASK_WORDS as u64);
             if args.len() <= s.max_args {
                 ctx.send_am(m.src, TASK, &args);
             } else {
@@ -766,7 +763,7 @@ fn on_steal(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
             }
         }
         None => {
-            ctx.compute(HANDLER_WORD_CYCLES * 2);
+            ctx.private_hits(2);
             ctx.send_am(m.src, REFUSE, &[]);
         }
     }
@@ -778,7 +775,7 @@ fn on_task(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
     let w = if m.args.is_empty() { m.payload } else { m.args };
     let mut task = [0; TASK_WORDS];
     task.copy_from_slice(&w[1..=TASK_WORDS]);
-    ctx.compute(HANDLER_WORD_CYCLES * (1 + TASK_WORDS as u64));
+    ctx.private_hits(1 + TASK_WORDS as u64);
     s.reply = Some(Reply::Task(((m.src as u64) << 32) | w[0], task));
 }
 
@@ -817,7 +814,7 @@ fn on_join<T: Tree>(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
             }
         }
     }
-    ctx.compute(HANDLER_WORD_CYCLES * words);
+    ctx.private_hits(words);
 }
 
 fn on_done(s: &mut State, _: &mut dyn HandlerCtx, m: &Message<'_>) {

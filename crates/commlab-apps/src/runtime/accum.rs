@@ -15,10 +15,13 @@
 //! `counters.transfer_cycles` is the copy (request to the end of the reply's handler) and
 //! `counters.sum_cycles` the local sum, the time with the transfer excluded.
 
-use super::{clean_remote_block, cleaner_for, partner_at, SETTLE_CYCLES, WORKER};
+use super::{
+    clean_remote_block, on_fetch_reply, on_fetch_request, partner_param, Fetch, HasFetch, Reach, FETCH_REQUEST,
+    SETTLE_CYCLES, WORKER,
+};
 use crate::app::{barrier_kind_of, cost, result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::Params;
-use commlab_api::{Backend, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program};
+use commlab_api::{Backend, BarrierKind, Handler, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -33,18 +36,8 @@ pub const INFO: AppInfo = AppInfo {
     ],
 };
 
-const REQUEST: HandlerId = HandlerId(0);
-const REPLY: HandlerId = HandlerId(1);
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Kind {
-    Loop,
-    Prefetch,
-    Dma,
-}
-
 struct Accum {
-    kind: Kind,
+    kind: Reach,
     words: usize,
     home: ProcId,
     cleaner: ProcId,
@@ -54,11 +47,8 @@ struct Accum {
 
 #[derive(Default)]
 pub struct State {
-    /// The array, as the home's memory holds it (the home only).
-    source: Vec<u64>,
-    /// The local copy the reply brought (`mp`, the summing processor only).
-    local: Vec<u64>,
-    arrived: bool,
+    /// The `mp` copy: the block at its home, the copy at the worker.
+    fetch: Fetch,
     sum: u64,
     total_cycles: f64,
     transfer_cycles: f64,
@@ -69,25 +59,22 @@ pub(crate) fn element(i: usize) -> u64 {
     (i as u64).wrapping_mul(2_654_435_761).wrapping_add(12_345) % 999_983
 }
 
-fn on_request(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
-    ctx.send_bulk(m.src, REPLY, &[], &[&s.source]);
-}
-
-fn on_reply(s: &mut State, _: &mut dyn HandlerCtx, m: &Message<'_>) {
-    s.local = m.payload.to_vec();
-    s.arrived = true;
+impl HasFetch for State {
+    fn fetch(&mut self) -> &mut Fetch {
+        &mut self.fetch
+    }
 }
 
 impl Program for Accum {
     type State = State;
     fn handlers(&self) -> Vec<Handler<State>> {
-        vec![on_request, on_reply]
+        vec![on_fetch_request, on_fetch_reply]
     }
     fn barrier_kind(&self) -> BarrierKind {
-        barrier_kind_of(self.kind != Kind::Dma)
+        barrier_kind_of(self.kind != Reach::Dma)
     }
     fn private_arrays(&self, id: ProcId) -> Vec<usize> {
-        if id == WORKER && self.kind == Kind::Dma {
+        if id == WORKER && self.kind == Reach::Dma {
             vec![self.words]
         } else {
             Vec::new()
@@ -95,12 +82,12 @@ impl Program for Accum {
     }
     fn init_state(&self, id: ProcId, _: usize) -> State {
         let source = if id == self.home { (0..self.words).map(element).collect() } else { Vec::new() };
-        State { source, ..State::default() }
+        State { fetch: Fetch { source, ..Fetch::default() }, ..State::default() }
     }
     fn main<N: Node<State = State>>(&self, node: &mut N) {
         let id = node.id();
         let src = node.alloc_shared(self.words, Placement::OnNode(self.home));
-        if self.kind != Kind::Dma {
+        if self.kind != Reach::Dma {
             let values: Vec<u64> = (0..self.words).map(element).collect();
             clean_remote_block(node, src, &values, self.home, self.cleaner, self.line_words);
         }
@@ -112,21 +99,19 @@ impl Program for Accum {
             let mut sum = 0u64;
             let mut transfer = 0.0;
             match self.kind {
-                Kind::Loop | Kind::Prefetch => {
+                Reach::Loop | Reach::Prefetch => {
                     for i in 0..self.words {
-                        if self.kind == Kind::Prefetch && i % self.line_words == 0 && i + self.line_words < self.words {
-                            node.prefetch_read(src.word(i + self.line_words));
-                        }
+                        self.kind.prefetch_ahead(node, src, i, self.words, self.line_words);
                         sum = sum.wrapping_add(node.load(src.word(i)));
                         node.compute(self.accum_word);
                     }
                 }
-                Kind::Dma => {
-                    node.send_am(self.home, REQUEST, &[]);
-                    node.wait_until("the array's DMA reply", |s| s.arrived);
+                Reach::Dma => {
+                    node.send_am(self.home, FETCH_REQUEST, &[]);
+                    node.wait_until("the array's DMA reply", |s| s.fetch.arrived);
                     transfer = node.now_cycles() - t0;
                     let local = node.private_array(0);
-                    let values = node.state(|s| std::mem::take(&mut s.local));
+                    let values = node.state(|s| std::mem::take(&mut s.fetch.received));
                     for (i, &v) in values.iter().take(self.words).enumerate() {
                         node.private_read(local.word(i));
                         sum = sum.wrapping_add(v);
@@ -149,16 +134,10 @@ impl Program for Accum {
 const WORDS: (&str, fn(usize) -> bool) = ("a whole number from 1 to 262144", |v| (1..=262_144).contains(&v));
 
 pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<AppResult, AppError> {
-    let kind = match variant {
-        "sm" => Kind::Loop,
-        "sm-pf" => Kind::Prefetch,
-        "mp" => Kind::Dma,
-        other => unreachable!("accum variant `{other}` is listed but not handled"),
-    };
+    let kind = Reach::of_variant(INFO.name, variant);
     let words: usize = params.get("words", WORDS)?;
-    let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
-    let home = partner_at(backend, INFO.name, hops)?;
-    let cleaner = if kind == Kind::Dma { WORKER } else { cleaner_for(backend, INFO.name, home)? };
+    let (hops, home) = partner_param(backend, params, INFO.name)?;
+    let cleaner = kind.cleaner(backend, INFO.name, home)?;
     let line_words = (backend.line_bytes() / 8).max(1);
     let accum_word = cost(backend, "accum_word")?;
     let out = backend.run(Arc::new(Accum { kind, words, home, cleaner, line_words, accum_word })).map_err(run_err)?;
@@ -167,7 +146,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let s = &out.states[WORKER];
     let mut counters = BTreeMap::new();
     counters.insert("total_cycles".into(), s.total_cycles);
-    if kind == Kind::Dma {
+    if kind == Reach::Dma {
         counters.insert("transfer_cycles".into(), s.transfer_cycles);
         counters.insert("sum_cycles".into(), s.total_cycles - s.transfer_cycles);
     }

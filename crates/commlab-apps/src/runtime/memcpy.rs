@@ -29,12 +29,13 @@
 //! destination (the last store for `sm`; the end of the reply's handler for `mp`).
 //! `counters.mbytes_per_s`: bytes / copy time at the machine's clock.
 
-use super::{clean_remote_block, cleaner_for, mbytes_per_s, partner_at, SETTLE_CYCLES, WORKER};
+use super::{
+    clean_remote_block, mbytes_per_s, on_fetch_reply, on_fetch_request, partner_param, Fetch, HasFetch, Reach,
+    FETCH_REQUEST, SETTLE_CYCLES, WORKER,
+};
 use crate::app::{barrier_kind_of, cost, result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::Params;
-use commlab_api::{
-    Addr, Backend, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program,
-};
+use commlab_api::{Addr, Backend, BarrierKind, Handler, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -48,18 +49,8 @@ pub const INFO: AppInfo = AppInfo {
     ],
 };
 
-const REQUEST: HandlerId = HandlerId(0);
-const REPLY: HandlerId = HandlerId(1);
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Kind {
-    Loop,
-    Prefetch,
-    Dma,
-}
-
 struct Memcpy {
-    kind: Kind,
+    kind: Reach,
     words: usize,
     home: ProcId,
     cleaner: ProcId,
@@ -69,11 +60,8 @@ struct Memcpy {
 
 #[derive(Default)]
 pub struct State {
-    /// The source block, as the home's memory holds it (the home only).
-    source: Vec<u64>,
-    /// The copy the reply brought (`mp`, the copier only).
-    received: Vec<u64>,
-    arrived: bool,
+    /// The `mp` copy: the block at its home, the copy at the worker.
+    fetch: Fetch,
     copy_cycles: f64,
     /// Where the destination block starts (the copier records it).
     dst: Option<Addr>,
@@ -84,26 +72,23 @@ pub(crate) fn source_value(i: usize) -> u64 {
     (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5151
 }
 
-fn on_request(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
-    ctx.send_bulk(m.src, REPLY, &[], &[&s.source]);
-}
-
-fn on_reply(s: &mut State, _: &mut dyn HandlerCtx, m: &Message<'_>) {
-    s.received = m.payload.to_vec();
-    s.arrived = true;
+impl HasFetch for State {
+    fn fetch(&mut self) -> &mut Fetch {
+        &mut self.fetch
+    }
 }
 
 impl Program for Memcpy {
     type State = State;
     fn handlers(&self) -> Vec<Handler<State>> {
-        vec![on_request, on_reply]
+        vec![on_fetch_request, on_fetch_reply]
     }
     fn barrier_kind(&self) -> BarrierKind {
-        barrier_kind_of(self.kind != Kind::Dma)
+        barrier_kind_of(self.kind != Reach::Dma)
     }
     fn init_state(&self, id: ProcId, _: usize) -> State {
         let source = if id == self.home { (0..self.words).map(source_value).collect() } else { Vec::new() };
-        State { source, ..State::default() }
+        State { fetch: Fetch { source, ..Fetch::default() }, ..State::default() }
     }
     fn main<N: Node<State = State>>(&self, node: &mut N) {
         let id = node.id();
@@ -114,7 +99,7 @@ impl Program for Memcpy {
         let src_lines = self.words.div_ceil(self.line_words);
         let _pad = node.alloc_shared(self.line_words * (1 + src_lines % 2), Placement::OnNode(self.home));
         let dst = node.alloc_shared(self.words, Placement::OnNode(WORKER));
-        if self.kind != Kind::Dma {
+        if self.kind != Reach::Dma {
             let values: Vec<u64> = (0..self.words).map(source_value).collect();
             clean_remote_block(node, src, &values, self.home, self.cleaner, self.line_words);
         }
@@ -124,19 +109,17 @@ impl Program for Memcpy {
         if id == WORKER {
             let t0 = node.now_cycles();
             match self.kind {
-                Kind::Loop | Kind::Prefetch => {
+                Reach::Loop | Reach::Prefetch => {
                     for i in 0..self.words {
-                        if self.kind == Kind::Prefetch && i % self.line_words == 0 && i + self.line_words < self.words {
-                            node.prefetch_read(src.word(i + self.line_words));
-                        }
+                        self.kind.prefetch_ahead(node, src, i, self.words, self.line_words);
                         let v = node.load(src.word(i));
                         node.store(dst.word(i), v);
                         node.compute(self.memcpy_word);
                     }
                 }
-                Kind::Dma => {
-                    node.send_am(self.home, REQUEST, &[]);
-                    node.wait_until("the copy's DMA reply", |s| s.arrived);
+                Reach::Dma => {
+                    node.send_am(self.home, FETCH_REQUEST, &[]);
+                    node.wait_until("the copy's DMA reply", |s| s.fetch.arrived);
                 }
             }
             let t1 = node.now_cycles();
@@ -154,16 +137,10 @@ pub(crate) const BYTES: (&str, fn(usize) -> bool) =
     ("a multiple of 8 from 16 to 16384", |b| (16..=16384).contains(&b) && b.is_multiple_of(8));
 
 pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<AppResult, AppError> {
-    let kind = match variant {
-        "sm" => Kind::Loop,
-        "sm-pf" => Kind::Prefetch,
-        "mp" => Kind::Dma,
-        other => unreachable!("memcpy variant `{other}` is listed but not handled"),
-    };
+    let kind = Reach::of_variant(INFO.name, variant);
     let bytes: usize = params.get("bytes", BYTES)?;
-    let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
-    let home = partner_at(backend, INFO.name, hops)?;
-    let cleaner = if kind == Kind::Dma { WORKER } else { cleaner_for(backend, INFO.name, home)? };
+    let (hops, home) = partner_param(backend, params, INFO.name)?;
+    let cleaner = kind.cleaner(backend, INFO.name, home)?;
     let words = bytes / 8;
     let line_words = (backend.line_bytes() / 8).max(1);
     let memcpy_word = cost(backend, "memcpy_word")?;
@@ -172,8 +149,8 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
 
     let want: Vec<u64> = (0..words).map(source_value).collect();
     let got: Vec<u64> = match kind {
-        Kind::Dma => out.states[WORKER].received.iter().copied().take(words).collect(),
-        Kind::Loop | Kind::Prefetch => match out.states[WORKER].dst {
+        Reach::Dma => out.states[WORKER].fetch.received.iter().copied().take(words).collect(),
+        Reach::Loop | Reach::Prefetch => match out.states[WORKER].dst {
             Some(dst) => (0..words).map(|i| out.load(dst.word(i))).collect(),
             None => Vec::new(),
         },

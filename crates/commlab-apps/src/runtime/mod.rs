@@ -21,7 +21,8 @@ pub mod memcpy;
 pub mod rti;
 
 use crate::app::AppError;
-use commlab_api::{Addr, Backend, Node, ProcId};
+use crate::params::Params;
+use commlab_api::{Addr, Backend, HandlerCtx, HandlerId, Message, Node, ProcId};
 
 /// The processor that does the work: the invoker, the copier.
 pub(crate) const WORKER: ProcId = 0;
@@ -89,4 +90,78 @@ pub(crate) fn clean_remote_block<N: Node>(
 /// MB/s of `bytes` moved in `cycles` on a machine of `mhz` (bytes per microsecond).
 pub(crate) fn mbytes_per_s(bytes: usize, cycles: f64, mhz: f64) -> f64 {
     bytes as f64 * mhz / cycles
+}
+
+/// The `hops` parameter and the processor that far from [`WORKER`].
+pub(crate) fn partner_param<B: Backend>(backend: &B, params: &Params, app: &str) -> Result<(usize, ProcId), AppError> {
+    let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
+    Ok((hops, partner_at(backend, app, hops)?))
+}
+
+/// How `memcpy` and `accum` reach a remote block: a load loop (`sm`), the same loop
+/// prefetching one line ahead (`sm-pf`), or a DMA copy by request and bulk reply (`mp`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Reach {
+    Loop,
+    Prefetch,
+    Dma,
+}
+
+impl Reach {
+    pub(crate) fn of_variant(app: &str, variant: &str) -> Reach {
+        match variant {
+            "sm" => Reach::Loop,
+            "sm-pf" => Reach::Prefetch,
+            "mp" => Reach::Dma,
+            other => unreachable!("{app} variant `{other}` is listed but not handled"),
+        }
+    }
+
+    /// The loop's step at word `i` of a `words`-word block at `src`: with `sm-pf`, at the top
+    /// of each line, prefetch the next line.
+    pub(crate) fn prefetch_ahead<N: Node>(self, node: &mut N, src: Addr, i: usize, words: usize, line_words: usize) {
+        if self == Reach::Prefetch && i.is_multiple_of(line_words) && i + line_words < words {
+            node.prefetch_read(src.word(i + line_words));
+        }
+    }
+
+    /// The processor that leaves the block clean at its home in set-up (the loops need one; a
+    /// DMA reads memory whatever the caches hold, and [`WORKER`] stands in).
+    pub(crate) fn cleaner<B: Backend>(self, backend: &B, app: &str, home: ProcId) -> Result<ProcId, AppError> {
+        match self {
+            Reach::Dma => Ok(WORKER),
+            Reach::Loop | Reach::Prefetch => cleaner_for(backend, app, home),
+        }
+    }
+}
+
+/// The `mp` copy's two messages: [`WORKER`] sends `FETCH_REQUEST` to the block's home, whose
+/// handler replies with the block in one bulk (DMA) message, `FETCH_REPLY`. A program with
+/// this copy lists [`on_fetch_request`] and [`on_fetch_reply`] as handlers 0 and 1.
+pub(crate) const FETCH_REQUEST: HandlerId = HandlerId(0);
+pub(crate) const FETCH_REPLY: HandlerId = HandlerId(1);
+
+/// A processor's side of the `mp` copy.
+#[derive(Default)]
+pub(crate) struct Fetch {
+    /// The block, as the home's memory holds it (the home only).
+    pub source: Vec<u64>,
+    /// The copy the reply brought (the worker only).
+    pub received: Vec<u64>,
+    pub arrived: bool,
+}
+
+/// A program state that holds a [`Fetch`].
+pub(crate) trait HasFetch {
+    fn fetch(&mut self) -> &mut Fetch;
+}
+
+pub(crate) fn on_fetch_request<S: HasFetch>(s: &mut S, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    ctx.send_bulk(m.src, FETCH_REPLY, &[], &[&s.fetch().source]);
+}
+
+pub(crate) fn on_fetch_reply<S: HasFetch>(s: &mut S, _: &mut dyn HandlerCtx, m: &Message<'_>) {
+    let f = s.fetch();
+    f.received = m.payload.to_vec();
+    f.arrived = true;
 }
