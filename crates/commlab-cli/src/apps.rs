@@ -30,7 +30,7 @@ fn to_text(a: &AppInfo) -> String {
 }
 
 /// One application as JSON; a numeric default is a number, as in `params` of a result record.
-fn to_json(a: &AppInfo) -> serde_json::Value {
+pub(crate) fn to_json(a: &AppInfo) -> serde_json::Value {
     let params: Vec<serde_json::Value> = a
         .params
         .iter()

@@ -237,6 +237,7 @@ fn sweep_args(a: &ExperimentArgs, vary: String, dir: &Path) -> SweepArgs {
         resume: a.resume,
         max_memory: None,
         quiet: true,
+        silent: false,
     }
 }
 

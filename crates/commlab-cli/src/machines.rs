@@ -3,7 +3,7 @@
 
 use crate::failure::{failed, Failure};
 use crate::{machine_arg, machine_table};
-use commlab_sim::machine;
+use commlab_sim::machine::{self, MachineConfig};
 
 /// `commlab machines [--table [--json]]`.
 pub fn list(table: bool, json: bool) -> Result<(), Failure> {
@@ -36,22 +36,27 @@ fn columns(header: [&str; 4], rows: &[[String; 4]]) -> String {
 pub fn show(machine: &str, set: &[String], procs: Option<usize>, json: bool) -> Result<(), Failure> {
     let cfg = machine_arg::load(machine, set, procs)?;
     if json {
-        let spec = serde_json::to_value(&cfg.spec).map_err(|e| failed(format!("machine spec as JSON: {e}")))?;
-        let obj = serde_json::json!({
-            "name": cfg.spec.name,
-            "procs": cfg.nprocs(),
-            "network": cfg.topology.describe(),
-            "bisection_bytes_per_cycle": cfg.bisection_bytes_per_cycle(),
-            "fingerprint": cfg.fingerprint(),
-            "spec": spec,
-        });
-        println!("{obj}");
+        println!("{}", to_json(&cfg)?);
         return Ok(());
     }
     println!("# {} processors; network: {}", cfg.nprocs(), cfg.topology.describe());
     println!("# bisection: {:.2} bytes per processor cycle", cfg.bisection_bytes_per_cycle());
     print!("{}", cfg.spec.to_documented_toml());
     Ok(())
+}
+
+/// A resolved machine as `machine show --json` prints it: name, processors, network,
+/// bisection, fingerprint and the spec.
+pub(crate) fn to_json(cfg: &MachineConfig) -> Result<serde_json::Value, Failure> {
+    let spec = serde_json::to_value(&cfg.spec).map_err(|e| failed(format!("machine spec as JSON: {e}")))?;
+    Ok(serde_json::json!({
+        "name": cfg.spec.name,
+        "procs": cfg.nprocs(),
+        "network": cfg.topology.describe(),
+        "bisection_bytes_per_cycle": cfg.bisection_bytes_per_cycle(),
+        "fingerprint": cfg.fingerprint(),
+        "spec": spec,
+    }))
 }
 
 #[cfg(test)]

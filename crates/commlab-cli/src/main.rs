@@ -4,31 +4,11 @@
 //! every run completed and every answer check passed; 1 when a run failed (deadlock, limit)
 //! or a check failed; 2 for bad input (with one line naming it and what would be valid).
 //!
-//! This file only parses arguments and dispatches. One module per subcommand (`run`, `sweep`,
-//! `experiment`, `plot`, `machines`, `apps`, `validate`, `bench`), and what they share:
-//! `failure` (the error and its exit status), `machine_arg` (loading `--machine`),
-//! `machine_table` (measured preset figures), `output` (text and CSV of runs) and `crossover`.
-
-mod apps;
-mod bench;
-mod chart;
-mod crossover;
-mod detail_stats;
-mod experiment;
-mod failure;
-mod machine_arg;
-mod machine_table;
-mod machines;
-mod memory_check;
-mod output;
-mod plot;
-mod record;
-mod reproduce;
-mod run;
-mod sweep;
-mod validate;
+//! This file only parses arguments and dispatches to the subcommands' modules in the library
+//! (`lib.rs`), which the Python package (`python/`) calls too.
 
 use clap::{Parser, Subcommand};
+use commlab_cli::{apps, bench, experiment, machine_table, machines, plot, reproduce, run, sweep, validate};
 use std::process::ExitCode;
 
 #[derive(Parser)]

@@ -8,6 +8,7 @@ use crate::memory_check;
 use crate::output;
 use crate::record::{ResultRecord, RunMeta};
 use commlab_apps::{AppError, AppResult};
+use commlab_sim::machine::MachineConfig;
 use commlab_sim::{RunControl, Simulator};
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
@@ -265,83 +266,29 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     let mut records = Vec::new();
     let mut results = Vec::new();
     let mut failed_checks = Vec::new();
-    let mut fatal: Option<Failure> = None;
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    std::thread::scope(|s| {
-        let (tx, rx) = mpsc::channel::<(usize, Result<AppResult, AppError>)>();
-        for _ in 0..jobs {
-            let tx = tx.clone();
-            let (next, stop, variants, cfg, control, args) = (&next, &stop, &variants, &cfg, &watch.control, &args);
-            s.spawn(move || loop {
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(v) = variants.get(k) else { break };
-                let sim = Simulator::new(cfg.clone()).with_control(Arc::clone(control));
-                let r = commlab_apps::run_app(&sim, info.name, v, &args.param, args.seed);
-                if tx.send((k, r)).is_err() {
-                    break;
-                }
-            });
+    in_variant_order(&cfg, info.name, &variants, &args.param, args.seed, jobs, &watch.control, |v, r| {
+        let r = r.map_err(|e| match e {
+            AppError::Input(m) => input(m),
+            AppError::Run(m) => match (watch.control.stop_requested(), args.max_wall) {
+                (true, Some(s)) => failed(format!("{} [{v}]: stopped at --max-wall {s} s: {m}", info.name)),
+                _ => failed(format!("{} [{v}]: {m}", info.name)),
+            },
+        })?;
+        if !r.check.ok {
+            failed_checks.push(format!("{} [{v}]: answer check failed: {}", info.name, r.check.detail));
         }
-        drop(tx);
-        // Results come back in any order; they are written in variant order, each as soon as
-        // every earlier variant's is written, and nothing after the first failure.
-        let mut waiting: BTreeMap<usize, Result<AppResult, AppError>> = BTreeMap::new();
-        let mut written = 0;
-        for (k, r) in rx {
-            waiting.insert(k, r);
-            while fatal.is_none() {
-                let Some(r) = waiting.remove(&written) else { break };
-                let v = variants[written];
-                written += 1;
-                let r = match r {
-                    Ok(r) => r,
-                    Err(e) => {
-                        fatal = Some(match e {
-                            AppError::Input(m) => input(m),
-                            AppError::Run(m) => match (watch.control.stop_requested(), args.max_wall) {
-                                (true, Some(s)) => {
-                                    failed(format!("{} [{v}]: stopped at --max-wall {s} s: {m}", info.name))
-                                }
-                                _ => failed(format!("{} [{v}]: {m}", info.name)),
-                            },
-                        });
-                        // The runs still going are not reported: stop them.
-                        stop.store(true, Ordering::Relaxed);
-                        watch.control.stop();
-                        break;
-                    }
-                };
-                if !r.check.ok {
-                    failed_checks.push(format!("{} [{v}]: answer check failed: {}", info.name, r.check.detail));
-                }
-                let record = ResultRecord::of_run(&r, &meta);
-                let wrote = if args.json {
-                    sink.write(&record.to_json_line())
-                } else if !args.csv {
-                    sink.write(&output::to_text(&record))
-                } else {
-                    Ok(())
-                };
-                if let Err(f) = wrote {
-                    fatal = Some(f);
-                    stop.store(true, Ordering::Relaxed);
-                    watch.control.stop();
-                    break;
-                }
-                records.push(record);
-                if !detail.is_empty() {
-                    results.push(r);
-                }
-            }
+        let record = ResultRecord::of_run(&r, &meta);
+        if args.json {
+            sink.write(&record.to_json_line())?;
+        } else if !args.csv {
+            sink.write(&output::to_text(&record))?;
         }
-    });
-    if let Some(f) = fatal {
-        return Err(f);
-    }
+        records.push(record);
+        if !detail.is_empty() {
+            results.push(r);
+        }
+        Ok(())
+    })?;
     if args.csv {
         sink.write(&output::to_csv(&records))?;
     }
@@ -351,4 +298,62 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     } else {
         Err(failed(failed_checks.join("; ")))
     }
+}
+
+/// Run `variants` of `app` on `jobs` threads and hand each result to `each` in variant order, as
+/// soon as every earlier variant's has been handed over. The first error `each` returns stops
+/// the runs still going (through `control`) and is returned; nothing after it is handed over,
+/// so the output is that of `jobs = 1` whatever the threads' timing.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn in_variant_order(
+    cfg: &MachineConfig,
+    app: &'static str,
+    variants: &[&'static str],
+    params: &[String],
+    seed: u64,
+    jobs: usize,
+    control: &Arc<RunControl>,
+    mut each: impl FnMut(&'static str, Result<AppResult, AppError>) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let mut fatal: Option<Failure> = None;
+    std::thread::scope(|s| {
+        let (tx, rx) = mpsc::channel::<(usize, Result<AppResult, AppError>)>();
+        for _ in 0..jobs.max(1) {
+            let tx = tx.clone();
+            let (next, stop) = (&next, &stop);
+            s.spawn(move || loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(v) = variants.get(k) else { break };
+                let sim = Simulator::new(cfg.clone()).with_control(Arc::clone(control));
+                let r = commlab_apps::run_app(&sim, app, v, params, seed);
+                if tx.send((k, r)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        // Results come back in any order.
+        let mut waiting: BTreeMap<usize, Result<AppResult, AppError>> = BTreeMap::new();
+        let mut written = 0;
+        for (k, r) in rx {
+            waiting.insert(k, r);
+            while fatal.is_none() {
+                let Some(r) = waiting.remove(&written) else { break };
+                let v = variants[written];
+                written += 1;
+                if let Err(f) = each(v, r) {
+                    fatal = Some(f);
+                    // The runs still going are not reported: stop them.
+                    stop.store(true, Ordering::Relaxed);
+                    control.stop();
+                }
+            }
+        }
+    });
+    fatal.map_or(Ok(()), Err)
 }

@@ -94,6 +94,9 @@ pub struct SweepArgs {
     /// Experiments print their own summary instead of the sweep's.
     #[arg(skip)]
     pub(crate) quiet: bool,
+    /// No progress on stderr (an embedding program reports its own).
+    #[arg(skip)]
+    pub(crate) silent: bool,
 }
 
 /// One grid point: a value index per axis, and what it means for the run.
@@ -199,16 +202,191 @@ fn read_existing(path: &Path, text: &[u8], app: &str, want: &RunMeta) -> Result<
     Ok(Existing { done, good_len: file.complete_len, truncated: file.torn })
 }
 
-/// What a worker sends back for one run.
-type Outcome = Result<(ResultRecord, bool, String, f64), AppError>;
+/// A sweep's grid, checked, and what its results file already holds.
+pub(crate) struct Plan {
+    info: &'static commlab_apps::AppInfo,
+    variants: Vec<&'static str>,
+    axes: Vec<Axis>,
+    points: Vec<Point>,
+    machine_name: String,
+    fingerprint: String,
+    procs: usize,
+    pub(crate) results_path: PathBuf,
+    summary_path: PathBuf,
+    existing: Existing,
+    /// (point, variant) -> cycles of the runs already in the results file.
+    cycles: BTreeMap<(usize, usize), f64>,
+    /// The (point, variant) runs still to do, in grid order.
+    todo: Vec<(usize, usize)>,
+}
+
+impl Plan {
+    fn meta<'a>(&'a self, args: &'a SweepArgs) -> RunMeta<'a> {
+        RunMeta {
+            machine: &self.machine_name,
+            fingerprint: &self.fingerprint,
+            overrides: &args.set,
+            procs: self.procs,
+            seed: args.seed,
+        }
+    }
+
+    pub(crate) fn total_runs(&self) -> usize {
+        self.points.len() * self.variants.len()
+    }
+
+    /// The results file opened for appending, an incomplete last line dropped.
+    pub(crate) fn open_results(&self) -> Result<std::fs::File, Failure> {
+        let path = &self.results_path;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| input(format!("cannot write `{}`: {e}", path.display())))?;
+        if self.existing.truncated {
+            file.set_len(self.existing.good_len).map_err(|e| failed(format!("writing `{}`: {e}", path.display())))?;
+        }
+        Ok(file)
+    }
+
+    /// What a `--resume` notes before running.
+    pub(crate) fn resume_note(&self) -> Option<String> {
+        let resumed = self.total_runs() - self.todo.len();
+        (resumed > 0 || self.existing.truncated).then(|| {
+            format!(
+                "resuming: {resumed} of {} runs already in {}{}",
+                self.total_runs(),
+                self.results_path.display(),
+                if self.existing.truncated { " (an incomplete last line was dropped and will be redone)" } else { "" }
+            )
+        })
+    }
+
+    /// The runs still to do, each self-contained (the machine travels as its resolved TOML).
+    pub(crate) fn tasks(&self, args: &SweepArgs) -> Vec<Task> {
+        self.todo
+            .iter()
+            .map(|&(p, vi)| {
+                let pt = &self.points[p];
+                Task {
+                    app: self.info.name.to_string(),
+                    machine_toml: toml_of(&pt.cfg),
+                    machine_fingerprint: pt.cfg.fingerprint(),
+                    overrides: args.set.clone(),
+                    params: pt.params.clone(),
+                    variant: self.variants[vi].to_string(),
+                    seed: args.seed,
+                    point: p,
+                    vary: pt.vary.clone(),
+                    what: format!("{} [{}] {}", self.info.name, self.variants[vi], pt.describe(&self.axes)),
+                }
+            })
+            .collect()
+    }
+}
+
+/// A resolved machine as TOML text that loads back into the same machine (same fingerprint).
+fn toml_of(cfg: &MachineConfig) -> String {
+    cfg.spec.to_toml()
+}
+
+/// One (point, variant) run of a sweep as plain data, so that another process or host (a Dask
+/// worker) can run it with nothing but commlab installed: [`run_task`].
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Task {
+    pub app: String,
+    /// The point's resolved machine (overrides, resizing and varied keys applied).
+    pub machine_toml: String,
+    /// Its fingerprint: [`run_task`] checks the machine it rebuilds has the same.
+    pub machine_fingerprint: String,
+    /// The sweep's `--set` overrides, as its records carry them.
+    pub overrides: Vec<String>,
+    /// The point's app parameters, `--param` and varied ones.
+    pub params: Vec<String>,
+    pub variant: String,
+    pub seed: u64,
+    pub point: usize,
+    pub vary: Map<String, Value>,
+    /// "app [variant] key=value ...", for messages.
+    pub what: String,
+}
+
+/// Run one task: the record `commlab sweep` appends for it. A failed answer check is in the
+/// record (`check.ok`); a failed run is an error naming the point.
+pub fn run_task(task: &Task) -> Result<ResultRecord, Failure> {
+    let cfg = MachineConfig::load(&task.machine_toml, &task.what, &[], None)
+        .map_err(|e| input(format!("{}: {e}", task.what)))?;
+    if cfg.fingerprint() != task.machine_fingerprint {
+        return Err(input(format!(
+            "{}: the machine's fingerprint is {} where the task says {} (a different commlab version?)",
+            task.what,
+            cfg.fingerprint(),
+            task.machine_fingerprint
+        )));
+    }
+    run_point(&cfg, &task.app, &task.variant, &task.params, task.seed, &task.overrides, task.point, &task.vary).map_err(
+        |e| match e {
+            AppError::Input(m) => input(format!("{}: {m}", task.what)),
+            AppError::Run(m) => failed(format!("{}: {m}", task.what)),
+        },
+    )
+}
+
+/// One (point, variant) run and its record.
+#[allow(clippy::too_many_arguments)]
+fn run_point(
+    cfg: &MachineConfig,
+    app: &str,
+    variant: &str,
+    params: &[String],
+    seed: u64,
+    overrides: &[String],
+    point: usize,
+    vary: &Map<String, Value>,
+) -> Result<ResultRecord, AppError> {
+    let sim = Simulator::new(cfg.clone());
+    let r = commlab_apps::run_app(&sim, app, variant, params, seed)?;
+    let (name, fingerprint) = (cfg.spec.name.clone(), cfg.fingerprint());
+    let meta = RunMeta { machine: &name, fingerprint: &fingerprint, overrides, procs: cfg.nprocs(), seed };
+    Ok(ResultRecord { point: Some(point), vary: Some(vary.clone()), ..ResultRecord::of_run(&r, &meta) })
+}
+
+/// What a sweep did: the line and summary `commlab sweep` prints, and the runs that failed or
+/// failed their check.
+pub struct Report {
+    pub line: String,
+    pub text: String,
+    pub problems: Vec<String>,
+}
+
+impl Report {
+    /// Exit status 1 naming every problem, if there is one.
+    pub fn outcome(&self) -> Result<(), Failure> {
+        if self.problems.is_empty() {
+            Ok(())
+        } else {
+            Err(failed(format!("{} runs failed: {}", self.problems.len(), self.problems.join("; "))))
+        }
+    }
+}
 
 pub fn run(args: SweepArgs) -> Result<(), Failure> {
+    let report = execute(&args)?;
+    println!("{}", report.line);
+    if !args.quiet {
+        print!("{}", report.text);
+    }
+    report.outcome()
+}
+
+/// Check a sweep and read what its results file holds, without running anything.
+pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
     let info = commlab_apps::app_info(&args.app).map_err(|e| input(e.to_string()))?;
     let variants = info.select_variants(&args.variant).map_err(|e| input(e.to_string()))?;
     Params::parse(info, &args.param).map_err(|e| input(e.to_string()))?;
     let base = machine_arg::load(&args.machine, &args.set, args.procs)?;
     let spec = serde_json::to_value(&base.spec).expect("a machine spec serializes");
-    let axes = axis::axes(&args, info, &spec)?;
+    let axes = axis::axes(args, info, &spec)?;
     // A key both varied and fixed would silently take the varied values.
     for a in &axes {
         let fixed = match a.target {
@@ -315,124 +493,143 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
         }
     }
 
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&results_path)
-        .map_err(|e| input(format!("cannot write `{}`: {e}", results_path.display())))?;
-    let io_err = |e: std::io::Error| failed(format!("writing `{}`: {e}", results_path.display()));
-    if existing.truncated {
-        file.set_len(existing.good_len).map_err(io_err)?;
-    }
+    let summary_path = dir.join("summary.json");
+    Ok(Plan {
+        info,
+        variants,
+        axes,
+        points,
+        procs: base.nprocs(),
+        machine_name,
+        fingerprint,
+        results_path,
+        summary_path,
+        existing,
+        cycles,
+        todo,
+    })
+}
 
-    let mut progress = Progress::new(todo.len());
-    let resumed = variants.len() * points.len() - todo.len();
-    if args.resume && (resumed > 0 || existing.truncated) {
-        progress.note(&format!(
-            "resuming: {resumed} of {} runs already in {}{}",
-            variants.len() * points.len(),
-            results_path.display(),
-            if existing.truncated { " (an incomplete last line was dropped and will be redone)" } else { "" }
-        ));
-    }
+/// Run what a sweep has left to do, appending each record to its results file, then write its
+/// summary. `finished_elsewhere`: the runs were done by someone else (Dask workers) and are in
+/// the file, except those that failed, given with their messages; nothing runs here.
+pub(crate) fn execute(args: &SweepArgs) -> Result<Report, Failure> {
+    finish(args, None)
+}
 
-    // Run: workers take (point, variant) pairs in order; this thread writes each result.
+pub(crate) fn finish(args: &SweepArgs, finished_elsewhere: Option<Vec<String>>) -> Result<Report, Failure> {
+    let mut plan = plan(args)?;
+    let mut cycles = std::mem::take(&mut plan.cycles);
+    let Plan { info, ref variants, ref axes, ref points, ref results_path, ref todo, .. } = plan;
+    let meta = plan.meta(args);
+    let resumed = plan.total_runs() - todo.len();
     let mut failed_runs: Vec<String> = Vec::new();
     let mut failed_checks: Vec<String> = Vec::new();
-    let mut fatal: Option<Failure> = None;
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    // No more at once than the largest point's processors' stacks leave memory mappings for.
-    let largest = todo.iter().map(|&(p, _)| points[p].cfg.nprocs()).max().unwrap_or(1);
-    let jobs = (args.jobs as usize).min(todo.len()).min(crate::memory_check::runs_by_host_mappings(largest)).max(1);
-    std::thread::scope(|s| {
-        let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
-        for _ in 0..jobs {
-            let tx = tx.clone();
-            let (next, stop, todo, points, variants) = (&next, &stop, &todo, &points, &variants);
-            let (seed, overrides) = (args.seed, &args.set);
-            s.spawn(move || loop {
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(p, vi)) = todo.get(k) else { break };
-                let pt = &points[p];
-                let sim = Simulator::new(pt.cfg.clone());
-                let outcome = commlab_apps::run_app(&sim, info.name, variants[vi], &pt.params, seed).map(|r| {
-                    let (name, fingerprint) = (pt.cfg.spec.name.clone(), pt.cfg.fingerprint());
-                    let meta =
-                        RunMeta { machine: &name, fingerprint: &fingerprint, overrides, procs: pt.cfg.nprocs(), seed };
-                    let record =
-                        ResultRecord { point: Some(p), vary: Some(pt.vary.clone()), ..ResultRecord::of_run(&r, &meta) };
-                    (record, r.check.ok, r.check.detail.clone(), r.stats.cycles)
-                });
-                if tx.send((k, outcome)).is_err() {
-                    break;
-                }
-            });
-        }
-        drop(tx);
-        for (k, outcome) in rx {
-            let (p, vi) = todo[k];
-            let v = variants[vi];
-            let what = format!("{} [{v}] {}", info.name, points[p].describe(&axes));
-            match outcome {
-                Ok((record, ok, detail, c)) => {
-                    let line = record.to_json_line();
-                    if let Err(e) = file.write_all(line.as_bytes()).and_then(|_| file.flush()) {
-                        fatal.get_or_insert(io_err(e));
-                        stop.store(true, Ordering::Relaxed);
-                        continue;
-                    }
-                    cycles.insert((p, vi), c);
-                    if !ok {
-                        failed_checks.push(format!("{what}: answer check failed: {detail}"));
-                    }
-                    progress.done(&format!("{what}: {} cycles{}", num(c), if ok { "" } else { ", CHECK FAILED" }));
-                }
-                Err(AppError::Run(m)) => {
-                    progress.note(&format!("run failed: {what}: {m}"));
-                    failed_runs.push(format!("{what}: {m}"));
-                    progress.done(&format!("{what}: FAILED"));
-                }
-                Err(AppError::Input(m)) => {
-                    fatal.get_or_insert(input(format!("{what}: {m}")));
-                    stop.store(true, Ordering::Relaxed);
+    let ran_here = finished_elsewhere.is_none();
+    match finished_elsewhere {
+        Some(failures) => failed_runs = failures,
+        None => {
+            let mut file = plan.open_results()?;
+            let io_err = |e: std::io::Error| failed(format!("writing `{}`: {e}", results_path.display()));
+            let mut progress = if args.silent { Progress::Silent } else { Progress::new(todo.len()) };
+            if args.resume {
+                if let Some(note) = plan.resume_note() {
+                    progress.note(&note);
                 }
             }
+
+            // Run: workers take (point, variant) pairs in order; this thread writes each result.
+            let mut fatal: Option<Failure> = None;
+            let next = AtomicUsize::new(0);
+            let stop = AtomicBool::new(false);
+            // No more at once than the largest point's processors' stacks leave memory mappings for.
+            let largest = todo.iter().map(|&(p, _)| points[p].cfg.nprocs()).max().unwrap_or(1);
+            let jobs =
+                (args.jobs as usize).min(todo.len()).min(crate::memory_check::runs_by_host_mappings(largest)).max(1);
+            std::thread::scope(|s| {
+                let (tx, rx) = mpsc::channel::<(usize, Result<ResultRecord, AppError>)>();
+                for _ in 0..jobs {
+                    let tx = tx.clone();
+                    let (next, stop) = (&next, &stop);
+                    let (seed, overrides) = (args.seed, &args.set);
+                    s.spawn(move || loop {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(&(p, vi)) = todo.get(k) else { break };
+                        let pt = &points[p];
+                        let outcome =
+                            run_point(&pt.cfg, info.name, variants[vi], &pt.params, seed, overrides, p, &pt.vary);
+                        if tx.send((k, outcome)).is_err() {
+                            break;
+                        }
+                    });
+                }
+                drop(tx);
+                for (k, outcome) in rx {
+                    let (p, vi) = todo[k];
+                    let v = variants[vi];
+                    let what = format!("{} [{v}] {}", info.name, points[p].describe(axes));
+                    match outcome {
+                        Ok(record) => {
+                            let line = record.to_json_line();
+                            if let Err(e) = file.write_all(line.as_bytes()).and_then(|_| file.flush()) {
+                                fatal.get_or_insert(io_err(e));
+                                stop.store(true, Ordering::Relaxed);
+                                continue;
+                            }
+                            let (c, ok) = (record.cycles, record.check.ok);
+                            cycles.insert((p, vi), c);
+                            if !ok {
+                                failed_checks.push(format!("{what}: answer check failed: {}", record.check.detail));
+                            }
+                            progress.done(&format!(
+                                "{what}: {} cycles{}",
+                                num(c),
+                                if ok { "" } else { ", CHECK FAILED" }
+                            ));
+                        }
+                        Err(AppError::Run(m)) => {
+                            progress.note(&format!("run failed: {what}: {m}"));
+                            failed_runs.push(format!("{what}: {m}"));
+                            progress.done(&format!("{what}: FAILED"));
+                        }
+                        Err(AppError::Input(m)) => {
+                            fatal.get_or_insert(input(format!("{what}: {m}")));
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                }
+            });
+            progress.finish();
+            if let Some(f) = fatal {
+                return Err(f);
+            }
         }
-    });
-    progress.finish();
-    if let Some(f) = fatal {
-        return Err(f);
     }
 
     // Summary along the first key, per combination of the others.
-    let summary = summary::summarize(&args, info.name, &meta, &axes, &points, &variants, &cycles, &failed_runs);
-    let summary_path = dir.join("summary.json");
+    let summary = summary::summarize(args, info.name, &meta, axes, points, variants, &cycles, &failed_runs);
+    let summary_path = &plan.summary_path;
     let text = serde_json::to_string_pretty(&summary.json).expect("summary serializes");
-    std::fs::write(&summary_path, text + "\n")
+    std::fs::write(summary_path, text + "\n")
         .map_err(|e| failed(format!("writing `{}`: {e}", summary_path.display())))?;
-    println!(
-        "sweep {}: {} points x {} variants = {} runs ({} run now, {resumed} already done); results: {}; summary: {}",
+    let done = if ran_here {
+        format!("{} run now, {resumed} already done", todo.len())
+    } else {
+        format!("{resumed} in the results file")
+    };
+    let line = format!(
+        "sweep {}: {} points x {} variants = {} runs ({done}); results: {}; summary: {}",
         info.name,
         points.len(),
         variants.len(),
-        points.len() * variants.len(),
-        todo.len(),
+        plan.total_runs(),
         results_path.display(),
         summary_path.display()
     );
-    if !args.quiet {
-        print!("{}", summary.text);
-    }
-
     let mut problems = failed_runs;
     problems.extend(failed_checks);
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(failed(format!("{} runs failed: {}", problems.len(), problems.join("; "))))
-    }
+    Ok(Report { line, text: summary.text, problems })
 }

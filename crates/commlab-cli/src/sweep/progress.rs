@@ -5,7 +5,12 @@ use std::io::IsTerminal;
 /// Progress on stderr: a bar with ETA on a terminal, plain lines otherwise.
 pub(super) enum Progress {
     Bar(indicatif::ProgressBar),
-    Lines { total: usize, done: usize },
+    Lines {
+        total: usize,
+        done: usize,
+    },
+    /// Nothing shown (an embedding program reports its own progress).
+    Silent,
 }
 
 impl Progress {
@@ -34,6 +39,7 @@ impl Progress {
                 *done += 1;
                 eprintln!("point {done}/{total} done: {what}");
             }
+            Progress::Silent => {}
         }
     }
 
@@ -41,6 +47,7 @@ impl Progress {
         match self {
             Progress::Bar(b) => b.println(what),
             Progress::Lines { .. } => eprintln!("{what}"),
+            Progress::Silent => {}
         }
     }
 

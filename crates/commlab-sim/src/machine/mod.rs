@@ -90,6 +90,12 @@ impl MachineSpec {
         })
     }
 
+    /// The spec as TOML (what [`MachineConfig::fingerprint`] hashes); loading it back gives the
+    /// same machine.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a spec serializes")
+    }
+
     /// The spec as TOML with every key's unit and meaning as a comment.
     pub fn to_documented_toml(&self) -> String {
         let text = toml::to_string(self).expect("a spec serializes");

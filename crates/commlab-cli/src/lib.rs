@@ -1,0 +1,31 @@
+//! The commlab command's library: one module per subcommand (`run`, `sweep`, `experiment`,
+//! `plot`, `machines`, `apps`, `validate`, `bench`, `reproduce`), what they share, and
+//! [`embed`], the same operations as functions for a program that embeds commlab (the Python
+//! package in `python/`).
+//!
+//! Shared modules: `failure` (the error and its exit status), `machine_arg` (loading
+//! `--machine`), `machine_table` (measured preset figures), `record` (a run as a JSON line),
+//! `output` (text and CSV of runs), `crossover`, `chart`, `memory_check`.
+//!
+//! Only this crate reads files, writes files and talks to the terminal; [`embed`] does neither
+//! of the latter two (it returns text and records).
+
+pub mod apps;
+pub mod bench;
+mod chart;
+mod crossover;
+mod detail_stats;
+pub mod embed;
+pub mod experiment;
+pub mod failure;
+mod machine_arg;
+pub mod machine_table;
+pub mod machines;
+mod memory_check;
+mod output;
+pub mod plot;
+pub mod record;
+pub mod reproduce;
+pub mod run;
+pub mod sweep;
+pub mod validate;
