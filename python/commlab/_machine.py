@@ -74,7 +74,13 @@ class Machine:
 
     @property
     def network(self) -> str:
+        """The network, e.g. "mesh 8x4 (+8 I/O nodes)"."""
         return self._info["network"]
+
+    @property
+    def bisection_bytes_per_cycle(self) -> float:
+        """Bisection bandwidth in bytes per processor cycle, both directions."""
+        return self._info["bisection_bytes_per_cycle"]
 
     def to_dict(self) -> dict:
         """The resolved spec as nested dicts (sections, then keys)."""

@@ -139,13 +139,21 @@ def run(
 
 def runs_to_frame(results: Iterable[Union[Result, Mapping]]):
     """Results (or record dicts) as a pandas DataFrame, one row per run, nested objects
-    flattened with dots: ``cycles``, ``variant``, ``breakdown.compute``,
+    flattened with dots (``variant`` is a Categorical in the app's variant order): ``cycles``, ``variant``, ``breakdown.compute``,
     ``volume_bytes.data``, ``counters.<name>``, ``params.<name>``, ``check.ok``,
     ``sim.wall_seconds``, and for sweeps ``point`` and ``vary.<key>``."""
     import pandas as pd
 
     records = [r.to_dict() if isinstance(r, Result) else dict(r) for r in results]
-    return pd.json_normalize(records)
+    df = pd.json_normalize(records)
+    # Variants in the app's order (a sweep with jobs writes them in the order they finish),
+    # so that tables and charts list them as the command line does.
+    if "variant" in df and "app" in df and df["app"].nunique() == 1:
+        known = next((a["variants"] for a in apps() if a["name"] == df["app"].iloc[0]), [])
+        present = list(dict.fromkeys(df["variant"]))
+        order = [v for v in known if v in present] + [v for v in present if v not in known]
+        df["variant"] = pd.Categorical(df["variant"], categories=order)
+    return df
 
 
 def read_records(path: str) -> list:

@@ -124,7 +124,7 @@ def sweep(
     show = sys.stderr.isatty() if progress is None else progress
     common = (app, vary_list, variant, param_list, set_list, source, procs, int(seed))
     if client is None and scheduler is None:
-        line, text, problems = _native.sweep(*common, jobs, out_dir, bool(resume))
+        line, text, problems = _native.sweep(*common, jobs, out_dir, bool(resume), show)
     else:
         line, text, problems = _distributed(common, out_dir, bool(resume), client, scheduler, show)
     for p in problems:

@@ -82,8 +82,9 @@ fn sweep_request(
     jobs: usize,
     out: PathBuf,
     resume: bool,
+    progress: bool,
 ) -> SweepRequest {
-    SweepRequest { app, vary, variant, params, set: sets, machine, procs, seed, jobs, out, resume }
+    SweepRequest { app, vary, variant, params, set: sets, machine, procs, seed, jobs, out, resume, progress }
 }
 
 /// (the line `commlab sweep` prints, its summary text, the failed runs and checks)
@@ -93,10 +94,10 @@ fn report(r: Report) -> ReportTuple {
     (r.line, r.text, r.problems)
 }
 
-/// `commlab sweep` on `jobs` threads: appends to OUT/results.jsonl, writes OUT/summary.json.
+/// `commlab sweep` on `jobs` threads (`progress`: on stderr, as the command line shows it): appends to OUT/results.jsonl, writes OUT/summary.json.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (app, vary, variant, params, sets, machine, procs, seed, jobs, out, resume))]
+#[pyo3(signature = (app, vary, variant, params, sets, machine, procs, seed, jobs, out, resume, progress=false))]
 fn sweep(
     py: Python<'_>,
     app: String,
@@ -110,8 +111,9 @@ fn sweep(
     jobs: usize,
     out: PathBuf,
     resume: bool,
+    progress: bool,
 ) -> PyResult<ReportTuple> {
-    let req = sweep_request(app, vary, variant, params, sets, machine, procs, seed, jobs, out, resume);
+    let req = sweep_request(app, vary, variant, params, sets, machine, procs, seed, jobs, out, resume, progress);
     py.detach(|| embed::sweep(&req)).map(report).map_err(raise)
 }
 
@@ -133,7 +135,7 @@ fn sweep_plan(
     out: PathBuf,
     resume: bool,
 ) -> PyResult<(String, usize, Vec<String>, Option<String>)> {
-    let req = sweep_request(app, vary, variant, params, sets, machine, procs, seed, 1, out, resume);
+    let req = sweep_request(app, vary, variant, params, sets, machine, procs, seed, 1, out, resume, false);
     let plan = py.detach(|| embed::sweep_plan(&req)).map_err(raise)?;
     let tasks = plan.tasks.iter().map(|t| serde_json::to_string(t).expect("a task serializes")).collect();
     Ok((plan.results.display().to_string(), plan.total_runs, tasks, plan.note))
@@ -165,7 +167,7 @@ fn sweep_finish(
     out: PathBuf,
     failures: Vec<String>,
 ) -> PyResult<ReportTuple> {
-    let req = sweep_request(app, vary, variant, params, sets, machine, procs, seed, 1, out, true);
+    let req = sweep_request(app, vary, variant, params, sets, machine, procs, seed, 1, out, true, false);
     py.detach(|| embed::sweep_finish(&req, failures)).map(report).map_err(raise)
 }
 

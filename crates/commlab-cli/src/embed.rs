@@ -101,6 +101,8 @@ pub struct SweepRequest {
     /// The directory of results.jsonl and summary.json.
     pub out: PathBuf,
     pub resume: bool,
+    /// A line per finished run on stderr (a bar on a terminal), as `commlab sweep` shows.
+    pub progress: bool,
 }
 
 impl SweepRequest {
@@ -119,12 +121,12 @@ impl SweepRequest {
             resume: self.resume,
             max_memory: None,
             quiet: true,
-            silent: true,
+            silent: !self.progress,
         }
     }
 }
 
-/// `commlab sweep`, on `jobs` threads, without progress output.
+/// `commlab sweep`, on `jobs` threads.
 pub fn sweep(req: &SweepRequest) -> Result<Report, Failure> {
     crate::sweep::execute(&req.args())
 }

@@ -1,0 +1,179 @@
+"""Sweeps from Python, on threads and on Dask, against `commlab sweep`: the same records, the
+same summary, and results files that the command line and Python continue for each other."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import commlab
+from conftest import SMALL_ARGS, SMALL_PARAMS, cli, cli_error, rows
+
+VARY = {"cross_traffic.rate_bytes_per_cycle": "0:8:3", "remote": [0.1, 0.5]}
+VARY_ARGS = ["--vary", "cross_traffic.rate_bytes_per_cycle=0:8:3", "--vary", "remote=0.1,0.5"]
+
+
+@pytest.fixture(scope="module")
+def cli_sweep(tmp_path_factory) -> Path:
+    """The reference: `commlab sweep --jobs 1` over the grid."""
+    out = tmp_path_factory.mktemp("cli")
+    cli("sweep", "em3d", *SMALL_ARGS, *VARY_ARGS, "--jobs", "1", "--out", str(out))
+    return out
+
+
+def summary(out) -> dict:
+    with open(Path(out) / "summary.json") as f:
+        return json.load(f)
+
+
+def test_a_threaded_sweep_equals_the_command_lines(cli_sweep, tmp_path):
+    df = commlab.sweep("em3d", VARY, procs=8, params=SMALL_PARAMS, jobs=2, out=tmp_path)
+    assert rows(tmp_path / "results.jsonl") == rows(cli_sweep / "results.jsonl")
+    assert summary(tmp_path) == summary(cli_sweep)
+    assert df.attrs["summary"] == summary(cli_sweep)
+    assert len(df) == 3 * 2 * 5
+    assert {"vary.cross_traffic.rate_bytes_per_cycle", "vary.remote", "point"} <= set(df.columns)
+
+
+def test_an_existing_sweep_needs_resume_as_on_the_command_line(cli_sweep, tmp_path):
+    cli("sweep", "em3d", *SMALL_ARGS, "--vary", "remote=0.1,0.5", "--variant", "sm", "--out", str(tmp_path))
+    with pytest.raises(commlab.InputError) as e:
+        commlab.sweep("em3d", {"remote": [0.1, 0.5]}, variant="sm", procs=8, params=SMALL_PARAMS, out=tmp_path)
+    assert str(e.value) == cli_error(
+        "sweep", "em3d", *SMALL_ARGS, "--vary", "remote=0.1,0.5", "--variant", "sm", "--out", str(tmp_path)
+    )
+
+
+def cut(path: Path, keep: int) -> None:
+    """Keep `keep` complete lines and half of the next (a run cut off while it was written)."""
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:keep]) + lines[keep][: len(lines[keep]) // 2])
+
+
+def test_python_resumes_the_command_lines_file_and_the_other_way_round(cli_sweep, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    # The command line began, Python finishes.
+    a.mkdir()
+    (a / "results.jsonl").write_text((cli_sweep / "results.jsonl").read_text())
+    cut(a / "results.jsonl", 7)
+    commlab.sweep("em3d", VARY, procs=8, params=SMALL_PARAMS, jobs=2, out=a, resume=True)
+    assert rows(a / "results.jsonl") == rows(cli_sweep / "results.jsonl")
+    # Python began, the command line finishes.
+    commlab.sweep("em3d", VARY, procs=8, params=SMALL_PARAMS, jobs=2, out=b)
+    cut(b / "results.jsonl", 11)
+    cli("sweep", "em3d", *SMALL_ARGS, *VARY_ARGS, "--out", str(b), "--resume")
+    assert rows(b / "results.jsonl") == rows(cli_sweep / "results.jsonl")
+    assert summary(a) == summary(b) == summary(cli_sweep)
+
+
+dask = pytest.importorskip("dask.distributed")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from dask.distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c:
+        with Client(c) as client:
+            yield client
+
+
+def test_a_dask_sweep_equals_the_command_lines(cli_sweep, cluster, tmp_path):
+    df = commlab.sweep("em3d", VARY, procs=8, params=SMALL_PARAMS, out=tmp_path, client=cluster)
+    assert rows(tmp_path / "results.jsonl") == rows(cli_sweep / "results.jsonl")
+    assert summary(tmp_path) == summary(cli_sweep)
+    assert len(df) == 30
+    # Resuming a complete sweep runs nothing and changes nothing.
+    before = (tmp_path / "results.jsonl").read_text()
+    commlab.sweep("em3d", VARY, procs=8, params=SMALL_PARAMS, out=tmp_path, client=cluster, resume=True)
+    assert (tmp_path / "results.jsonl").read_text() == before
+
+
+def test_a_failed_task_is_reported_with_its_point_after_one_retry(cluster, tmp_path, capfd):
+    # A limit on simulated events makes every run fail: each is retried once, then reported.
+    with pytest.warns(commlab.RunFailedWarning, match=r"em3d \[sm\] remote=0.1"):
+        df = commlab.sweep(
+            "em3d",
+            {"remote": [0.1]},
+            variant="sm",
+            procs=8,
+            params=SMALL_PARAMS,
+            sets=["limits.max_events=1000"],
+            out=tmp_path,
+            client=cluster,
+            progress=True,
+        )
+    err = capfd.readouterr().err
+    assert "retrying once" in err and err.count("run failed") == 2
+    assert len(df) == 0 or "cycles" not in df
+    assert summary(tmp_path)["failed"], summary(tmp_path)
+
+
+KILLED = textwrap.dedent(
+    """
+    import sys, commlab
+    from dask.distributed import Client, LocalCluster
+    if __name__ == "__main__":
+        with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as c, Client(c) as client:
+            commlab.sweep("em3d", {"remote": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]}, procs=8,
+                          params={"nodes": 2000, "iterations": 4}, out=sys.argv[1], client=client)
+    """
+)
+
+
+def test_a_client_killed_mid_sweep_resumes_losing_and_duplicating_nothing(cluster, tmp_path):
+    out = tmp_path / "killed"
+    script = tmp_path / "sweep.py"
+    script.write_text(KILLED)
+    proc = subprocess.Popen([sys.executable, str(script), str(out)], start_new_session=True)
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if results.exists() and results.read_text().count("\n") >= 3:
+            break
+        assert proc.poll() is None, "the sweep ended before it could be killed"
+        time.sleep(0.02)
+    assert proc.poll() is None, "the sweep ended before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = results.read_text().count("\n")
+    assert 3 <= done_before < 40, done_before
+    vary = {"remote": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]}
+    params = {"nodes": 2000, "iterations": 4}
+    commlab.sweep("em3d", vary, procs=8, params=params, out=out, client=cluster, resume=True)
+    ref = tmp_path / "ref"
+    cli("sweep", "em3d", "--procs", "8", "--param", "nodes=2000", "--param", "iterations=4",
+        "--vary", "remote=0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8", "--jobs", "2", "--out", str(ref))
+    got = rows(results)
+    assert len(got) == 40 and len({(r["point"], r["variant"]) for r in got}) == 40
+    assert got == rows(ref / "results.jsonl")
+
+
+def test_the_command_line_entry_point_runs_a_dask_sweep(cli_sweep, cluster, tmp_path):
+    address = cluster.scheduler.address
+    args = ["em3d", "--procs", "8", "--param", "nodes=640", "--param", "iterations=2", *VARY_ARGS]
+    done = subprocess.run(
+        [sys.executable, "-m", "commlab", "sweep", *args, "--scheduler", address, "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "sweep em3d: 6 points x 5 variants" in done.stdout
+    assert rows(tmp_path / "results.jsonl") == rows(cli_sweep / "results.jsonl")
+    bad = subprocess.run(
+        [sys.executable, "-m", "commlab", "sweep", "em3d", "--vary", "nodes=x", "--scheduler", address],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines()[-1] == "commlab: " + cli_error("sweep", "em3d", "--vary", "nodes=x")
