@@ -30,7 +30,8 @@ Which runs are drawn, as in ``commlab plot``:
 - *Variant order*: ``variants=[...]`` if given (which also restricts the chart to them); else
   the categories' order if the ``variant`` column is categorical; else the order in which the
   variants first appear in the frame. (A sweep run with ``--jobs`` > 1 writes runs as they
-  finish, so pass ``variants=`` for the application's own order.)
+  finish; :func:`commlab.read_results` and :func:`commlab.runs_to_frame` make ``variant`` a
+  categorical in the application's own order, so their frames need no ``variants=``.)
 - *x axis*: the ``x=`` column (``"vary.nodes"`` or just ``"nodes"``); by default the sweep's
   first ``--vary`` key, i.e. the one ``summary.json`` uses. ``results.jsonl`` writes the
   ``vary`` keys sorted by name, so the DataFrame's column order does not say which key came
