@@ -182,6 +182,22 @@ pub trait Node {
     fn fetch_add(&mut self, addr: Addr, value: u64) -> u64;
     /// Atomically replace the word with `new` if it equals `expected`; returns the previous value.
     fn compare_swap(&mut self, addr: Addr, expected: u64, new: u64) -> u64;
+    /// One-sided remote read, as SHMEM's `iget`: copy `words` 64-bit words of shared memory
+    /// from `src` (every `src_stride` words) to `dst` (every `dst_stride` words), served by the
+    /// memory that holds the source, without its processor. Non-blocking: the values are at
+    /// `dst` once [`Node::quiet`] returns. Only on machines with one-sided access
+    /// ([`Backend::one_sided`]); elsewhere the run fails naming the machine.
+    fn get(&mut self, dst: Addr, dst_stride: usize, src: Addr, src_stride: usize, words: usize);
+    /// One-sided remote write, as SHMEM's `iput`: copy `words` words from `src` (every
+    /// `src_stride` words) to `dst` (every `dst_stride` words), written by the memory that holds
+    /// the destination. Non-blocking: written once [`Node::quiet`] returns.
+    fn put(&mut self, dst: Addr, dst_stride: usize, src: Addr, src_stride: usize, words: usize);
+    /// A gather by one-sided reads: `dst[i] = src[i]` for every address in `src`.
+    fn get_indexed(&mut self, dst: Addr, src: &[Addr]);
+    /// A scatter by one-sided writes: `dst[i] = src[i]` for every address in `dst`.
+    fn put_indexed(&mut self, dst: &[Addr], src: Addr);
+    /// Wait until every get and put this processor issued has completed.
+    fn quiet(&mut self);
     /// Acquire a test-and-test-and-set spin lock on a shared word (0 = free).
     fn lock(&mut self, addr: Addr);
     /// Release a lock taken with [`Node::lock`].
@@ -433,6 +449,8 @@ pub trait Backend {
     /// The machine's fan-in of the combining-tree barrier of `kind` (what a program whose
     /// [`Program::barrier_arity`] is `None` gets).
     fn barrier_arity(&self, kind: BarrierKind) -> usize;
+    /// Whether processors can use one-sided remote access ([`Node::get`], [`Node::put`]).
+    fn one_sided(&self) -> bool;
     /// Coherence (cache line) size in bytes, the unit of shared-memory transfers and of
     /// bulk gather/scatter copy costs.
     fn line_bytes(&self) -> usize;

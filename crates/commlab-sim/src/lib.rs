@@ -155,6 +155,10 @@ impl Backend for Simulator {
         self.cfg.mem.line_bytes as usize
     }
 
+    fn one_sided(&self) -> bool {
+        self.cfg.remote.is_some()
+    }
+
     fn with_nprocs(&self, nprocs: usize) -> Result<Self, SimError> {
         let spec = machine::resize_spec(self.cfg.spec.clone(), nprocs).map_err(|e| SimError::Program(e.to_string()))?;
         let cfg = MachineConfig::from_spec(spec).map_err(|e| SimError::Program(e.to_string()))?;

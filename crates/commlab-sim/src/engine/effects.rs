@@ -41,7 +41,7 @@ impl<S> World<S> {
         self.mem_call(|mem| mem.receive(node, rec.src as usize, kind, line, requester as usize));
     }
 
-    fn apply_mem_effects(&mut self) {
+    pub(super) fn apply_mem_effects(&mut self) {
         let mut effects = std::mem::take(&mut self.mem.outbox);
         for effect in effects.drain(..) {
             match effect {
@@ -140,6 +140,17 @@ impl<S> World<S> {
                         continue;
                     }
                     let dst = self.net.packet(packet).dst as usize;
+                    if let Some(MessageRecord {
+                        target: Target::OneSidedRequest { .. } | Target::OneSidedReply { .. },
+                        ..
+                    }) = &self.msgs[msg as usize]
+                    {
+                        // Served by the node's memory (or answered to its requester) in
+                        // hardware: taken off the NI at once.
+                        self.net.consume(&mut self.q, self.now, dst);
+                        self.one_sided_arrive(dst, msg);
+                        continue;
+                    }
                     let on_compute = self.mem.sw.is_some_and(|sw| sw.on_compute());
                     if let Some(MessageRecord { target: Target::Protocol { .. }, .. }) = &self.msgs[msg as usize] {
                         if !on_compute {

@@ -12,6 +12,7 @@
 mod control;
 mod effects;
 mod node;
+mod one_sided;
 
 pub use control::RunControl;
 
@@ -124,6 +125,16 @@ pub(crate) enum Event {
         msg: u32,
         dst: u32,
     },
+    /// A one-sided request or reply between a node and itself (no network) arrives.
+    OneSided {
+        msg: u32,
+        node: u32,
+    },
+    /// The memory of `node` has served one-sided request `msg` (see `one_sided.rs`).
+    OneSidedServe {
+        msg: u32,
+        node: u32,
+    },
 }
 
 impl From<NetEvent> for Event {
@@ -138,7 +149,12 @@ impl Liveness for Event {
         match *self {
             Event::Net(ev) => ev.background(),
             Event::CrossGen { .. } => true,
-            Event::Wake { .. } | Event::HandlerDone { .. } | Event::Proto { .. } | Event::Trap { .. } => false,
+            Event::Wake { .. }
+            | Event::HandlerDone { .. }
+            | Event::Proto { .. }
+            | Event::Trap { .. }
+            | Event::OneSided { .. }
+            | Event::OneSidedServe { .. } => false,
         }
     }
 }
@@ -174,6 +190,8 @@ pub(crate) enum Wait {
     PrefetchBuffer,
     /// Spinning on a cached line until it is invalidated (`what`, line).
     Spin(&'static str, crate::mem::cache::Line),
+    /// A free one-sided request slot (`remote.max_outstanding`), or (`quiet`) all done.
+    OneSided,
 }
 
 #[derive(Default)]
@@ -199,6 +217,8 @@ pub(crate) struct Proc<S> {
     /// Messages sent and handlers run since the timed region began.
     pub sent: u64,
     pub received: u64,
+    /// One-sided (get/put) requests issued and not yet answered.
+    pub one_sided_outstanding: u32,
 }
 
 pub(crate) struct World<S> {
@@ -224,6 +244,10 @@ pub(crate) struct World<S> {
     procs_done: usize,
     cross_pairs: Vec<(usize, usize)>,
     cross_interval_ps: u64,
+    /// One-sided access: each node's memory is busy serving requests until this time, and
+    /// what it has served.
+    pub remote_busy: Vec<u64>,
+    pub one_sided: one_sided::OneSidedStats,
 }
 
 impl<S> World<S> {
@@ -349,7 +373,11 @@ impl<S> World<S> {
             Target::App(_) | Target::BarrierArrive | Target::BarrierRelease => {
                 cfg.msg.receive_cost_cycles(rec.args.len())
             }
-            Target::Protocol { .. } | Target::Trap { .. } | Target::Sink => 0,
+            Target::Protocol { .. }
+            | Target::Trap { .. }
+            | Target::Sink
+            | Target::OneSidedRequest { .. }
+            | Target::OneSidedReply { .. } => 0,
         };
         let entry = if interrupt { cfg.msg.interrupt_entry_cycles } else { cfg.msg.poll_dispatch_cycles } + read;
         let mut ctx =
@@ -368,7 +396,9 @@ impl<S> World<S> {
             Target::BarrierArrive => proc.barrier.arrivals += 1,
             Target::BarrierRelease => proc.barrier.released = proc.barrier.released.max(rec.args[0]),
             Target::Protocol { .. } | Target::Trap { .. } => {}
-            Target::Sink => unreachable!("cross-traffic never reaches a processor's inbox"),
+            Target::Sink | Target::OneSidedRequest { .. } | Target::OneSidedReply { .. } => {
+                unreachable!("cross-traffic and one-sided messages never reach a processor's inbox")
+            }
         }
         let exit = if interrupt { cfg.msg.interrupt_exit_cycles } else { 0 };
         let mut duration_ps = cfg.cycles_to_ps((ctx.offset_cycles + exit) as f64);
@@ -450,6 +480,8 @@ impl<S> World<S> {
                 }
             }
             Event::Proto { msg, dst } => self.mem_receive(dst as usize, msg),
+            Event::OneSided { msg, node } => self.one_sided_arrive(node as usize, msg),
+            Event::OneSidedServe { msg, node } => self.one_sided_serve(node as usize, msg),
             Event::Trap { p, body_ps } => {
                 let msg = self.alloc_msg(MessageRecord {
                     src: p,
@@ -489,6 +521,7 @@ impl<S> World<S> {
                         Wait::Drain => "waits for its handlers to drain".to_string(),
                         Wait::Miss(line) => format!("waits for a miss on line {line}"),
                         Wait::PrefetchBuffer => "waits for a prefetch-buffer entry".to_string(),
+                        Wait::OneSided => "waits for its one-sided (get/put) requests".to_string(),
                         Wait::Spin(what, line) => {
                             let addr = line * self.cfg.mem.line_bytes;
                             let holder = self
@@ -565,6 +598,7 @@ pub fn run<P: Program>(
             barrier: BarrierState::default(),
             sent: 0,
             received: 0,
+            one_sided_outstanding: 0,
         })
         .collect();
     let mut world: Box<World<P::State>> = Box::new(World {
@@ -586,6 +620,8 @@ pub fn run<P: Program>(
         procs_done: 0,
         cross_pairs,
         cross_interval_ps,
+        remote_busy: vec![0; n],
+        one_sided: one_sided::OneSidedStats::default(),
         cfg: Arc::clone(&cfg),
     });
     let wp: *mut World<P::State> = &mut *world;
@@ -729,6 +765,11 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         counters.insert("prefetches_useful".to_string(), ms.prefetches_useful as f64);
         counters.insert("private_misses".to_string(), ms.private_misses as f64);
         counters.insert("protocol_messages".to_string(), w.traffic.protocol_messages as f64);
+    }
+    if w.one_sided.requests > 0 {
+        counters.insert("one_sided_requests".to_string(), w.one_sided.requests as f64);
+        counters.insert("one_sided_words".to_string(), w.one_sided.words as f64);
+        counters.insert("one_sided_invalidations".to_string(), w.one_sided.invalidations as f64);
     }
     // Utilisation of router-to-router links over the timed region.
     let topo = &w.net.topo;

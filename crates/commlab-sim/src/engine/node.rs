@@ -7,7 +7,7 @@ use commlab_api::{Addr, BarrierKind, Category, HandlerId, Node, Placement, ProcI
 use corosensei::Yielder;
 
 pub(crate) struct SimNode<'y, S> {
-    id: usize,
+    pub(super) id: usize,
     wp: *mut World<S>,
     yielder: &'y Yielder<*mut World<S>, ()>,
     /// Time of cache hits not yet given to the scheduler (hits create no events: the processor
@@ -46,7 +46,7 @@ impl<'y, S> SimNode<'y, S> {
     }
 
     /// The category memory waits and hits are charged to right now.
-    fn mem_cat(&self, wait: bool) -> Category {
+    pub(super) fn mem_cat(&self, wait: bool) -> Category {
         match (self.sync_depth > 0, wait) {
             (true, _) => Category::Synchronization,
             (false, true) => Category::MemoryNiWait,
@@ -67,7 +67,7 @@ impl<'y, S> SimNode<'y, S> {
         }
     }
 
-    fn check_addr(&mut self, addr: Addr, what: &str) {
+    pub(super) fn check_addr(&mut self, addr: Addr, what: &str) {
         if !self.w().mem.valid(addr.0) {
             let (id, words) = (self.id, self.w().mem.data.len());
             self.fail(format!(
@@ -200,7 +200,7 @@ impl<'y, S> SimNode<'y, S> {
 
     /// The world, valid until the next yield.
     #[inline]
-    fn w(&mut self) -> &mut World<S> {
+    pub(super) fn w(&mut self) -> &mut World<S> {
         // SAFETY: the scheduler is suspended in `resume` while this coroutine runs and holds
         // no reference into the world; callers never keep this borrow across `suspend`.
         unsafe { &mut *self.wp }
@@ -212,7 +212,7 @@ impl<'y, S> SimNode<'y, S> {
     }
 
     /// Be busy for `ps` in category `cat` (extended by any handler that interrupts).
-    fn timed(&mut self, ps: u64, cat: Category) {
+    pub(super) fn timed(&mut self, ps: u64, cat: Category) {
         if ps == 0 {
             return;
         }
@@ -227,7 +227,7 @@ impl<'y, S> SimNode<'y, S> {
     }
 
     /// Block until something wakes this processor (a handler finishing, NI space, ...).
-    fn block(&mut self, wait: Wait, cat: Category) {
+    pub(super) fn block(&mut self, wait: Wait, cat: Category) {
         let id = self.id;
         let w = self.w();
         let now = w.now;
@@ -240,7 +240,7 @@ impl<'y, S> SimNode<'y, S> {
     }
 
     /// Report a program error and stop this processor for good.
-    fn fail(&mut self, msg: String) -> ! {
+    pub(super) fn fail(&mut self, msg: String) -> ! {
         self.w().fail(SimError::Program(msg));
         loop {
             self.suspend();
@@ -536,6 +536,30 @@ impl<S> Node for SimNode<'_, S> {
 
     fn fetch_add(&mut self, addr: Addr, value: u64) -> u64 {
         self.rmw(addr, |old| old.wrapping_add(value))
+    }
+
+    fn get(&mut self, dst: Addr, dst_stride: usize, src: Addr, src_stride: usize, words: usize) {
+        let mut pairs = (0..words).map(|i| (dst.word(i * dst_stride), src.word(i * src_stride)));
+        self.one_sided(false, "get", &mut pairs);
+    }
+
+    fn put(&mut self, dst: Addr, dst_stride: usize, src: Addr, src_stride: usize, words: usize) {
+        let mut pairs = (0..words).map(|i| (dst.word(i * dst_stride), src.word(i * src_stride)));
+        self.one_sided(true, "put", &mut pairs);
+    }
+
+    fn get_indexed(&mut self, dst: Addr, src: &[Addr]) {
+        let mut pairs = src.iter().enumerate().map(|(i, &s)| (dst.word(i), s));
+        self.one_sided(false, "get_indexed", &mut pairs);
+    }
+
+    fn put_indexed(&mut self, dst: &[Addr], src: Addr) {
+        let mut pairs = dst.iter().enumerate().map(|(i, &d)| (d, src.word(i)));
+        self.one_sided(true, "put_indexed", &mut pairs);
+    }
+
+    fn quiet(&mut self) {
+        self.one_sided_quiet();
     }
 
     fn compare_swap(&mut self, addr: Addr, expected: u64, new: u64) -> u64 {

@@ -270,6 +270,8 @@ pub struct MachineConfig {
     pub mem: MemoryConfig,
     /// Hardware directory coherence, or software fine-grain DSM with its costs.
     pub coherence: Coherence,
+    /// One-sided remote access (get/put), if the machine has it (`[remote]`).
+    pub remote: Option<RemoteConfig>,
     pub max_events: u64,
     pub max_time_ps: u64,
 }
@@ -353,6 +355,17 @@ pub struct MemoryConfig {
     /// Interrupt entry of a LimitLESS trap (`messaging.interrupt_entry_cycles`): the
     /// directory's answer leaves after entry and body.
     pub trap_entry_ps: u64,
+}
+
+/// One-sided remote access in simulator units (`[remote]`).
+#[derive(Clone, Copy, Debug)]
+pub struct RemoteConfig {
+    pub issue_ps: u64,
+    pub max_outstanding: u32,
+    pub words_per_request: usize,
+    pub request_bytes: u64,
+    pub service_ps: u64,
+    pub service_word_ps: u64,
 }
 
 /// How shared memory is kept coherent (`memory.model`).
@@ -567,7 +580,7 @@ fn check_times_fit(spec: &MachineSpec, cycle_ps: f64, max_time_ps: f64) -> Resul
         "poll_dispatch_cycles",
     ];
     let table = toml::Table::try_from(spec).expect("a spec serializes");
-    for section in ["messaging", "memory", "dsm", "costs"] {
+    for section in ["messaging", "memory", "dsm", "remote", "costs"] {
         let Some(entries) = table.get(section).and_then(|t| t.as_table()) else { continue };
         for (key, value) in entries {
             let Some(cycles) = value.as_integer() else { continue };
@@ -786,6 +799,28 @@ impl MachineConfig {
                 })
             }
         };
+        let remote = match &spec.remote {
+            None => None,
+            Some(r) => {
+                at_least("remote.max_outstanding", r.max_outstanding, 1)?;
+                at_least("remote.words_per_request", r.words_per_request, 1)?;
+                if r.max_outstanding > u32::MAX as u64 || r.words_per_request > 1 << 20 {
+                    return Err(ConfigError::key(
+                        "remote",
+                        "max_outstanding and words_per_request must be at most 4294967295 and 1048576",
+                    ));
+                }
+                let ps = |c: u64| (c as f64 * cycle_ps).round() as u64;
+                Some(RemoteConfig {
+                    issue_ps: ps(r.issue_cycles),
+                    max_outstanding: r.max_outstanding as u32,
+                    words_per_request: r.words_per_request as usize,
+                    request_bytes: r.request_bytes,
+                    service_ps: ps(r.service_cycles),
+                    service_word_ps: ps(r.service_word_cycles),
+                })
+            }
+        };
         let cfg = MachineConfig {
             cycle_ps,
             link_ps_per_byte: 1000.0 / bw,
@@ -800,6 +835,7 @@ impl MachineConfig {
             msg,
             mem: memory,
             coherence,
+            remote,
             max_events: spec.limits.max_events,
             max_time_ps: max_time_ps as u64,
             topology,

@@ -19,6 +19,9 @@ pub struct MachineSpec {
     /// Software fine-grain DSM costs (required when `memory.model = "software"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dsm: Option<DsmSpec>,
+    /// One-sided remote memory access (get/put); absent: the machine has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RemoteSpec>,
     #[serde(default)]
     pub costs: BTreeMap<String, u64>,
     pub limits: LimitsSpec,
@@ -77,6 +80,20 @@ pub struct DsmSpec {
     pub tag_valid_per_granule_cycles: u64,
     pub tag_invalidate_cycles: u64,
     pub tag_invalidate_per_granule_cycles: u64,
+}
+
+/// One-sided remote memory access, SHMEM-like get and put (the T3D's remote loads and stores
+/// through its prefetch queue, the T3E's E-registers): requests go to the memory that holds the
+/// data and are served there without its processor and without coherence.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteSpec {
+    pub issue_cycles: u64,
+    pub max_outstanding: u64,
+    pub words_per_request: u64,
+    pub request_bytes: u64,
+    pub service_cycles: u64,
+    pub service_word_cycles: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -383,6 +400,12 @@ pub const KEYS: &[KeyDoc] = &[
         unit: "cycles",
         doc: "cache hits accumulate locally (no events) up to this much time before the processor syncs",
     },
+    KeyDoc { key: "remote.issue_cycles", unit: "cycles", doc: "processor time to issue one get or put request (a section absent: no one-sided access)" },
+    KeyDoc { key: "remote.max_outstanding", unit: "requests", doc: "get/put requests a processor may have in flight (the T3D's prefetch queue, the T3E's E-registers); more wait" },
+    KeyDoc { key: "remote.words_per_request", unit: "words", doc: "most 64-bit words one request moves (a vector get/put); a transfer is split into requests of this many" },
+    KeyDoc { key: "remote.request_bytes", unit: "bytes", doc: "a request's addresses (base, stride or list) on the wire, beyond the packet header" },
+    KeyDoc { key: "remote.service_cycles", unit: "cycles", doc: "the target memory's occupancy per request (its service rate); requests queue behind each other" },
+    KeyDoc { key: "remote.service_word_cycles", unit: "cycles", doc: "the target memory's occupancy per word of a request" },
     KeyDoc { key: "dsm.handlers", unit: "compute|protocol-processor", doc: "where protocol handlers run: on the node's compute processor (stealing its time) or a dedicated protocol processor" },
     KeyDoc { key: "dsm.load_check_cycles", unit: "cycles", doc: "access check on every shared load" },
     KeyDoc { key: "dsm.store_check_cycles", unit: "cycles", doc: "access check on every shared store" },

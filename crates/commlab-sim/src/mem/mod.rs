@@ -751,6 +751,35 @@ impl Memory {
         stolen
     }
 
+    /// A one-sided write (a put at its target, a get's value at its requester): the memory
+    /// word takes `value` and every cached copy of its line is invalidated at once, as the
+    /// T3D's and T3E's memory keeps its node's cache coherent with remote writes; returns how
+    /// many copies were dropped. A line in a coherence transaction (someone's miss in flight)
+    /// is refused: mixing one-sided writes with coherent access to the same line without
+    /// synchronisation is not modelled.
+    pub(crate) fn write_one_sided(&mut self, addr: u64, value: u64) -> Result<u64, String> {
+        let line = self.line_of(addr);
+        let pinned = self.procs.iter().any(|pm| pm.pinned == Some(line));
+        if self.txns.contains_key(&line) || pinned {
+            return Err(format!(
+                "a one-sided write to address {addr:#x} (line {line}) while a coherent miss on that line is in flight; \
+                 separate one-sided and coherent access to the same data by synchronisation"
+            ));
+        }
+        let mut dropped = 0;
+        for p in 0..self.caches.len() {
+            if self.caches[p].state(line) != CacheState::Invalid {
+                self.caches[p].set_state(line, CacheState::Invalid);
+                self.line_lost(p, line);
+                dropped += 1;
+            }
+        }
+        self.dir[line as usize] = DirEntry::new();
+        self.data[(addr / 8) as usize] = value;
+        self.check_line(line);
+        Ok(dropped)
+    }
+
     /// Replace `victim` at `p` (its state `vstate`).
     pub(crate) fn evict(&mut self, p: usize, victim: Line, vstate: CacheState) {
         let Ok((next, actions)) = cache_transition(vstate, CacheEvent::Evict) else {

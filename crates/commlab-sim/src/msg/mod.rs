@@ -21,6 +21,13 @@ pub(crate) enum Target {
     /// A LimitLESS directory trap on the home processor, with a handler body of `body_ps`
     /// (not a network message: it holds no NI input slot).
     Trap { body_ps: u64 },
+    /// A one-sided get or put of `words` words, served by the destination's memory without its
+    /// processor. `args`: the remote addresses, then (get) where the values go at the
+    /// requester; `payload`: a put's values.
+    OneSidedRequest { put: bool, words: u32 },
+    /// The answer to a one-sided request. `args`: (get) where the values go; `payload`: the
+    /// values (empty for a put's acknowledgement).
+    OneSidedReply { put: bool },
 }
 
 /// A message in flight or waiting in an NI input queue.

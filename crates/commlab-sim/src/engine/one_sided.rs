@@ -1,0 +1,214 @@
+//! One-sided remote memory access (`Node::get`/`put`, `[remote]`): SHMEM-like transfers served
+//! by the memory that holds the data, without its processor and without coherence, as the Cray
+//! T3D (remote loads and stores through its prefetch queue and write path) and T3E (E-register
+//! gets and puts) did them.
+//!
+//! A transfer is split into requests of at most `remote.words_per_request` words whose remote
+//! addresses share a home. For each, the processor spends `remote.issue_cycles` (message
+//! overhead) and, when `remote.max_outstanding` requests are already in flight, first waits for
+//! one to be answered (memory wait). A request crosses the network as one message (header,
+//! `remote.request_bytes` of addresses, and a put's data); the target memory serves requests one
+//! at a time, each for `service_cycles + words x service_word_cycles` after the previous one,
+//! then answers: a get's reply carries the values, a put's acknowledgement only a header. A
+//! request to the processor's own memory is served the same way without the network.
+//!
+//! Values: a get reads memory when its request is served and writes its destination when the
+//! reply arrives; a put reads its source when issued and writes memory when served. Writes
+//! invalidate cached copies of the line at once (`Memory::write_one_sided`). `quiet` waits until
+//! every request of the processor has been answered.
+
+use super::node::SimNode;
+use super::{Event, MainState, SimError, Wait, World};
+use crate::msg::{self, MessageRecord, Target};
+use crate::net::Packet;
+use crate::queue::Priority;
+use commlab_api::{Addr, Category, TrafficClass};
+use std::sync::Arc;
+
+/// What one-sided access did over the run.
+#[derive(Default, Clone, Debug)]
+pub(crate) struct OneSidedStats {
+    pub requests: u64,
+    pub words: u64,
+    /// Cached copies dropped by one-sided writes.
+    pub invalidations: u64,
+}
+
+impl<S> World<S> {
+    /// Send one-sided message `target` from `src` to `dst` with `wire_payload` bytes after the
+    /// header (split into packets as any message), or, to itself, deliver it without the network.
+    fn one_sided_send(&mut self, src: usize, dst: usize, rec: MessageRecord, wire_payload: u64, data_bytes: u64) {
+        let msg = self.alloc_msg(rec);
+        if src == dst {
+            self.push(self.now, Priority::Network, Event::OneSided { msg, node: dst as u32 });
+            return;
+        }
+        let cfg = Arc::clone(&self.cfg);
+        let sizes: Vec<u64> = msg::packet_payloads(wire_payload, cfg.max_packet_payload_bytes).collect();
+        let n = sizes.len();
+        let mut data_left = data_bytes;
+        for (i, size) in sizes.into_iter().enumerate() {
+            let data = data_left.min(size);
+            data_left -= data;
+            let descriptor = size - data;
+            if data > 0 {
+                self.traffic.add(TrafficClass::Headers, cfg.header_bytes + descriptor);
+                self.traffic.add(TrafficClass::Data, data);
+            } else {
+                self.traffic.add(TrafficClass::Requests, cfg.header_bytes + descriptor);
+            }
+            self.traffic.packets += 1;
+            let pkt = Packet {
+                msg,
+                dst: dst as u32,
+                bytes: (cfg.header_bytes + size) as u32,
+                last: i + 1 == n,
+                background: false,
+                ready_ps: self.now,
+                link: None,
+                vc: 0,
+            };
+            self.net.send_packet(&mut self.q, self.now, src, pkt);
+        }
+    }
+
+    /// Processor `p` issues a request to `home`: `remote` addresses there and, for a get,
+    /// `local` ones for the values (a put's `values` travel with it).
+    pub(crate) fn one_sided_request(&mut self, p: usize, home: usize, put: bool, remote: &[u64], local: &[u64]) {
+        let rc = self.cfg.remote.expect("checked by the caller");
+        let words = remote.len() as u64;
+        self.procs[p].one_sided_outstanding += 1;
+        self.one_sided.requests += 1;
+        self.one_sided.words += words;
+        let (args, payload, data) = if put {
+            let values = local.iter().map(|&a| self.mem.data[(a / 8) as usize]).collect();
+            (remote.to_vec(), values, 8 * words)
+        } else {
+            ([remote, local].concat(), Vec::new(), 0)
+        };
+        let rec = MessageRecord {
+            src: p as u32,
+            target: Target::OneSidedRequest { put, words: words as u32 },
+            args,
+            payload,
+        };
+        self.one_sided_send(p, home, rec, rc.request_bytes + data, data);
+    }
+
+    /// A one-sided message reached `node` (taken off the NI at once: hardware serves it).
+    pub(super) fn one_sided_arrive(&mut self, node: usize, msg: u32) {
+        let target = self.msgs[msg as usize].as_ref().expect("live message").target;
+        match target {
+            Target::OneSidedRequest { words, .. } => {
+                let rc = self.cfg.remote.expect("a machine with one-sided access");
+                let start = self.now.max(self.remote_busy[node]);
+                let done = start + rc.service_ps + words as u64 * rc.service_word_ps;
+                self.remote_busy[node] = done;
+                self.push(done, Priority::Network, Event::OneSidedServe { msg, node: node as u32 });
+            }
+            Target::OneSidedReply { put } => {
+                let rec = self.take_msg(msg);
+                if !put {
+                    self.one_sided_writes(&rec.args, &rec.payload);
+                }
+                let p = node;
+                self.procs[p].one_sided_outstanding -= 1;
+                if let MainState::Blocked { wait: Wait::OneSided, .. } = self.procs[p].main {
+                    if !self.procs[p].handler_active {
+                        self.wake_at(p, self.now);
+                    }
+                }
+            }
+            _ => unreachable!("not a one-sided message"),
+        }
+    }
+
+    /// `node`'s memory has served request `msg`: read or write it, and answer.
+    pub(super) fn one_sided_serve(&mut self, node: usize, msg: u32) {
+        let rec = self.take_msg(msg);
+        let Target::OneSidedRequest { put, words } = rec.target else { unreachable!("not a one-sided request") };
+        let requester = rec.src as usize;
+        let (args, payload, data) = if put {
+            self.one_sided_writes(&rec.args, &rec.payload);
+            (Vec::new(), Vec::new(), 0)
+        } else {
+            let (remote, local) = rec.args.split_at(words as usize);
+            let values: Vec<u64> = remote.iter().map(|&a| self.mem.data[(a / 8) as usize]).collect();
+            (local.to_vec(), values, 8 * words as u64)
+        };
+        let reply = MessageRecord { src: node as u32, target: Target::OneSidedReply { put }, args, payload };
+        self.one_sided_send(node, requester, reply, data, data);
+    }
+
+    fn one_sided_writes(&mut self, addrs: &[u64], values: &[u64]) {
+        for (&a, &v) in addrs.iter().zip(values) {
+            self.mem.now = self.now;
+            match self.mem.write_one_sided(a, v) {
+                Ok(dropped) => self.one_sided.invalidations += dropped,
+                Err(e) => {
+                    self.fail(SimError::Program(e));
+                    return;
+                }
+            }
+        }
+        self.apply_mem_effects();
+    }
+}
+
+impl<S> SimNode<'_, S> {
+    /// A get (`put == false`: `pairs` are (local destination, remote source)) or a put
+    /// (`pairs` are (remote destination, local source)): split into requests and issue them.
+    pub(super) fn one_sided(&mut self, put: bool, what: &str, pairs: &mut dyn Iterator<Item = (Addr, Addr)>) {
+        let Some(rc) = self.w().cfg.remote else {
+            let name = self.w().cfg.spec.name.clone();
+            self.fail(format!(
+                "{what}: machine {name} has no one-sided remote access (its file has no [remote] section)"
+            ));
+        };
+        let mut remote: Vec<u64> = Vec::with_capacity(rc.words_per_request);
+        let mut local: Vec<u64> = Vec::with_capacity(rc.words_per_request);
+        let mut home = usize::MAX;
+        for (a, b) in pairs {
+            let (r, l) = if put { (a, b) } else { (b, a) };
+            self.check_addr(r, what);
+            self.check_addr(l, what);
+            let h = {
+                let w = self.w();
+                w.mem.home_of(w.mem.line_of(r.0))
+            };
+            if !remote.is_empty() && (h != home || remote.len() == rc.words_per_request) {
+                self.issue_request(put, home, &remote, &local);
+                remote.clear();
+                local.clear();
+            }
+            home = h;
+            remote.push(r.0);
+            local.push(l.0);
+        }
+        if !remote.is_empty() {
+            self.issue_request(put, home, &remote, &local);
+        }
+    }
+
+    fn issue_request(&mut self, put: bool, home: usize, remote: &[u64], local: &[u64]) {
+        let id = self.id;
+        let rc = self.w().cfg.remote.expect("checked");
+        self.flush();
+        while self.w().procs[id].one_sided_outstanding >= rc.max_outstanding {
+            let cat = self.mem_cat(true);
+            self.block(Wait::OneSided, cat);
+        }
+        self.timed(rc.issue_ps, Category::MessageOverhead);
+        self.w().one_sided_request(id, home, put, remote, local);
+    }
+
+    /// Wait until every one-sided request of this processor has been answered.
+    pub(super) fn one_sided_quiet(&mut self) {
+        let id = self.id;
+        self.flush();
+        while self.w().procs[id].one_sided_outstanding > 0 {
+            let cat = self.mem_cat(true);
+            self.block(Wait::OneSided, cat);
+        }
+    }
+}
