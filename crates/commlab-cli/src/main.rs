@@ -16,6 +16,7 @@ mod crossover;
 mod detail_stats;
 mod experiment;
 mod failure;
+mod host;
 mod machine_arg;
 mod machine_table;
 mod machines;

@@ -87,17 +87,18 @@
 
 mod arena;
 mod clock;
+mod error;
 mod inbox;
 mod node;
 mod shared;
 
 pub use clock::{host_clock, HostClock};
+pub use error::NativeError;
 
 use commlab_api::{Backend, BarrierKind, NodeCounters, ProcId, ProcTimes, Program, RunOutput, RunStats, TrafficClass};
 use node::{NativeNode, ProcResult};
 use shared::{Abort, Shared};
 use std::collections::BTreeMap;
-use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -107,34 +108,6 @@ pub const MAX_AM_ARGS: usize = inbox::MAX_ARGS;
 /// Fan-in of both barrier trees when the program does not choose (assumed: the value most
 /// simulator presets use).
 const BARRIER_ARITY: usize = 4;
-
-/// Why a native run did not complete.
-#[derive(Debug, Clone, PartialEq)]
-pub enum NativeError {
-    /// Every unfinished processor waits and nothing can wake it; the report lists what each
-    /// waits for.
-    Deadlock(String),
-    /// The program asked for something the backend cannot do (bad address or processor, too
-    /// many message arguments, ...).
-    Program(String),
-    /// A processor's thread panicked.
-    Panic(String),
-    /// The backend could not start (no threads, bad processor count).
-    Setup(String),
-}
-
-impl fmt::Display for NativeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            NativeError::Deadlock(r) => write!(f, "deadlock: {r}"),
-            NativeError::Program(m) => write!(f, "program error: {m}"),
-            NativeError::Panic(m) => write!(f, "panic: {m}"),
-            NativeError::Setup(m) => write!(f, "native backend: {m}"),
-        }
-    }
-}
-
-impl std::error::Error for NativeError {}
 
 /// The host as a [`Backend`]: `nprocs` threads pinned to the host's cores.
 #[derive(Clone, Debug)]

@@ -3,8 +3,8 @@
 
 use crate::arena::Arena;
 use crate::clock::Clock;
+use crate::error::NativeError;
 use crate::inbox::Inbox;
-use crate::NativeError;
 use commlab_api::ReceiveMode;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
