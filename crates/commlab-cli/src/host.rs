@@ -9,8 +9,9 @@ use crate::detail_stats;
 use crate::failure::{failed, input, Failure};
 use crate::output;
 use crate::record::{ResultRecord, RunMeta};
+use commlab_api::Backend;
 use commlab_apps::AppError;
-use commlab_native::{host_cores, NativeBackend};
+use commlab_native::NativeBackend;
 use std::io::Write;
 
 /// The `--machine` name of the host.
@@ -49,9 +50,10 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
     }
     let detail: Vec<detail_stats::Request> =
         args.stats.iter().map(|s| detail_stats::Request::parse(s)).collect::<Result<_, _>>()?;
-    let cores = host_cores();
+    let host = NativeBackend::new();
+    let cores = host.cores();
     let procs = args.procs.unwrap_or(cores);
-    let backend = NativeBackend::with_procs(procs).map_err(|e| input(format!("--procs {procs}: {e}")))?;
+    let backend = host.with_nprocs(procs).map_err(|e| input(format!("--procs {procs}: {e}")))?;
     if backend.oversubscribed() {
         eprintln!("commlab: warning: {procs} processors on {cores} cores: threads share cores, so times are not those of {procs} cores");
     }

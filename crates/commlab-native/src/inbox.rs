@@ -82,3 +82,39 @@ impl Inbox {
         self.popped.store(n, Ordering::SeqCst);
     }
 }
+
+/// Buffers of bulk payloads, recycled across messages and runs of the process: class `k`
+/// holds empty `Vec`s of capacity `2^k`. A send takes one of the size it needs, or allocates
+/// it; the receiver gives it back after the handler. Reuse keeps a transfer from paying the
+/// operating system's page faults for fresh memory every time (a real DMA engine writes into
+/// buffers that were set up once); the first transfer of a size in a process still pays them.
+static POOL: [SegQueue<Vec<u64>>; 48] = [const { SegQueue::new() }; 48];
+
+/// Buffers kept per size class.
+const POOL_PER_CLASS: usize = 8;
+
+/// An empty buffer with room for `words` words.
+pub(crate) fn buffer(words: usize) -> Vec<u64> {
+    if words == 0 {
+        return Vec::new();
+    }
+    let class = words.next_power_of_two().trailing_zeros() as usize;
+    match POOL.get(class).and_then(|q| q.pop()) {
+        Some(v) => v,
+        None => Vec::with_capacity(words.next_power_of_two()),
+    }
+}
+
+/// Give a payload's buffer back.
+pub(crate) fn recycle(mut v: Vec<u64>) {
+    let cap = v.capacity();
+    if cap == 0 || !cap.is_power_of_two() {
+        return;
+    }
+    if let Some(q) = POOL.get(cap.trailing_zeros() as usize) {
+        if q.len() < POOL_PER_CLASS {
+            v.clear();
+            q.push(v);
+        }
+    }
+}

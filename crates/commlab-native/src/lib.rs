@@ -114,6 +114,9 @@ const BARRIER_ARITY: usize = 4;
 pub struct NativeBackend {
     nprocs: usize,
     clock: HostClock,
+    /// The cores the process could run on when the backend was made (threads are pinned to
+    /// them in turn).
+    cores: Vec<core_affinity::CoreId>,
     pin: bool,
 }
 
@@ -126,7 +129,18 @@ impl Default for NativeBackend {
 impl NativeBackend {
     /// One processor per core of the host.
     pub fn new() -> NativeBackend {
-        NativeBackend { nprocs: host_cores(), clock: host_clock(), pin: true }
+        let cores = core_affinity::get_core_ids().unwrap_or_default();
+        let nprocs = if cores.is_empty() { host_cores() } else { cores.len() };
+        NativeBackend { nprocs, clock: host_clock(), cores, pin: true }
+    }
+
+    /// Cores the processors run on.
+    pub fn cores(&self) -> usize {
+        if self.cores.is_empty() {
+            host_cores()
+        } else {
+            self.cores.len()
+        }
     }
 
     /// `nprocs` processors (at least 1; more than the host's cores run, sharing cores).
@@ -142,7 +156,7 @@ impl NativeBackend {
 
     /// More processors than the host has cores: they share cores (waits yield the core).
     pub fn oversubscribed(&self) -> bool {
-        self.nprocs > host_cores()
+        self.nprocs > self.cores()
     }
 
     /// The clock rate times are reported at, and how it was found.
@@ -151,7 +165,7 @@ impl NativeBackend {
     }
 }
 
-/// Cores the process may run on.
+/// Cores the calling thread may run on (the process's, unless the thread was pinned).
 pub fn host_cores() -> usize {
     core_affinity::get_core_ids()
         .map(|c| c.len())
@@ -223,8 +237,12 @@ fn run<P: Program>(b: &NativeBackend, program: Arc<P>) -> Result<RunOutput<P::St
     };
     let (mode, kind) = (program.receive_mode(), program.barrier_kind());
     let handlers = program.handlers();
-    let cores = if b.pin { core_affinity::get_core_ids().unwrap_or_default() } else { Vec::new() };
-    let shared = Shared::new(n, clock::Clock::new(b.clock.mhz));
+    let cores = if b.pin { b.cores.clone() } else { Vec::new() };
+    // A wait spins 1 ms before it yields (thousands of message latencies: on a loaded host a
+    // yield can lose the core for a whole time slice), or yields at
+    // once when processors share cores: the one it waits for may need this core.
+    let spin_ns = if b.oversubscribed() { 0 } else { 1_000_000 };
+    let shared = Shared::new(n, clock::Clock::new(b.clock.mhz), spin_ns);
     type Joined<S> = std::thread::Result<ProcResult<S>>;
     let joined: Vec<Joined<P::State>> = std::thread::scope(|scope| {
         let mut threads = Vec::with_capacity(n);

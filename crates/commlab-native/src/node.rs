@@ -1,7 +1,7 @@
 //! `NativeNode`: the [`Node`] interface on one OS thread, and the handler context.
 
 use crate::arena::LINE_WORDS;
-use crate::inbox::{Msg, Target, MAX_ARGS};
+use crate::inbox::{self, Msg, Target, MAX_ARGS};
 use crate::shared::{Abort, Shared, WaitInfo, WaitKind};
 use commlab_api::{
     Addr, BarrierKind, Category, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, ReceiveMode,
@@ -120,7 +120,7 @@ impl Comm<'_> {
 
 /// Concatenate the regions of a bulk message (natively no DMA alignment: no padding).
 fn gather(regions: &[&[u64]]) -> Vec<u64> {
-    let mut out = Vec::with_capacity(regions.iter().map(|r| r.len()).sum());
+    let mut out = inbox::buffer(regions.iter().map(|r| r.len()).sum());
     for r in regions {
         out.extend_from_slice(r);
     }
@@ -154,19 +154,33 @@ impl HandlerCtx for Ctx<'_, '_> {
     }
 }
 
-/// Busy-waiting that stays polite on a shared or oversubscribed host: spin a little, then
-/// give the core away on every look (more threads than cores still progress).
-struct Backoff(u32);
+/// Busy-waiting that stays polite on a shared or oversubscribed host: spin (the `pause`
+/// hint) for up to `spin_ns` since the wait began, the time a message or a store from
+/// another core takes many times over, then give the core away on every look (so more
+/// threads than cores still progress; a yield is a system call, about a microsecond).
+struct Backoff {
+    spins: u32,
+    since: Option<std::time::Instant>,
+    spin_ns: u64,
+}
 
 impl Backoff {
-    const SPINS: u32 = 64;
+    fn new(spin_ns: u64) -> Backoff {
+        Backoff { spins: 0, since: None, spin_ns }
+    }
+
     #[inline]
     fn snooze(&mut self) {
-        if self.0 < Self::SPINS {
-            self.0 += 1;
-            std::hint::spin_loop();
-        } else {
+        self.spins = self.spins.wrapping_add(1);
+        // Look at the clock once every 64 spins.
+        if !self.spins.is_multiple_of(64) {
+            return;
+        }
+        let since = *self.since.get_or_insert_with(std::time::Instant::now);
+        if since.elapsed().as_nanos() as u64 >= self.spin_ns {
             std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
         }
     }
 }
@@ -265,10 +279,11 @@ impl<'a, S> NativeNode<'a, S> {
         self.shared.inboxes[self.id].pushed() != self.popped
     }
 
-    /// Run the handler of every message waiting (timed as message overhead).
-    fn drain(&mut self) {
+    /// Run the handler of every message waiting (timed as message overhead); whether there
+    /// was one.
+    fn drain(&mut self) -> bool {
         if !self.pending() {
-            return;
+            return false;
         }
         let prev = self.enter(MESSAGE);
         let inbox = &self.shared.inboxes[self.id];
@@ -287,9 +302,11 @@ impl<'a, S> NativeNode<'a, S> {
                 Target::BarrierArrive => self.comm.barrier.arrivals += 1,
                 Target::BarrierRelease(e) => self.comm.barrier.released = self.comm.barrier.released.max(e),
             }
+            inbox::recycle(m.payload);
             inbox.set_popped(self.popped);
         }
         self.leave(prev);
+        true
     }
 
     /// At every `Node` call: in interrupt mode, the handlers of the messages that arrived
@@ -312,17 +329,24 @@ impl<'a, S> NativeNode<'a, S> {
         *status.info.lock().unwrap_or_else(|e| e.into_inner()) = info;
         self.gen += 1;
         status.gen.store(self.gen, Ordering::SeqCst);
-        let mut backoff = Backoff(0);
+        let mut backoff = Backoff::new(self.shared.spin_ns);
         loop {
             if self.shared.abort.load(Ordering::Relaxed) {
                 std::panic::resume_unwind(Box::new(Abort));
             }
-            self.drain();
+            if self.drain() {
+                // Messages keep coming: spin on before yielding.
+                backoff = Backoff::new(self.shared.spin_ns);
+            }
             if done(self) {
                 break;
             }
+            // Published once in 64 looks: a SeqCst store is a full fence, too dear for every
+            // look (the watchdog only needs the count to move).
             self.checks += 1;
-            self.shared.status[self.id].checks.store(self.checks, Ordering::SeqCst);
+            if self.checks.is_multiple_of(64) {
+                self.shared.status[self.id].checks.store(self.checks / 64, Ordering::SeqCst);
+            }
             backoff.snooze();
         }
         self.gen += 1;

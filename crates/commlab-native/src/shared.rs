@@ -47,6 +47,8 @@ pub(crate) struct Status {
 
 pub(crate) struct Shared {
     pub nprocs: usize,
+    /// How long a wait spins before it yields the core at every look.
+    pub spin_ns: u64,
     pub clock: Clock,
     pub arena: Arena,
     pub inboxes: Vec<CachePadded<Inbox>>,
@@ -67,10 +69,11 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub fn new(nprocs: usize, clock: Clock) -> Shared {
+    pub fn new(nprocs: usize, clock: Clock, spin_ns: u64) -> Shared {
         let info = WaitInfo { kind: WaitKind::Cond, what: "", detail: 0, mode: ReceiveMode::Interrupt };
         Shared {
             nprocs,
+            spin_ns,
             clock,
             arena: Arena::new(),
             inboxes: (0..nprocs).map(|_| CachePadded::new(Inbox::default())).collect(),
