@@ -25,15 +25,17 @@
 //!   the CPU's prefetch instructions on x86_64 (`prefetcht0`, `prefetchw`), no-ops elsewhere.
 //! - **Active messages** go through one lock-free multi-producer queue per receiver
 //!   (crossbeam's `SegQueue`, a cache-line-padded count beside it): the arguments travel
-//!   inline (at most [`MAX_AM_ARGS`] words), a bulk message's regions are copied (memcpy)
-//!   into a buffer handed to the receiver. Handlers run on the receiving processor's own
+//!   inline (at most [`MAX_AM_ARGS`] words), a bulk message's regions are copied (memcpy,
+//!   no DMA alignment padding) into a buffer handed to the receiver. Buffers are recycled by
+//!   size class for the life of the process, so only the first transfer of a size pays the
+//!   operating system's page faults for fresh memory. Handlers run on the receiving processor's own
 //!   thread, on its `&mut State`, only inside its `Node` calls, so the state needs no lock and
 //!   handlers are atomic with respect to the main thread, as the interface promises.
 //!   *Polling*: handlers run in `poll()` and in every wait (`wait_until`, `spin_until`,
 //!   `lock`, `barrier`). *Interrupt*: a host thread cannot be interrupted at user level, so
 //!   the closest honest equivalent is used: the inbox is looked at on entry to **every**
-//!   `Node` call (`load`, `store`, `compute`, `send_am`, ...) and the waiting handlers run
-//!   there. An application that computes for a long time without calling its node delays
+//!   `Node` call that does something (`load`, `store`, `compute`, `send_am`, ...; not `id`,
+//!   `nprocs`, `now_cycles`, `state`, `private_array`) and the waiting handlers run there. An application that computes for a long time without calling its node delays
 //!   its handlers that long, as it would not on a machine with interrupts.
 //! - **Barriers**: the shared-memory barrier is a combining tree of counters (children
 //!   fetch-and-add their parent's) and release flags, each on its own cache line; the message
@@ -59,10 +61,15 @@
 //! their argument and payload bytes are the `data` traffic class (no coherence traffic is
 //! visible natively: the other classes are 0).
 //!
+//! **Waiting** spins (with the CPU's pause hint once in 64 looks) for up to 1 ms, then yields the core at every look;
+//! with more processors than cores it yields at once, so the one waited for can run.
+//!
 //! **Hangs.** The calling thread watches the run: when every processor is waiting (or has
 //! finished), no message is queued or being handled, and every waiting processor has looked
 //! at its condition twice since, nothing can change any more: if all finished the run ends,
-//! else it fails with [`NativeError::Deadlock`] naming what each processor waits for.
+//! else it fails with [`NativeError::Deadlock`] naming what each processor waits for. (A
+//! processor looping in its own code without calling its node is not seen: it cannot be
+//! stopped from outside.)
 //!
 //! ```
 //! use commlab_api::{Backend, Handler, Node, Program};

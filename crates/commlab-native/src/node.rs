@@ -154,10 +154,10 @@ impl HandlerCtx for Ctx<'_, '_> {
     }
 }
 
-/// Busy-waiting that stays polite on a shared or oversubscribed host: spin (the `pause`
-/// hint) for up to `spin_ns` since the wait began, the time a message or a store from
-/// another core takes many times over, then give the core away on every look (so more
-/// threads than cores still progress; a yield is a system call, about a microsecond).
+/// Busy-waiting that stays polite on a shared or oversubscribed host: spin for up to
+/// `spin_ns` since the wait began (thousands of times what a message or a store from another
+/// core takes), then give the core away on every look (so more threads than cores still
+/// progress; a yield is a system call, a few hundred nanoseconds when nothing else runs).
 struct Backoff {
     spins: u32,
     since: Option<std::time::Instant>,
@@ -172,7 +172,8 @@ impl Backoff {
     #[inline]
     fn snooze(&mut self) {
         self.spins = self.spins.wrapping_add(1);
-        // Look at the clock once every 64 spins.
+        // Look at the clock (and pause) once every 64 looks: a pause on every look, about 100 ns
+        // on current Intel cores, made a null message's one-way time 40% longer.
         if !self.spins.is_multiple_of(64) {
             return;
         }
