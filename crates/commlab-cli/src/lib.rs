@@ -18,6 +18,7 @@ mod detail_stats;
 pub mod embed;
 pub mod experiment;
 pub mod failure;
+mod host;
 mod machine_arg;
 pub mod machine_table;
 pub mod machines;

@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 pub struct RunArgs {
     /// Application name (see `commlab apps`).
     app: String,
-    /// Preset name or path to a machine TOML file.
+    /// Preset name or path to a machine TOML file, or `host`: this computer's cores (one
+    /// pinned thread per processor; --procs defaults to the cores).
     #[arg(long, default_value = "alewife")]
     machine: String,
     /// Resize the machine to N processors (a mesh or torus becomes as square as it can).
@@ -239,6 +240,25 @@ impl<'a> Sink<'a> {
 }
 
 pub fn run(args: RunArgs) -> Result<(), Failure> {
+    if args.machine == crate::host::MACHINE {
+        let sim_only = [
+            (!args.set.is_empty(), "--set"),
+            (args.max_wall.is_some(), "--max-wall"),
+            (args.max_memory.is_some(), "--max-memory"),
+        ];
+        return crate::host::run(crate::host::Args {
+            app: args.app,
+            variant: args.variant,
+            procs: args.procs,
+            params: args.param,
+            seed: args.seed,
+            json: args.json,
+            csv: args.csv,
+            out: args.out,
+            stats: args.stats,
+            sim_only,
+        });
+    }
     let info = commlab_apps::app_info(&args.app).map_err(|e| input(e.to_string()))?;
     let variants = info.select_variants(&args.variant).map_err(|e| input(e.to_string()))?;
     commlab_apps::Params::parse(info, &args.param).map_err(|e| input(e.to_string()))?;

@@ -1,0 +1,358 @@
+//! # commlab-native: the `Node` interface on the host's cores
+//!
+//! [`NativeBackend`] runs a [`Program`] unchanged on real hardware: one OS thread per
+//! processor, pinned to a core, sharing real memory and exchanging real messages.
+//!
+//! ```text
+//!   NativeBackend::run(program) ── std::thread::scope ──▶ thread p (pinned to core p mod cores)
+//!        │                                                  main(&mut NativeNode) ── load/store ──▶ arena of AtomicU64 words
+//!        │ (calling thread)                                      │     send_am/send_bulk ──▶ inbox[dest] (lock-free queue)
+//!        └── watchdog: every processor waiting,                  │     poll/waits ◀── inbox[p]: handlers run here, on &mut State
+//!            no message left ⇒ done (or deadlock)                └── barrier: tree of atomics | tree of messages
+//! ```
+//!
+//! What each mechanism is natively:
+//! - **Shared memory** is one arena of 64-bit atomic words ([`std::sync::atomic::AtomicU64`]).
+//!   Allocation is collective as on the simulator: processor `p`'s `k`-th `alloc_shared` gets
+//!   the `k`-th region, created by whichever processor asks first, so every processor gets the
+//!   same address. Regions start on a 64-byte line. Homes are honoured by first touch: each
+//!   processor writes (without changing) one word of every page of the region whose first
+//!   line its placement homes there, so on a multi-socket host a page nobody wrote yet lands
+//!   on its home's memory node. `load`/`store`/`fetch_add`/`compare_swap` are `SeqCst`: the
+//!   interface promises sequential consistency, and only a single total order of all of them
+//!   gives it (acquire/release would let a store and a later load of another word pass each
+//!   other). `lock` is test-and-test-and-set on a word; `prefetch_read`/`prefetch_write` are
+//!   the CPU's prefetch instructions on x86_64 (`prefetcht0`, `prefetchw`), no-ops elsewhere.
+//! - **Active messages** go through one lock-free multi-producer queue per receiver
+//!   (crossbeam's `SegQueue`, a cache-line-padded count beside it): the arguments travel
+//!   inline (at most [`MAX_AM_ARGS`] words), a bulk message's regions are copied (memcpy,
+//!   no DMA alignment padding) into a buffer handed to the receiver. Buffers are recycled by
+//!   size class for the life of the process, so only the first transfer of a size pays the
+//!   operating system's page faults for fresh memory. Handlers run on the receiving processor's own
+//!   thread, on its `&mut State`, only inside its `Node` calls, so the state needs no lock and
+//!   handlers are atomic with respect to the main thread, as the interface promises.
+//!   *Polling*: handlers run in `poll()` and in every wait (`wait_until`, `spin_until`,
+//!   `lock`, `barrier`). *Interrupt*: a host thread cannot be interrupted at user level, so
+//!   the closest honest equivalent is used: the inbox is looked at on entry to **every**
+//!   `Node` call that does something (`load`, `store`, `compute`, `send_am`, ...; not `id`,
+//!   `nprocs`, `now_cycles`, `state`, `private_array`) and the waiting handlers run there. An application that computes for a long time without calling its node delays
+//!   its handlers that long, as it would not on a machine with interrupts.
+//! - **Barriers**: the shared-memory barrier is a combining tree of counters (children
+//!   fetch-and-add their parent's) and release flags, each on its own cache line; the message
+//!   barrier is the same tree of active messages. Fan-in: the program's, else 4 for both
+//!   ([`Backend::barrier_arity`]; assumed, as most simulator presets).
+//!
+//! **Time.** Every processor's time from `begin_timing` to the return of its main thread is
+//! measured with the monotonic clock ([`std::time::Instant`]) and split into the simulator's
+//! four categories by timing the `Node` calls: sends and handlers are message overhead; waits,
+//! locks and barriers synchronization (the handlers run inside them are message overhead);
+//! everything else, the application's own code between calls, is compute. Loads, stores,
+//! atomics and prefetches are *not* timed one by one (reading the clock costs more than a
+//! cache hit, and timing them would slow the shared-memory variants more than the others):
+//! their time, hits and misses alike, is in compute, so natively `memory_ni_wait` is 0 (queues
+//! are unbounded: no NI waits either). `compute(cycles)` and `message_work(cycles)` cost
+//! nothing: the real work is the application's own arithmetic, and every cost entry
+//! ([`Backend::cost_cycles`]) is 0. Times are reported in host cycles: nanoseconds times the
+//! clock rate [`host_clock`] measured once per process (the TSC rate on x86_64; a nominal
+//! 1000 MHz elsewhere), so `cycles_per_us` converts them back.
+//!
+//! **Counts.** Messages sent after the first `begin_timing` (on any processor) are counted
+//! by their sender and, when handled, by their receiver, so sent = received over the run;
+//! their argument and payload bytes are the `data` traffic class (no coherence traffic is
+//! visible natively: the other classes are 0).
+//!
+//! **Waiting** spins (with the CPU's pause hint once in 64 looks) for up to 1 ms, then yields the core at every look;
+//! with more processors than cores it yields at once, so the one waited for can run.
+//!
+//! **Hangs.** The calling thread watches the run: when every processor is waiting (or has
+//! finished), no message is queued or being handled, and every waiting processor has looked
+//! at its condition twice since, nothing can change any more: if all finished the run ends,
+//! else it fails with [`NativeError::Deadlock`] naming what each processor waits for. (A
+//! processor looping in its own code without calling its node is not seen: it cannot be
+//! stopped from outside.)
+//!
+//! ```
+//! use commlab_api::{Backend, Handler, Node, Program};
+//! use commlab_native::NativeBackend;
+//! use std::sync::Arc;
+//!
+//! struct Hello;
+//! impl Program for Hello {
+//!     type State = u64;
+//!     fn handlers(&self) -> Vec<Handler<u64>> { vec![|s, _, m| *s += m.args[0]] }
+//!     fn init_state(&self, _: usize, _: usize) -> u64 { 0 }
+//!     fn main<N: Node<State = u64>>(&self, node: &mut N) {
+//!         let next = (node.id() + 1) % node.nprocs();
+//!         node.send_am(next, commlab_api::HandlerId(0), &[1]);
+//!         node.wait_until("token", |s| *s == 1);
+//!         node.barrier();
+//!     }
+//! }
+//! let out = NativeBackend::with_procs(3).unwrap().run(Arc::new(Hello)).unwrap();
+//! assert!(out.states.iter().all(|&s| s == 1));
+//! ```
+
+mod arena;
+mod clock;
+mod error;
+mod inbox;
+mod node;
+mod shared;
+
+pub use clock::{host_clock, HostClock};
+pub use error::NativeError;
+
+use commlab_api::{Backend, BarrierKind, NodeCounters, ProcId, ProcTimes, Program, RunOutput, RunStats, TrafficClass};
+use node::{NativeNode, ProcResult};
+use shared::{Abort, Shared};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The most argument words one native active message carries.
+pub const MAX_AM_ARGS: usize = inbox::MAX_ARGS;
+
+/// Fan-in of both barrier trees when the program does not choose (assumed: the value most
+/// simulator presets use).
+const BARRIER_ARITY: usize = 4;
+
+/// The host as a [`Backend`]: `nprocs` threads pinned to the host's cores.
+#[derive(Clone, Debug)]
+pub struct NativeBackend {
+    nprocs: usize,
+    clock: HostClock,
+    /// The cores the process could run on when the backend was made (threads are pinned to
+    /// them in turn).
+    cores: Vec<core_affinity::CoreId>,
+    pin: bool,
+}
+
+impl Default for NativeBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl NativeBackend {
+    /// One processor per core of the host.
+    pub fn new() -> NativeBackend {
+        let cores = core_affinity::get_core_ids().unwrap_or_default();
+        let nprocs = if cores.is_empty() { host_cores() } else { cores.len() };
+        NativeBackend { nprocs, clock: host_clock(), cores, pin: true }
+    }
+
+    /// Cores the processors run on.
+    pub fn cores(&self) -> usize {
+        if self.cores.is_empty() {
+            host_cores()
+        } else {
+            self.cores.len()
+        }
+    }
+
+    /// `nprocs` processors (at least 1; more than the host's cores run, sharing cores).
+    pub fn with_procs(nprocs: usize) -> Result<NativeBackend, NativeError> {
+        NativeBackend::new().with_nprocs(nprocs)
+    }
+
+    /// Pin each processor's thread to a core (the default), or leave placement to the OS.
+    pub fn pinned(mut self, pin: bool) -> Self {
+        self.pin = pin;
+        self
+    }
+
+    /// More processors than the host has cores: they share cores (waits yield the core).
+    pub fn oversubscribed(&self) -> bool {
+        self.nprocs > self.cores()
+    }
+
+    /// The clock rate times are reported at, and how it was found.
+    pub fn clock(&self) -> HostClock {
+        self.clock
+    }
+}
+
+/// Cores the calling thread may run on (the process's, unless the thread was pinned).
+pub fn host_cores() -> usize {
+    core_affinity::get_core_ids()
+        .map(|c| c.len())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+impl Backend for NativeBackend {
+    type Error = NativeError;
+
+    fn nprocs(&self) -> usize {
+        self.nprocs
+    }
+
+    fn cycles_per_us(&self) -> f64 {
+        self.clock.mhz
+    }
+
+    /// No network: 0 between any two processors.
+    fn hops(&self, _a: ProcId, _b: ProcId) -> usize {
+        0
+    }
+
+    fn bisection_partner(&self, _p: ProcId) -> Option<ProcId> {
+        None
+    }
+
+    fn bisection_bytes_per_cycle(&self) -> f64 {
+        0.0
+    }
+
+    fn max_am_args(&self) -> usize {
+        MAX_AM_ARGS
+    }
+
+    /// Every cost is 0: natively the work is the application's own code.
+    fn cost_cycles(&self, _name: &str) -> Result<u64, NativeError> {
+        Ok(0)
+    }
+
+    fn barrier_arity(&self, _kind: BarrierKind) -> usize {
+        BARRIER_ARITY
+    }
+
+    /// The line of every current x86_64 and most ARM cores (what regions are aligned to).
+    fn line_bytes(&self) -> usize {
+        8 * arena::LINE_WORDS
+    }
+
+    fn one_sided(&self) -> bool {
+        true
+    }
+
+    fn with_nprocs(&self, nprocs: usize) -> Result<Self, NativeError> {
+        if nprocs == 0 {
+            return Err(NativeError::Setup("a run needs at least 1 processor, got 0".to_string()));
+        }
+        Ok(NativeBackend { nprocs, ..self.clone() })
+    }
+
+    fn run<P: Program>(&self, program: Arc<P>) -> Result<RunOutput<P::State>, NativeError> {
+        run(self, program)
+    }
+}
+
+fn run<P: Program>(b: &NativeBackend, program: Arc<P>) -> Result<RunOutput<P::State>, NativeError> {
+    let started = Instant::now();
+    let n = b.nprocs;
+    let arity = match program.barrier_arity() {
+        None => BARRIER_ARITY,
+        Some(k) if k >= 2 => k,
+        Some(k) => return Err(NativeError::Program(format!("the barrier's fan-in must be at least 2, got {k}"))),
+    };
+    let (mode, kind) = (program.receive_mode(), program.barrier_kind());
+    let handlers = program.handlers();
+    let cores = if b.pin { b.cores.clone() } else { Vec::new() };
+    // A wait spins 1 ms before it yields (thousands of message latencies: on a loaded host a
+    // yield can lose the core for a whole time slice), or yields at
+    // once when processors share cores: the one it waits for may need this core.
+    let spin_ns = if b.oversubscribed() { 0 } else { 1_000_000 };
+    let shared = Shared::new(n, clock::Clock::new(b.clock.mhz), spin_ns);
+    type Joined<S> = std::thread::Result<ProcResult<S>>;
+    let joined: Vec<Joined<P::State>> = std::thread::scope(|scope| {
+        let mut threads = Vec::with_capacity(n);
+        for id in 0..n {
+            let core = (!cores.is_empty()).then(|| cores[id % cores.len()]);
+            let (shared, handlers, program) = (&shared, &handlers[..], &program);
+            let spawned = std::thread::Builder::new().name(format!("commlab-p{id}")).spawn_scoped(scope, move || {
+                if let Some(c) = core {
+                    core_affinity::set_for_current(c);
+                }
+                let body = std::panic::AssertUnwindSafe(|| {
+                    let state = program.init_state(id, n);
+                    let sizes = program.private_arrays(id);
+                    let mut node = NativeNode::new(id, shared, handlers, state, mode, kind, arity, &sizes);
+                    program.main(&mut node);
+                    node.finish()
+                });
+                std::panic::catch_unwind(body).inspect_err(|payload| {
+                    if !payload.is::<Abort>() {
+                        let msg = panic_message(payload.as_ref());
+                        shared.set_fatal(NativeError::Panic(format!("processor {id}: {msg}")));
+                    }
+                })
+            });
+            match spawned {
+                Ok(t) => threads.push(t),
+                Err(e) => {
+                    shared.set_fatal(NativeError::Setup(format!("cannot start processor {id}'s thread: {e}")));
+                    break;
+                }
+            }
+        }
+        shared.watch();
+        threads.into_iter().map(|t| t.join().unwrap_or_else(Err)).collect()
+    });
+    if let Some(e) = shared.fatal.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        return Err(e);
+    }
+    let mut results = Vec::with_capacity(n);
+    for (id, r) in joined.into_iter().enumerate() {
+        match r {
+            Ok(r) => results.push(r),
+            Err(p) => return Err(NativeError::Panic(format!("processor {id}: {}", panic_message(p.as_ref())))),
+        }
+    }
+    let stats = collect_stats(&shared, &results, started.elapsed().as_secs_f64());
+    let memory = shared.arena.snapshot();
+    let states = results.into_iter().map(|r| r.state).collect();
+    Ok(RunOutput { states, memory, stats })
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    match (p.downcast_ref::<&str>(), p.downcast_ref::<String>()) {
+        (Some(s), _) => s.to_string(),
+        (_, Some(s)) => s.clone(),
+        _ => "(no message)".to_string(),
+    }
+}
+
+fn collect_stats<S>(shared: &Shared, results: &[ProcResult<S>], wall: f64) -> RunStats {
+    let clock = &shared.clock;
+    // From the first begin_timing (the thread starts of processors that never called it).
+    let began = results.iter().filter(|r| r.acct.began).map(|r| r.acct.start).min();
+    let first_start = began.or_else(|| results.iter().map(|r| r.acct.start).min()).unwrap_or(0);
+    let last_finish = results.iter().map(|r| r.acct.finish).max().unwrap_or(0);
+    let procs = results
+        .iter()
+        .map(|r| ProcTimes {
+            by_category: r.acct.by_cat.map(|ns| clock.cycles(ns)),
+            busy: clock.cycles(r.acct.finish - r.acct.start),
+            start: clock.cycles(r.acct.start),
+        })
+        .collect();
+    let mut volume_bytes = [0u64; 5];
+    for r in results {
+        for (v, x) in volume_bytes.iter_mut().zip(r.counts.volume_bytes) {
+            *v += x;
+        }
+    }
+    let messages: u64 = results.iter().map(|r| r.counts.sent).sum();
+    let mut counters = BTreeMap::new();
+    counters.insert("messages".to_string(), messages as f64);
+    let nodes = results
+        .iter()
+        .map(|r| NodeCounters {
+            messages_sent: r.counts.sent,
+            messages_received: r.counts.received,
+            ..NodeCounters::default()
+        })
+        .collect();
+    debug_assert_eq!(volume_bytes[TrafficClass::Headers as usize], 0);
+    RunStats {
+        cycles: clock.cycles(last_finish.saturating_sub(first_start)),
+        procs,
+        volume_bytes,
+        counters,
+        nodes,
+        links: Vec::new(),
+        events: 0,
+        wall_seconds: wall,
+    }
+}

@@ -1,0 +1,738 @@
+//! `NativeNode`: the [`Node`] interface on one OS thread, and the handler context.
+
+use crate::arena::LINE_WORDS;
+use crate::inbox::{self, Msg, Target, MAX_ARGS};
+use crate::shared::{Abort, Shared, WaitInfo, WaitKind};
+use commlab_api::{
+    Addr, BarrierKind, Category, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, ReceiveMode,
+    TrafficClass,
+};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Where one processor's time went, in nanoseconds (exactly one category accrues at a time).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Account {
+    pub by_cat: [u64; 4],
+    cur: usize,
+    last: u64,
+    /// When the timed region began on this processor (`begin_timing`, else the thread start).
+    pub start: u64,
+    pub began: bool,
+    pub finish: u64,
+}
+
+impl Account {
+    fn new(now: u64) -> Account {
+        Account { last: now, start: now, ..Account::default() }
+    }
+
+    /// Charge the time since the last switch to the current category and go on in `cat`;
+    /// returns the category left.
+    #[inline]
+    fn switch(&mut self, now: u64, cat: usize) -> usize {
+        let now = now.max(self.last);
+        self.by_cat[self.cur] += now - self.last;
+        self.last = now;
+        std::mem::replace(&mut self.cur, cat)
+    }
+
+    fn begin(&mut self, now: u64) {
+        *self = Account { began: true, ..Account::new(now) };
+    }
+
+    fn end(&mut self, now: u64) {
+        self.switch(now, self.cur);
+        self.finish = self.last;
+    }
+}
+
+/// Counts over the timed region (messages sent after it began, and their handlers).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Counts {
+    pub sent: u64,
+    pub received: u64,
+    pub volume_bytes: [u64; 5],
+}
+
+/// What a processor's thread hands back when its main thread returns.
+pub(crate) struct ProcResult<S> {
+    pub state: S,
+    pub acct: Account,
+    pub counts: Counts,
+}
+
+/// The message barrier's progress on this processor (changed by its handlers).
+#[derive(Default)]
+struct BarrierState {
+    epoch: u64,
+    arrivals: u64,
+    released: u64,
+}
+
+/// Everything of the node a handler's context may touch besides the state.
+struct Comm<'a> {
+    id: ProcId,
+    shared: &'a Shared,
+    nhandlers: usize,
+    counts: Counts,
+    barrier: BarrierState,
+}
+
+impl Comm<'_> {
+    /// Check and deliver a message.
+    fn send(&mut self, dest: ProcId, target: Target, args: &[u64], payload: Vec<u64>) {
+        let n = self.shared.nprocs;
+        if dest >= n {
+            self.shared.fail(format!(
+                "processor {} sent to processor {dest}, but there are {n} (0..{})",
+                self.id,
+                n - 1
+            ));
+        }
+        if args.len() > MAX_ARGS {
+            self.shared.fail(format!(
+                "an active message has {} u64 arguments but the native backend carries at most {MAX_ARGS}",
+                args.len()
+            ));
+        }
+        if let Target::App(h) = target {
+            if h as usize >= self.nhandlers {
+                self.shared.fail(format!("a send names handler {h} but the program registered {}", self.nhandlers));
+            }
+        }
+        let timed = self.shared.timing_started.load(Ordering::Relaxed);
+        if timed {
+            self.counts.sent += 1;
+            self.counts.volume_bytes[TrafficClass::Data as usize] += 8 * (args.len() + payload.len()) as u64;
+        }
+        let mut a = [0u64; MAX_ARGS];
+        a[..args.len()].copy_from_slice(args);
+        self.shared.inboxes[dest].push(Msg {
+            src: self.id as u32,
+            target,
+            timed,
+            nargs: args.len() as u8,
+            args: a,
+            payload,
+        });
+    }
+}
+
+/// Concatenate the regions of a bulk message (natively no DMA alignment: no padding).
+fn gather(regions: &[&[u64]]) -> Vec<u64> {
+    let mut out = inbox::buffer(regions.iter().map(|r| r.len()).sum());
+    for r in regions {
+        out.extend_from_slice(r);
+    }
+    out
+}
+
+/// A handler's view: sends go straight to the destination's inbox; work costs nothing extra
+/// (the handler's own code is what takes time, and it is timed as message overhead).
+struct Ctx<'a, 'b> {
+    comm: &'a mut Comm<'b>,
+}
+
+impl HandlerCtx for Ctx<'_, '_> {
+    fn id(&self) -> ProcId {
+        self.comm.id
+    }
+    fn nprocs(&self) -> usize {
+        self.comm.shared.nprocs
+    }
+    fn now_cycles(&self) -> f64 {
+        let c = &self.comm.shared.clock;
+        c.cycles(c.now_ns())
+    }
+    fn compute(&mut self, _cycles: u64) {}
+    fn private_hits(&mut self, _words: u64) {}
+    fn send_am(&mut self, dest: ProcId, handler: HandlerId, args: &[u64]) {
+        self.comm.send(dest, Target::App(handler.0), args, Vec::new());
+    }
+    fn send_bulk(&mut self, dest: ProcId, handler: HandlerId, args: &[u64], regions: &[&[u64]]) {
+        self.comm.send(dest, Target::App(handler.0), args, gather(regions));
+    }
+}
+
+/// Busy-waiting that stays polite on a shared or oversubscribed host: spin for up to
+/// `spin_ns` since the wait began (thousands of times what a message or a store from another
+/// core takes), then give the core away on every look (so more threads than cores still
+/// progress; a yield is a system call, a few hundred nanoseconds when nothing else runs).
+struct Backoff {
+    spins: u32,
+    since: Option<std::time::Instant>,
+    spin_ns: u64,
+}
+
+impl Backoff {
+    fn new(spin_ns: u64) -> Backoff {
+        Backoff { spins: 0, since: None, spin_ns }
+    }
+
+    #[inline]
+    fn snooze(&mut self) {
+        self.spins = self.spins.wrapping_add(1);
+        // Look at the clock (and pause) once every 64 looks: a pause on every look, about 100 ns
+        // on current Intel cores, made a null message's one-way time 40% longer.
+        if !self.spins.is_multiple_of(64) {
+            return;
+        }
+        let since = *self.since.get_or_insert_with(std::time::Instant::now);
+        if since.elapsed().as_nanos() as u64 >= self.spin_ns {
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+pub(crate) struct NativeNode<'a, S> {
+    id: ProcId,
+    shared: &'a Shared,
+    handlers: &'a [Handler<S>],
+    state: S,
+    comm: Comm<'a>,
+    mode: ReceiveMode,
+    barrier_kind: BarrierKind,
+    barrier_arity: usize,
+    acct: Account,
+    /// Messages taken from this processor's inbox.
+    popped: u64,
+    /// Shared allocations made.
+    allocs: usize,
+    /// Private arrays as (base byte address, words).
+    private: Vec<(u64, usize)>,
+    /// Wait generation (odd while waiting) and conditions evaluated, mirrored for the watchdog.
+    gen: u64,
+    checks: u64,
+}
+
+/// Category indices.
+const MESSAGE: usize = Category::MessageOverhead as usize;
+const SYNC: usize = Category::Synchronization as usize;
+
+/// Byte address where processor `p`'s private arrays begin: far above any shared address.
+pub(crate) fn private_base(p: ProcId) -> u64 {
+    (1u64 << 60) + ((p as u64) << 44)
+}
+
+impl<'a, S> NativeNode<'a, S> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: ProcId,
+        shared: &'a Shared,
+        handlers: &'a [Handler<S>],
+        state: S,
+        mode: ReceiveMode,
+        barrier_kind: BarrierKind,
+        barrier_arity: usize,
+        private_sizes: &[usize],
+    ) -> Self {
+        let mut private = Vec::with_capacity(private_sizes.len());
+        let mut next = private_base(id);
+        for &words in private_sizes {
+            private.push((next, words));
+            next += 8 * (words.div_ceil(LINE_WORDS).max(1) * LINE_WORDS) as u64;
+        }
+        let now = shared.clock.now_ns();
+        NativeNode {
+            id,
+            shared,
+            handlers,
+            state,
+            comm: Comm {
+                id,
+                shared,
+                nhandlers: handlers.len(),
+                counts: Counts::default(),
+                barrier: BarrierState::default(),
+            },
+            mode,
+            barrier_kind,
+            barrier_arity,
+            acct: Account::new(now),
+            popped: 0,
+            allocs: 0,
+            private,
+            gen: 0,
+            checks: 0,
+        }
+    }
+
+    fn fail(&self, msg: String) -> ! {
+        self.shared.fail(msg)
+    }
+
+    /// Go on in category `cat`; returns the one left.
+    #[inline]
+    fn enter(&mut self, cat: usize) -> usize {
+        let now = self.shared.clock.now_ns();
+        self.acct.switch(now, cat)
+    }
+
+    #[inline]
+    fn leave(&mut self, prev: usize) {
+        self.enter(prev);
+    }
+
+    #[inline]
+    fn pending(&self) -> bool {
+        self.shared.inboxes[self.id].pushed() != self.popped
+    }
+
+    /// Run the handler of every message waiting (timed as message overhead); whether there
+    /// was one.
+    fn drain(&mut self) -> bool {
+        if !self.pending() {
+            return false;
+        }
+        let prev = self.enter(MESSAGE);
+        let inbox = &self.shared.inboxes[self.id];
+        while inbox.pushed() != self.popped {
+            let m = inbox.pop();
+            self.popped += 1;
+            if m.timed {
+                self.comm.counts.received += 1;
+            }
+            match m.target {
+                Target::App(h) => {
+                    let message = Message { src: m.src as ProcId, args: m.args(), payload: &m.payload };
+                    let handler = self.handlers[h as usize];
+                    handler(&mut self.state, &mut Ctx { comm: &mut self.comm }, &message);
+                }
+                Target::BarrierArrive => self.comm.barrier.arrivals += 1,
+                Target::BarrierRelease(e) => self.comm.barrier.released = self.comm.barrier.released.max(e),
+            }
+            inbox::recycle(m.payload);
+            inbox.set_popped(self.popped);
+        }
+        self.leave(prev);
+        true
+    }
+
+    /// At every `Node` call: in interrupt mode, the handlers of the messages that arrived
+    /// since the last call run now (the closest a host thread gets to an interrupt).
+    #[inline]
+    fn tick(&mut self) {
+        if self.mode == ReceiveMode::Interrupt {
+            self.drain();
+        }
+    }
+
+    /// Wait until `done` holds, running handlers (in either receive mode) as messages come,
+    /// and telling the watchdog what this processor waits for.
+    fn wait(&mut self, info: WaitInfo, mut done: impl FnMut(&mut Self) -> bool) {
+        self.drain();
+        if done(self) {
+            return;
+        }
+        let status = &self.shared.status[self.id];
+        *status.info.lock().unwrap_or_else(|e| e.into_inner()) = info;
+        self.gen += 1;
+        status.gen.store(self.gen, Ordering::SeqCst);
+        let mut backoff = Backoff::new(self.shared.spin_ns);
+        loop {
+            if self.shared.abort.load(Ordering::Relaxed) {
+                std::panic::resume_unwind(Box::new(Abort));
+            }
+            if self.drain() {
+                // Messages keep coming: spin on before yielding.
+                backoff = Backoff::new(self.shared.spin_ns);
+            }
+            if done(self) {
+                break;
+            }
+            // Published once in 64 looks: a SeqCst store is a full fence, too dear for every
+            // look (the watchdog only needs the count to move).
+            self.checks += 1;
+            if self.checks.is_multiple_of(64) {
+                self.shared.status[self.id].checks.store(self.checks / 64, Ordering::SeqCst);
+            }
+            backoff.snooze();
+        }
+        self.gen += 1;
+        self.shared.status[self.id].gen.store(self.gen, Ordering::SeqCst);
+    }
+
+    fn info(&self, kind: WaitKind, what: &'static str, detail: u64) -> WaitInfo {
+        WaitInfo { kind, what, detail, mode: self.mode }
+    }
+
+    /// The shared word at byte address `addr`, or a program error naming the access.
+    #[inline]
+    fn word(&self, addr: Addr, what: &str) -> &'a AtomicU64 {
+        let shared: &'a Shared = self.shared;
+        match shared.arena.word((addr.0 / 8) as usize) {
+            Some(w) if addr.0.is_multiple_of(8) => w,
+            _ => self.bad_addr(addr, what),
+        }
+    }
+
+    #[cold]
+    fn bad_addr(&self, addr: Addr, what: &str) -> ! {
+        let owner = (0..self.shared.nprocs).rev().find(|&p| addr.0 >= private_base(p));
+        match owner {
+            Some(p) if addr.0 < private_base(p) + (1 << 44) => self.fail(format!(
+                "processor {}: {what} of address {:#x}, which is private memory of processor {p} (use private_read/private_write)",
+                self.id, addr.0
+            )),
+            _ => self.fail(format!(
+                "processor {}: {what} of address {:#x}, which is not an aligned word of shared memory (allocated: {} bytes)",
+                self.id,
+                addr.0,
+                self.shared.arena.len() * 8
+            )),
+        }
+    }
+
+    fn send(&mut self, dest: ProcId, target: Target, args: &[u64], payload: Vec<u64>, cat: usize) {
+        let prev = self.enter(cat);
+        self.comm.send(dest, target, args, payload);
+        self.leave(prev);
+    }
+
+    fn barrier_messages(&mut self) {
+        let epoch = self.comm.barrier.epoch + 1;
+        self.comm.barrier.epoch = epoch;
+        let (parent, children) = barrier_tree(self.id, self.shared.nprocs, self.barrier_arity);
+        let nchildren = children.len() as u64;
+        self.wait(self.info(WaitKind::BarrierMessages, "barrier (children arriving)", epoch), |me| {
+            me.comm.barrier.arrivals >= nchildren
+        });
+        self.comm.barrier.arrivals -= nchildren;
+        match parent {
+            Some(parent) => {
+                self.send(parent, Target::BarrierArrive, &[], Vec::new(), SYNC);
+                self.wait(self.info(WaitKind::BarrierMessages, "barrier (release)", epoch), |me| {
+                    me.comm.barrier.released >= epoch
+                });
+            }
+            None => self.comm.barrier.released = epoch,
+        }
+        for c in children {
+            self.send(c, Target::BarrierRelease(epoch), &[epoch], Vec::new(), SYNC);
+        }
+    }
+
+    fn barrier_shared_memory(&mut self) {
+        let epoch = self.comm.barrier.epoch + 1;
+        self.comm.barrier.epoch = epoch;
+        let (parent, children) = barrier_tree(self.id, self.shared.nprocs, self.barrier_arity);
+        let nchildren = children.len() as u64;
+        let shared = self.shared;
+        let id = self.id;
+        if nchildren > 0 {
+            self.wait(self.info(WaitKind::BarrierShared, "barrier (children arriving)", epoch), |_| {
+                shared.bar_count[id].load(Ordering::SeqCst) >= epoch * nchildren
+            });
+        }
+        if let Some(parent) = parent {
+            shared.bar_count[parent].fetch_add(1, Ordering::SeqCst);
+            self.wait(self.info(WaitKind::BarrierShared, "barrier (release)", epoch), |_| {
+                shared.bar_flag[id].load(Ordering::SeqCst) >= epoch
+            });
+        }
+        for c in children {
+            shared.bar_flag[c].store(epoch, Ordering::SeqCst);
+        }
+    }
+
+    /// The main thread returned: close the account, then keep handling messages (as a
+    /// finished simulated processor does) until the watchdog sees every processor finished
+    /// and no message left.
+    pub fn finish(mut self) -> ProcResult<S> {
+        let now = self.shared.clock.now_ns();
+        self.acct.end(now);
+        // Handlers after this are not in the processor's busy time (as on the simulator).
+        let acct = self.acct.clone();
+        self.shared.finished.fetch_add(1, Ordering::SeqCst);
+        let shared = self.shared;
+        self.wait(self.info(WaitKind::Finished, "finished", 0), |_| shared.stop.load(Ordering::SeqCst));
+        ProcResult { state: self.state, acct, counts: self.comm.counts }
+    }
+}
+
+/// Parent and children of processor `p` in the barrier's combining tree (rooted at 0), as in
+/// the simulator: `p`'s children are `k p + 1 ..= k p + k`.
+fn barrier_tree(p: usize, n: usize, arity: usize) -> (Option<usize>, std::ops::Range<usize>) {
+    let parent = if p == 0 { None } else { Some((p - 1) / arity) };
+    let first = arity.saturating_mul(p).saturating_add(1).min(n);
+    let last = arity.saturating_mul(p).saturating_add(arity).saturating_add(1).min(n);
+    (parent, first..last)
+}
+
+impl<S> Node for NativeNode<'_, S> {
+    type State = S;
+
+    fn id(&self) -> ProcId {
+        self.id
+    }
+
+    fn nprocs(&self) -> usize {
+        self.shared.nprocs
+    }
+
+    fn now_cycles(&self) -> f64 {
+        let c = &self.shared.clock;
+        c.cycles(c.now_ns())
+    }
+
+    fn state<R>(&mut self, f: impl FnOnce(&mut S) -> R) -> R {
+        f(&mut self.state)
+    }
+
+    /// Costs nothing natively: the application's own arithmetic is the work.
+    fn compute(&mut self, _cycles: u64) {
+        self.tick();
+    }
+
+    fn message_work(&mut self, _cycles: u64) {
+        self.tick();
+    }
+
+    fn set_receive_mode(&mut self, mode: ReceiveMode) {
+        self.mode = mode;
+        self.tick();
+    }
+
+    fn send_am(&mut self, dest: ProcId, handler: HandlerId, args: &[u64]) {
+        self.tick();
+        self.send(dest, Target::App(handler.0), args, Vec::new(), MESSAGE);
+    }
+
+    fn send_bulk(&mut self, dest: ProcId, handler: HandlerId, args: &[u64], regions: &[&[u64]]) {
+        self.tick();
+        let prev = self.enter(MESSAGE);
+        let payload = gather(regions);
+        self.comm.send(dest, Target::App(handler.0), args, payload);
+        self.leave(prev);
+    }
+
+    /// Runs the waiting handlers; a poll that finds nothing costs one load of the inbox's
+    /// count and is not timed apart (it is counted as compute).
+    fn poll(&mut self) {
+        self.drain();
+    }
+
+    fn wait_until(&mut self, what: &'static str, mut cond: impl FnMut(&S) -> bool) {
+        self.drain();
+        if cond(&self.state) {
+            return;
+        }
+        let prev = self.enter(SYNC);
+        self.wait(self.info(WaitKind::Cond, what, 0), |me| cond(&me.state));
+        self.leave(prev);
+    }
+
+    fn barrier(&mut self) {
+        self.tick();
+        let prev = self.enter(SYNC);
+        match self.barrier_kind {
+            BarrierKind::Messages => self.barrier_messages(),
+            BarrierKind::SharedMemory => self.barrier_shared_memory(),
+        }
+        self.leave(prev);
+    }
+
+    fn alloc_shared(&mut self, words: usize, placement: Placement) -> Addr {
+        self.tick();
+        let (k, n) = (self.allocs, self.shared.nprocs);
+        self.allocs += 1;
+        match self.shared.arena.alloc(self.id, k, words, &placement, n) {
+            Ok(base) => {
+                self.shared.arena.first_touch(self.id, base, words, &placement, n);
+                Addr(8 * base as u64)
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Sequentially consistent, as the interface promises: `SeqCst` loads and stores (and
+    /// read-modify-writes) form one total order that every thread agrees on, which is what a
+    /// program relying on store-then-load ordering across processors (Dekker-style flags)
+    /// needs; acquire/release alone would let a store and a later load to another word be
+    /// reordered. On x86_64 a `SeqCst` load is a plain load and a store an `xchg`.
+    #[inline]
+    fn load(&mut self, addr: Addr) -> u64 {
+        self.tick();
+        self.word(addr, "load").load(Ordering::SeqCst)
+    }
+
+    #[inline]
+    fn store(&mut self, addr: Addr, value: u64) {
+        self.tick();
+        self.word(addr, "store").store(value, Ordering::SeqCst);
+    }
+
+    fn private_array(&mut self, k: usize) -> Addr {
+        match self.private.get(k) {
+            Some(&(base, _)) => Addr(base),
+            None => self.fail(format!(
+                "processor {} asked for private array {k}, but its program declared {}",
+                self.id,
+                self.private.len()
+            )),
+        }
+    }
+
+    /// The data stays in the program's own arrays; natively there is nothing to time apart
+    /// (the real reference is the program's own code), so this only checks the address.
+    #[inline]
+    fn private_read(&mut self, addr: Addr) {
+        self.tick();
+        self.check_private(addr, "private_read");
+    }
+
+    #[inline]
+    fn private_write(&mut self, addr: Addr) {
+        self.tick();
+        self.check_private(addr, "private_write");
+    }
+
+    #[inline]
+    fn prefetch_read(&mut self, addr: Addr) {
+        self.tick();
+        let w = self.word(addr, "prefetch");
+        prefetch(w, false);
+    }
+
+    #[inline]
+    fn prefetch_write(&mut self, addr: Addr) {
+        self.tick();
+        let w = self.word(addr, "prefetch");
+        prefetch(w, true);
+    }
+
+    fn fetch_add(&mut self, addr: Addr, value: u64) -> u64 {
+        self.tick();
+        self.word(addr, "read-modify-write").fetch_add(value, Ordering::SeqCst)
+    }
+
+    /// Natively a get is the copy itself, done at once (the host's memory is one address
+    /// space), so `quiet` has nothing to wait for; the time is the caller's compute.
+    fn get(&mut self, dst: Addr, dst_stride: usize, src: Addr, src_stride: usize, words: usize) {
+        self.tick();
+        for i in 0..words {
+            let v = self.word(src.word(i * src_stride), "get").load(Ordering::SeqCst);
+            self.word(dst.word(i * dst_stride), "get").store(v, Ordering::SeqCst);
+        }
+    }
+
+    fn put(&mut self, dst: Addr, dst_stride: usize, src: Addr, src_stride: usize, words: usize) {
+        self.tick();
+        for i in 0..words {
+            let v = self.word(src.word(i * src_stride), "put").load(Ordering::SeqCst);
+            self.word(dst.word(i * dst_stride), "put").store(v, Ordering::SeqCst);
+        }
+    }
+
+    fn get_indexed(&mut self, dst: Addr, src: &[Addr]) {
+        self.tick();
+        for (i, &s) in src.iter().enumerate() {
+            let v = self.word(s, "get_indexed").load(Ordering::SeqCst);
+            self.word(dst.word(i), "get_indexed").store(v, Ordering::SeqCst);
+        }
+    }
+
+    fn put_indexed(&mut self, dst: &[Addr], src: Addr) {
+        self.tick();
+        for (i, &d) in dst.iter().enumerate() {
+            let v = self.word(src.word(i), "put_indexed").load(Ordering::SeqCst);
+            self.word(d, "put_indexed").store(v, Ordering::SeqCst);
+        }
+    }
+
+    fn quiet(&mut self) {
+        self.tick();
+    }
+
+    fn compare_swap(&mut self, addr: Addr, expected: u64, new: u64) -> u64 {
+        self.tick();
+        match self.word(addr, "read-modify-write").compare_exchange(expected, new, Ordering::SeqCst, Ordering::SeqCst) {
+            Ok(v) | Err(v) => v,
+        }
+    }
+
+    /// Test-and-test-and-set: one atomic swap when the lock looks free, spinning with plain
+    /// loads (in the local cache) while it is held.
+    fn lock(&mut self, addr: Addr) {
+        self.tick();
+        let w = self.word(addr, "lock");
+        if w.swap(1, Ordering::SeqCst) == 0 {
+            return;
+        }
+        let prev = self.enter(SYNC);
+        let mut taken = false;
+        self.wait(self.info(WaitKind::Lock, "lock", addr.0), |_| {
+            taken = w.load(Ordering::SeqCst) == 0 && w.swap(1, Ordering::SeqCst) == 0;
+            taken
+        });
+        self.leave(prev);
+    }
+
+    fn unlock(&mut self, addr: Addr) {
+        self.tick();
+        self.word(addr, "unlock").store(0, Ordering::SeqCst);
+    }
+
+    fn spin_until(&mut self, what: &'static str, addr: Addr, mut cond: impl FnMut(u64) -> bool) -> u64 {
+        self.tick();
+        let w = self.word(addr, "spin_until");
+        let v = w.load(Ordering::SeqCst);
+        if cond(v) {
+            return v;
+        }
+        let prev = self.enter(SYNC);
+        let mut seen = v;
+        self.wait(self.info(WaitKind::Spin, what, addr.0), |_| {
+            seen = w.load(Ordering::SeqCst);
+            cond(seen)
+        });
+        self.leave(prev);
+        seen
+    }
+
+    fn begin_timing(&mut self) {
+        self.tick();
+        let now = self.shared.clock.now_ns();
+        self.acct.begin(now);
+        self.shared.timing_started.store(true, Ordering::Relaxed);
+    }
+}
+
+impl<S> NativeNode<'_, S> {
+    #[inline]
+    fn check_private(&self, addr: Addr, what: &str) {
+        let ok = addr.0.is_multiple_of(8)
+            && self.private.iter().any(|&(base, words)| addr.0 >= base && addr.0 < base + 8 * words as u64);
+        if !ok {
+            self.fail(format!(
+                "processor {}: {what} of address {:#x}, which is not an aligned word of its private arrays",
+                self.id, addr.0
+            ));
+        }
+    }
+}
+
+/// The CPU's prefetch instruction for the line holding `w` (for writing: with intent to
+/// modify, `prefetchw`, where the CPU has it; older ones treat it as a no-op).
+#[inline]
+fn prefetch(w: &AtomicU64, write: bool) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0, _MM_HINT_T0};
+        let p = w.as_ptr() as *const i8;
+        // SAFETY: a prefetch is a hint that never faults, and `p` is a valid address anyway.
+        unsafe {
+            if write {
+                _mm_prefetch::<_MM_HINT_ET0>(p);
+            } else {
+                _mm_prefetch::<_MM_HINT_T0>(p);
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (w, write);
+    }
+}

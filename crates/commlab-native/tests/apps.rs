@@ -1,0 +1,204 @@
+//! Every application in every variant runs natively on 2 threads (4 where it needs them) and passes its own answer
+//! check; messages sent = received; every processor's time categories sum to its busy time.
+
+use commlab_api::{Backend, Category, Handler, HandlerId, Node, Placement, Program, RunStats};
+use commlab_apps::{run_app, AppError, APPS};
+use commlab_native::{NativeBackend, NativeError};
+use std::sync::Arc;
+
+/// Small parameters for every application (the simulator's `small_params`, with `hops=0`:
+/// natively no processor is any hops from another).
+fn small_params(app: &str) -> Vec<String> {
+    let v = match app {
+        "am-latency" => vec!["hops=0", "rounds=5"],
+        "am-throughput" => vec!["senders=1", "messages=20", "handler_cycles=50"],
+        "bulk-bw" => vec!["bytes=2048", "hops=0"],
+        "alltoall-stress" => vec!["messages=20"],
+        "bisection-bw" => vec!["messages=10"],
+        "miss-latency" => vec!["kind=store-3party", "rounds=2", "hops=0"],
+        "lock-latency" => vec!["kind=shared", "rounds=2", "hops=0"],
+        "barrier" => vec!["barriers=3"],
+        "mem-refs" => vec!["pattern=misses", "refs=200", "words=256"],
+        "em3d" => vec!["nodes=320", "iterations=2"],
+        "iccg" => vec!["fe_elements=8"],
+        "moldyn" => vec!["molecules=256", "iterations=3", "rebuild=2", "list_radius=2.6"],
+        "unstruc" => vec!["nodes=300", "iterations=2"],
+        "rti" => vec!["hops=0", "rounds=2"],
+        "memcpy" => vec!["bytes=256", "hops=0"],
+        "accum" => vec!["words=128", "hops=0"],
+        "jacobi" => vec!["n=16", "iterations=2"],
+        "grain" => vec!["n=5", "l=20"],
+        "aq" => vec!["tolerance=1e-3"],
+        other => panic!("no small parameters for {other}"),
+    };
+    v.into_iter().map(String::from).collect()
+}
+
+/// Applications that cannot run natively, and why (checked: they must fail with that input error).
+const CANNOT: &[(&str, &str)] = &[("bisection-bw", "needs a network")];
+
+fn assert_balanced(stats: &RunStats, what: &str) {
+    for (i, p) in stats.procs.iter().enumerate() {
+        let sum = p.sum();
+        assert!(
+            (sum - p.busy).abs() <= 1e-6 * p.busy.max(1.0),
+            "{what}: processor {i} categories sum to {sum} but busy time is {}",
+            p.busy
+        );
+        assert_eq!(p.get(Category::MemoryNiWait), 0.0, "{what}: no NI waits natively");
+    }
+    let sent: u64 = stats.nodes.iter().map(|n| n.messages_sent).sum();
+    let received: u64 = stats.nodes.iter().map(|n| n.messages_received).sum();
+    assert_eq!(sent, received, "{what}: messages sent vs received");
+    assert_eq!(stats.counters["messages"], sent as f64, "{what}: messages counter");
+}
+
+/// Processors to run on: 2, or 4 (on 2 cores, oversubscribed) where the app needs more than
+/// 2 (a third party for a 3-party miss, waiters for a lock, a third processor that leaves the
+/// copied data clean).
+fn procs(app: &str, variant: &str) -> usize {
+    match (app, variant) {
+        ("miss-latency" | "lock-latency", _) => 4,
+        ("memcpy" | "accum", "sm" | "sm-pf") => 4,
+        _ => 2,
+    }
+}
+
+#[test]
+fn every_app_and_variant_passes_its_check() {
+    let mut failures = Vec::new();
+    for app in APPS {
+        for v in app.variants {
+            let what = format!("{} [{v}]", app.name);
+            let b = NativeBackend::with_procs(procs(app.name, v)).unwrap();
+            let r = run_app(&b, app.name, v, &small_params(app.name), 7);
+            if let Some((_, why)) = CANNOT.iter().find(|(a, _)| *a == app.name) {
+                match r {
+                    Err(AppError::Input(m)) => assert!(m.contains(why), "{what}: {m}"),
+                    other => panic!("{what}: expected an input error, got {other:?}"),
+                }
+                continue;
+            }
+            let r = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    failures.push(format!("{what}: {e}"));
+                    continue;
+                }
+            };
+            if !r.check.ok {
+                failures.push(format!("{what} answer check: {}", r.check.detail));
+            }
+            assert_eq!(r.stats.procs.len(), procs(app.name, v), "{what}");
+            assert!(r.stats.cycles > 0.0, "{what}: no time passed");
+            assert_balanced(&r.stats, &what);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn more_processors_than_cores_still_run() {
+    let b = NativeBackend::with_procs(5).unwrap();
+    for (app, v) in [("em3d", "mp-poll"), ("em3d", "sm"), ("barrier", "mp"), ("alltoall-stress", "mp-int")] {
+        let r = run_app(&b, app, v, &small_params(app), 3).unwrap_or_else(|e| panic!("{app} [{v}]: {e}"));
+        assert!(r.check.ok, "{app} [{v}]: {}", r.check.detail);
+        assert_balanced(&r.stats, app);
+    }
+}
+
+/// Waits for a message nobody sends.
+struct Stuck;
+impl Program for Stuck {
+    type State = u64;
+    fn handlers(&self) -> Vec<Handler<u64>> {
+        vec![|s, _, _| *s += 1]
+    }
+    fn init_state(&self, _: usize, _: usize) -> u64 {
+        0
+    }
+    fn main<N: Node<State = u64>>(&self, node: &mut N) {
+        let a = node.alloc_shared(8, Placement::OnNode(0));
+        match node.id() {
+            0 => node.wait_until("a message nobody sends", |s| *s > 0),
+            1 => {
+                node.spin_until("a flag nobody sets", a, |v| v == 1);
+            }
+            _ => node.barrier(),
+        }
+    }
+}
+
+#[test]
+fn a_deadlock_is_reported_with_what_each_processor_waits_for() {
+    let e = NativeBackend::with_procs(3).unwrap().run(Arc::new(Stuck)).err().expect("deadlock");
+    let NativeError::Deadlock(report) = e else { panic!("expected a deadlock, got {e}") };
+    assert!(report.contains("P0: waits in wait_until(\"a message nobody sends\")"), "{report}");
+    assert!(report.contains("P1: spins in a flag nobody sets"), "{report}");
+    assert!(report.contains("P2: waits at message barrier #1"), "{report}");
+}
+
+/// A sends to a processor that does not exist.
+struct BadSend;
+impl Program for BadSend {
+    type State = ();
+    fn handlers(&self) -> Vec<Handler<()>> {
+        vec![|_, _, _| {}]
+    }
+    fn init_state(&self, _: usize, _: usize) {}
+    fn main<N: Node<State = ()>>(&self, node: &mut N) {
+        if node.id() == 1 {
+            node.send_am(7, HandlerId(0), &[]);
+        }
+        node.barrier();
+    }
+}
+
+#[test]
+fn program_errors_stop_the_run_with_their_reason() {
+    let e = NativeBackend::with_procs(2).unwrap().run(Arc::new(BadSend)).err().expect("error");
+    assert!(matches!(&e, NativeError::Program(m) if m.contains("sent to processor 7")), "{e}");
+}
+
+/// Stores and loads order as the interface promises (Dekker's test: under sequential
+/// consistency both processors cannot read 0), and fetch_add loses no increment.
+struct Sc {
+    rounds: u64,
+}
+impl Program for Sc {
+    type State = u64;
+    fn init_state(&self, _: usize, _: usize) -> u64 {
+        0
+    }
+    fn barrier_kind(&self) -> commlab_api::BarrierKind {
+        commlab_api::BarrierKind::SharedMemory
+    }
+    fn main<N: Node<State = u64>>(&self, node: &mut N) {
+        let flags = node.alloc_shared(16 * self.rounds as usize, Placement::Cyclic);
+        let seen = node.alloc_shared(2 * self.rounds as usize, Placement::Block);
+        let count = node.alloc_shared(1, Placement::OnNode(1));
+        let me = node.id();
+        for r in 0..self.rounds as usize {
+            node.store(flags.word(16 * r + 8 * me), 1);
+            let other = node.load(flags.word(16 * r + 8 * (1 - me)));
+            node.store(seen.word(2 * r + me), other);
+            node.fetch_add(count, 1);
+        }
+        node.barrier();
+    }
+}
+
+#[test]
+fn memory_is_sequentially_consistent_and_atomic() {
+    let rounds = 2000;
+    let out = NativeBackend::with_procs(2).unwrap().run(Arc::new(Sc { rounds })).unwrap();
+    // Find the regions as the program laid them out: flags, then seen, then count.
+    let flags_words = 16 * rounds as usize;
+    let seen_base = flags_words;
+    let count_base = seen_base + (2 * rounds as usize).div_ceil(8) * 8;
+    for r in 0..rounds as usize {
+        let (a, b) = (out.memory[seen_base + 2 * r], out.memory[seen_base + 2 * r + 1]);
+        assert!(a == 1 || b == 1, "round {r}: both processors read 0 (not sequentially consistent)");
+    }
+    assert_eq!(out.memory[count_base], 2 * rounds, "fetch_add lost increments");
+}
