@@ -47,6 +47,8 @@ pub fn data_bytes_estimate(app: &str, params: &[String], nprocs: usize) -> Resul
         "em3d" => int("nodes")
             .saturating_mul(int("degree").saturating_mul(EM3D_BYTES_PER_EDGE).saturating_add(EM3D_BYTES_PER_NODE)),
         "bulk-bw" => int("bytes").saturating_mul(BULK_COPIES),
+        // The local buffer, the remote one (strided) and the words in flight.
+        "remote-bw" => int("bytes").saturating_mul(int("stride").saturating_add(2)),
         "bisection-bw" => int("bytes").saturating_mul(BULK_COPIES).saturating_mul(n),
         "mem-refs" => int("words").max(16384).saturating_mul(SHARED_BYTES_PER_WORD).saturating_mul(n),
         "moldyn" => {

@@ -19,6 +19,7 @@ fn small_params(app: &str) -> Vec<String> {
         "lock-latency" => vec!["kind=shared", "rounds=2", "hops=0"],
         "barrier" => vec!["barriers=3"],
         "mem-refs" => vec!["pattern=misses", "refs=200", "words=256"],
+        "remote-bw" => vec!["bytes=256", "stride=3", "hops=0"],
         "em3d" => vec!["nodes=320", "iterations=2"],
         "iccg" => vec!["fe_elements=8"],
         "moldyn" => vec!["molecules=256", "iterations=3", "rebuild=2", "list_radius=2.6"],

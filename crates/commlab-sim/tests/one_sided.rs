@@ -8,13 +8,26 @@ use commlab_sim::machine::{preset_text, MachineConfig};
 use commlab_sim::{SimError, Simulator};
 use std::sync::Arc;
 
+/// The `t3e` preset's text without its `[remote]` section, to give it test values.
+fn t3e_without_remote() -> String {
+    let text = preset_text("t3e").unwrap();
+    match text.find("\n[remote]") {
+        None => text.to_string(),
+        Some(at) => {
+            let rest = &text[at + 1..];
+            let end = rest[1..].find("\n[").map_or(rest.len(), |e| e + 2);
+            format!("{}{}", &text[..at + 1], &rest[end..])
+        }
+    }
+}
+
 /// `t3e` with a `[remote]` section (its own figures are the preset's business; these are
 /// round numbers whose consequences the tests compute).
-fn machine(procs: usize, outstanding: u64, words_per_request: u64, service: u64) -> Simulator {
+fn machine(procs: usize, outstanding_words: u64, words_per_request: u64, service: u64) -> Simulator {
     let text = format!(
-        "{}\n[remote]\nissue_cycles = 10\nmax_outstanding = {outstanding}\nwords_per_request = {words_per_request}\n\
-         request_bytes = 16\nservice_cycles = {service}\nservice_word_cycles = 2\n",
-        preset_text("t3e").unwrap()
+        "{}\n[remote]\nissue_cycles = 10\nmax_outstanding_words = {outstanding_words}\nwords_per_request = {words_per_request}\n\
+         request_bytes = 16\nservice_cycles = {service}\nservice_line_cycles = 0\nservice_word_cycles = 2\n",
+        t3e_without_remote()
     );
     Simulator::new(MachineConfig::load(&text, "t3e+remote", &[], Some(procs)).unwrap()).checked(true)
 }
@@ -180,21 +193,39 @@ fn vector_requests_carry_several_words() {
     assert_eq!(s1.counters["one_sided_requests"], 64.0);
     assert_eq!(s8.counters["one_sided_requests"], 8.0);
     assert!(t8 * 4.0 < t1, "{t8} vs {t1}");
-    // Strided words are served the same way (one home), so a strided vector get costs as much.
+    // Strided words are served the same way (one home): with no cost per line opened, a strided
+    // vector get costs as much as a contiguous one; with one, more.
     let (ts, _) = get_cycles(&machine(4, 1, 8, 20), Timed { from: 3, words: 64, stride: 5, readers: 1 });
     assert_eq!(ts, t8);
+    let lined = |stride| {
+        let text = format!(
+            "{}\n[remote]\nissue_cycles = 10\nmax_outstanding_words = 64\nwords_per_request = 8\nrequest_bytes = 16\n\
+             service_cycles = 20\nservice_line_cycles = 50\nservice_word_cycles = 2\n",
+            t3e_without_remote()
+        );
+        let sim = Simulator::new(MachineConfig::load(&text, "t3e+remote", &[], Some(4)).unwrap());
+        get_cycles(&sim, Timed { from: 3, words: 64, stride, readers: 1 }).0
+    };
+    // t3e lines are 64 bytes: 8 contiguous words share one, words 8 apart each have their own.
+    assert!(lined(8) > lined(1) + 7.0 * 50.0 * 7.0, "{} vs {}", lined(8), lined(1));
 }
 
 #[test]
 fn the_target_memory_serves_one_request_at_a_time() {
-    // Three readers of processor 3's memory with a slow service: the memory is the bottleneck,
-    // so the last reader finishes no sooner than all requests' service times back to back.
-    let service = 500u64;
-    let sim = machine(4, 16, 1, service);
+    // Three readers of processor 3's memory, whose words each occupy it 100 cycles: the memory is
+    // the bottleneck, so the last reader finishes no sooner than every word's occupancy back to
+    // back after the first request arrived.
+    let word = 100u64;
+    let text = format!(
+        "{}\n[remote]\nissue_cycles = 10\nmax_outstanding_words = 16\nwords_per_request = 1\nrequest_bytes = 16\n\
+         service_cycles = 20\nservice_line_cycles = 0\nservice_word_cycles = {word}\n",
+        t3e_without_remote()
+    );
+    let sim = Simulator::new(MachineConfig::load(&text, "t3e+remote", &[], Some(4)).unwrap()).checked(true);
     let out = sim.run(Arc::new(Timed { from: 3, words: 16, stride: 1, readers: 3 })).unwrap();
     let first = out.states[..3].iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
     let last = out.states[..3].iter().map(|s| s.1).fold(0.0, f64::max);
-    assert!(last - first >= (3 * 16 * (service + 2)) as f64, "{first} .. {last}");
+    assert!(last - first >= (3 * 16 * word) as f64, "{first} .. {last}");
     // Time adds up per processor, and the waits are memory waits.
     for p in &out.stats.procs {
         let sum: f64 = p.by_category.iter().sum();

@@ -10,6 +10,7 @@ pub mod bulk_bw;
 pub mod lock_latency;
 pub mod mem_refs;
 pub mod miss_latency;
+pub mod remote_bw;
 
 use commlab_api::ReceiveMode;
 

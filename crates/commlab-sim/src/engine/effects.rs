@@ -111,6 +111,7 @@ impl<S> World<S> {
             ready_ps,
             link: None,
             vc: 0,
+            ni_latency_ps: None,
         };
         self.net.send_packet(&mut self.q, self.now, src, pkt);
     }

@@ -190,7 +190,7 @@ pub(crate) enum Wait {
     PrefetchBuffer,
     /// Spinning on a cached line until it is invalidated (`what`, line).
     Spin(&'static str, crate::mem::cache::Line),
-    /// A free one-sided request slot (`remote.max_outstanding`), or (`quiet`) all done.
+    /// Room for a one-sided request (`remote.max_outstanding_words`), or (`quiet`) all done.
     OneSided,
 }
 
@@ -217,7 +217,7 @@ pub(crate) struct Proc<S> {
     /// Messages sent and handlers run since the timed region began.
     pub sent: u64,
     pub received: u64,
-    /// One-sided (get/put) requests issued and not yet answered.
+    /// Words of one-sided (get/put) requests issued and not yet answered.
     pub one_sided_outstanding: u32,
 }
 
@@ -323,6 +323,7 @@ impl<S> World<S> {
                 ready_ps: ready_ps + dma_ps,
                 link: None,
                 vc: 0,
+                ni_latency_ps: None,
             };
             self.net.send_packet(&mut self.q, self.now, src, pkt);
         }

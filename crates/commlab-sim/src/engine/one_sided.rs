@@ -5,11 +5,16 @@
 //!
 //! A transfer is split into requests of at most `remote.words_per_request` words whose remote
 //! addresses share a home. For each, the processor spends `remote.issue_cycles` (message
-//! overhead) and, when `remote.max_outstanding` requests are already in flight, first waits for
-//! one to be answered (memory wait). A request crosses the network as one message (header,
+//! overhead) and, when its words would exceed `remote.max_outstanding_words` in flight, first
+//! waits for answers (memory wait). A request crosses the network as one message (header,
 //! `remote.request_bytes` of addresses, and a put's data); the target memory serves requests one
-//! at a time, each for `service_cycles + words x service_word_cycles` after the previous one,
-//! then answers: a get's reply carries the values, a put's acknowledgement only a header. A
+//! at a time, then answers: a get's reply carries the values, a put's acknowledgement only a header. The
+//! memory is occupied `lines x service_line_cycles + words x service_word_cycles` per request,
+//! one request after another (lines: the distinct memory lines of the request's words, so
+//! strided requests cost more), and answers `service_cycles` after that occupancy began (taking
+//! a request overlaps the previous one's transfer).
+//! One-sided packets pass the NIs in `remote.ni_latency_cycles` when the machine gives it (their
+//! own interface, not the message NI). A
 //! request to the processor's own memory is served the same way without the network.
 //!
 //! Values: a get reads memory when its request is served and writes its destination when the
@@ -67,6 +72,7 @@ impl<S> World<S> {
                 ready_ps: self.now,
                 link: None,
                 vc: 0,
+                ni_latency_ps: cfg.remote.and_then(|r| r.ni_latency_ps),
             };
             self.net.send_packet(&mut self.q, self.now, src, pkt);
         }
@@ -77,7 +83,7 @@ impl<S> World<S> {
     pub(crate) fn one_sided_request(&mut self, p: usize, home: usize, put: bool, remote: &[u64], local: &[u64]) {
         let rc = self.cfg.remote.expect("checked by the caller");
         let words = remote.len() as u64;
-        self.procs[p].one_sided_outstanding += 1;
+        self.procs[p].one_sided_outstanding += words as u32;
         self.one_sided.requests += 1;
         self.one_sided.words += words;
         let (args, payload, data) = if put {
@@ -101,18 +107,34 @@ impl<S> World<S> {
         match target {
             Target::OneSidedRequest { words, .. } => {
                 let rc = self.cfg.remote.expect("a machine with one-sided access");
+                // Distinct lines among the words served here (the remote addresses come first
+                // in a request's arguments, in order): a strided request opens more of them.
+                let rec = self.msgs[msg as usize].as_ref().expect("live message");
+                let mut lines = 0u64;
+                let mut last = u64::MAX;
+                for &a in &rec.args[..words as usize] {
+                    let l = self.mem.line_of(a);
+                    if l != last {
+                        lines += 1;
+                        last = l;
+                    }
+                }
+                // The memory is occupied by the lines it opens and the words it moves, one
+                // request after another; taking a request (service_cycles) overlaps the previous
+                // one's transfer, as a pipelined controller's does.
                 let start = self.now.max(self.remote_busy[node]);
-                let done = start + rc.service_ps + words as u64 * rc.service_word_ps;
-                self.remote_busy[node] = done;
+                let occupancy = lines * rc.service_line_ps + words as u64 * rc.service_word_ps;
+                self.remote_busy[node] = start + occupancy;
+                let done = start + rc.service_ps + occupancy;
                 self.push(done, Priority::Network, Event::OneSidedServe { msg, node: node as u32 });
             }
-            Target::OneSidedReply { put } => {
+            Target::OneSidedReply { put, words } => {
                 let rec = self.take_msg(msg);
                 if !put {
                     self.one_sided_writes(&rec.args, &rec.payload);
                 }
                 let p = node;
-                self.procs[p].one_sided_outstanding -= 1;
+                self.procs[p].one_sided_outstanding -= words;
                 if let MainState::Blocked { wait: Wait::OneSided, .. } = self.procs[p].main {
                     if !self.procs[p].handler_active {
                         self.wake_at(p, self.now);
@@ -136,7 +158,7 @@ impl<S> World<S> {
             let values: Vec<u64> = remote.iter().map(|&a| self.mem.data[(a / 8) as usize]).collect();
             (local.to_vec(), values, 8 * words as u64)
         };
-        let reply = MessageRecord { src: node as u32, target: Target::OneSidedReply { put }, args, payload };
+        let reply = MessageRecord { src: node as u32, target: Target::OneSidedReply { put, words }, args, payload };
         self.one_sided_send(node, requester, reply, data, data);
     }
 
@@ -194,7 +216,12 @@ impl<S> SimNode<'_, S> {
         let id = self.id;
         let rc = self.w().cfg.remote.expect("checked");
         self.flush();
-        while self.w().procs[id].one_sided_outstanding >= rc.max_outstanding {
+        // Words in flight (E-registers, prefetch-queue entries); a request larger than the
+        // whole limit goes alone.
+        let need = remote.len() as u32;
+        while self.w().procs[id].one_sided_outstanding > 0
+            && self.w().procs[id].one_sided_outstanding + need > rc.max_outstanding_words
+        {
             let cat = self.mem_cat(true);
             self.block(Wait::OneSided, cat);
         }

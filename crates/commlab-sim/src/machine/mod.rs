@@ -361,11 +361,13 @@ pub struct MemoryConfig {
 #[derive(Clone, Copy, Debug)]
 pub struct RemoteConfig {
     pub issue_ps: u64,
-    pub max_outstanding: u32,
+    pub max_outstanding_words: u32,
     pub words_per_request: usize,
     pub request_bytes: u64,
     pub service_ps: u64,
+    pub service_line_ps: u64,
     pub service_word_ps: u64,
+    pub ni_latency_ps: Option<u64>,
 }
 
 /// How shared memory is kept coherent (`memory.model`).
@@ -802,22 +804,24 @@ impl MachineConfig {
         let remote = match &spec.remote {
             None => None,
             Some(r) => {
-                at_least("remote.max_outstanding", r.max_outstanding, 1)?;
+                at_least("remote.max_outstanding_words", r.max_outstanding_words, 1)?;
                 at_least("remote.words_per_request", r.words_per_request, 1)?;
-                if r.max_outstanding > u32::MAX as u64 || r.words_per_request > 1 << 20 {
+                if r.max_outstanding_words > u32::MAX as u64 || r.words_per_request > 1 << 20 {
                     return Err(ConfigError::key(
                         "remote",
-                        "max_outstanding and words_per_request must be at most 4294967295 and 1048576",
+                        "max_outstanding_words and words_per_request must be at most 4294967295 and 1048576",
                     ));
                 }
                 let ps = |c: u64| (c as f64 * cycle_ps).round() as u64;
                 Some(RemoteConfig {
                     issue_ps: ps(r.issue_cycles),
-                    max_outstanding: r.max_outstanding as u32,
+                    max_outstanding_words: r.max_outstanding_words as u32,
                     words_per_request: r.words_per_request as usize,
                     request_bytes: r.request_bytes,
                     service_ps: ps(r.service_cycles),
+                    service_line_ps: ps(r.service_line_cycles),
                     service_word_ps: ps(r.service_word_cycles),
+                    ni_latency_ps: r.ni_latency_cycles.map(ps),
                 })
             }
         };

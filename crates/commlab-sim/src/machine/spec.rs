@@ -89,11 +89,15 @@ pub struct DsmSpec {
 #[serde(deny_unknown_fields)]
 pub struct RemoteSpec {
     pub issue_cycles: u64,
-    pub max_outstanding: u64,
+    pub max_outstanding_words: u64,
     pub words_per_request: u64,
     pub request_bytes: u64,
     pub service_cycles: u64,
+    pub service_line_cycles: u64,
     pub service_word_cycles: u64,
+    /// Injection and ejection latency of one-sided packets instead of `network.ni_latency_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ni_latency_cycles: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -401,11 +405,13 @@ pub const KEYS: &[KeyDoc] = &[
         doc: "cache hits accumulate locally (no events) up to this much time before the processor syncs",
     },
     KeyDoc { key: "remote.issue_cycles", unit: "cycles", doc: "processor time to issue one get or put request (a section absent: no one-sided access)" },
-    KeyDoc { key: "remote.max_outstanding", unit: "requests", doc: "get/put requests a processor may have in flight (the T3D's prefetch queue, the T3E's E-registers); more wait" },
+    KeyDoc { key: "remote.max_outstanding_words", unit: "words", doc: "words of get/put requests a processor may have in flight (the T3D's prefetch queue, the T3E's E-registers); a request needing more waits" },
     KeyDoc { key: "remote.words_per_request", unit: "words", doc: "most 64-bit words one request moves (a vector get/put); a transfer is split into requests of this many" },
     KeyDoc { key: "remote.request_bytes", unit: "bytes", doc: "a request's addresses (base, stride or list) on the wire, beyond the packet header" },
-    KeyDoc { key: "remote.service_cycles", unit: "cycles", doc: "the target memory's occupancy per request (its service rate); requests queue behind each other" },
+    KeyDoc { key: "remote.service_cycles", unit: "cycles", doc: "the target memory's latency to take a request (overlapped with the previous request's transfer)" },
+    KeyDoc { key: "remote.service_line_cycles", unit: "cycles", doc: "the target memory's occupancy per distinct line a request's words are in (strided requests open more); requests occupy it one after another" },
     KeyDoc { key: "remote.service_word_cycles", unit: "cycles", doc: "the target memory's occupancy per word of a request" },
+    KeyDoc { key: "remote.ni_latency_cycles", unit: "cycles", doc: "optional: injection and ejection latency of one-sided packets (their own interface) instead of network.ni_latency_ns" },
     KeyDoc { key: "dsm.handlers", unit: "compute|protocol-processor", doc: "where protocol handlers run: on the node's compute processor (stealing its time) or a dedicated protocol processor" },
     KeyDoc { key: "dsm.load_check_cycles", unit: "cycles", doc: "access check on every shared load" },
     KeyDoc { key: "dsm.store_check_cycles", unit: "cycles", doc: "access check on every shared store" },

@@ -27,7 +27,7 @@ pub(crate) enum Target {
     OneSidedRequest { put: bool, words: u32 },
     /// The answer to a one-sided request. `args`: (get) where the values go; `payload`: the
     /// values (empty for a put's acknowledgement).
-    OneSidedReply { put: bool },
+    OneSidedReply { put: bool, words: u32 },
 }
 
 /// A message in flight or waiting in an NI input queue.

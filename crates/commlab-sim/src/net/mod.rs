@@ -88,6 +88,9 @@ pub(crate) struct Packet {
     /// The link the packet currently occupies, and the virtual channel it holds there.
     pub link: Option<LinkId>,
     pub vc: u8,
+    /// Latency of the injection and ejection links for this packet instead of the NI's
+    /// (one-sided requests go through their own interface, e.g. the T3E's E-registers).
+    pub ni_latency_ps: Option<u64>,
 }
 
 struct LinkState {
@@ -399,9 +402,14 @@ impl Network {
             }
         }
         let background = self.packets[pkt as usize].background;
+        let own_ni = self.packets[pkt as usize].ni_latency_ps.filter(|_| kind != LinkKind::Router);
+        let latency = own_ni.unwrap_or(latency);
         if kind == LinkKind::Ejection {
             self.nis[endpoint].in_used += 1;
             q.push_net(now + latency + ser, NetEvent::Deliver { pkt, background });
+        } else if own_ni.is_some() {
+            // Not the link's fixed latency: not on its delay line (whose times must not decrease).
+            q.push_net(now + latency, NetEvent::Hop { pkt, router: to_router, background });
         } else {
             q.push_net_line(line, now + latency, NetEvent::Hop { pkt, router: to_router, background });
         }
