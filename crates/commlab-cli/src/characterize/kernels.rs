@@ -244,8 +244,8 @@ pub fn chase_ns(bytes: usize, loads: u64) -> f64 {
 }
 
 /// The core clock in MHz: a chain of dependent register-to-register integer adds (one cycle
-/// each on every x86-64 core) timed with the monotonic clock; the best of 5 samples of about
-/// 10 ms. Register operands, not immediates: recent Intel cores (Golden Cove on) fold chains of
+/// each on every x86-64 core) timed with the monotonic clock; the best of 40 samples of about
+/// 1 ms (short, so that most samples run without the OS taking the core away). Register operands, not immediates: recent Intel cores (Golden Cove on) fold chains of
 /// add-immediate at register renaming, which would count several adds per cycle. `None` where
 /// the architecture has no such measurement here.
 pub fn clock_mhz() -> Option<f64> {
@@ -271,8 +271,8 @@ pub fn clock_mhz() -> Option<f64> {
             }
         }
         chain(1_000_000);
-        let iters = 2_000_000u64;
-        let best = (0..5).map(|_| timed(|| chain(iters))).fold(f64::INFINITY, f64::min);
+        let iters = 150_000u64;
+        let best = (0..40).map(|_| timed(|| chain(iters))).fold(f64::INFINITY, f64::min);
         Some(16.0 * iters as f64 / best / 1e6)
     }
     #[cfg(not(target_arch = "x86_64"))]

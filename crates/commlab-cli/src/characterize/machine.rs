@@ -1,9 +1,11 @@
 //! `--emit-machine`: a machine file for the simulator derived from the measurements.
 //!
-//! The template is the `t1` preset: a crossbar (every pair of processors the same distance
-//! apart, as the cores of one chip sharing a last-level cache are, near enough) with a
-//! hardware-coherent memory. The measured keys replace the template's; every other key keeps
-//! the template's value and says so. The remote miss is calibrated: the NI latency is solved
+//! The template is the `t1` preset: a hardware-coherent memory on a fixed-latency network
+//! (the closest preset to a bus or on-chip SMP). The network becomes a mesh of the host's
+//! cores with no per-hop latency (every pair the same distance apart, as the cores of one chip
+//! sharing a last-level cache are, near enough). The measured keys replace the template's;
+//! every other key keeps the template's value (the same number of cycles, now of the host's
+//! clock) and says so. The remote miss is calibrated: the NI latency is solved
 //! for so that the simulator's remote miss (measured on the emitted machine as `commlab
 //! machines --table` measures it) equals the measured core-to-core one-way latency, which is
 //! one cache-to-cache transfer of a line, what a remote miss is.
@@ -50,12 +52,18 @@ pub fn emit(path: &Path, host: &str, topo: &Topology, m: &Measured, summary: &Su
     let name: String =
         format!("host-{host}").chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect();
     spec.name = name;
-    spec.summary =
-        format!("{host}: {} cores measured by `commlab characterize`, on a crossbar (template {TEMPLATE})", m.cores);
+    spec.summary = format!(
+        "{host}: {} cores measured by `commlab characterize`, a mesh with no per-hop latency (template {TEMPLATE})",
+        m.cores
+    );
     let mhz = match m.clock_mhz {
         Some(mhz) => {
             spec.processor.clock_mhz = (mhz * 10.0).round() / 10.0;
-            set(&mut why, "processor.clock_mhz", "measured: a chain of dependent adds (1 cycle each) timed".into());
+            set(
+                &mut why,
+                "processor.clock_mhz",
+                "measured: a chain of dependent register adds (1 cycle each) timed".into(),
+            );
             spec.processor.clock_mhz
         }
         None => {
@@ -69,21 +77,36 @@ pub fn emit(path: &Path, host: &str, topo: &Topology, m: &Measured, summary: &Su
     };
     let cycles = |ns: f64| ns * mhz / 1000.0;
 
-    spec.network.topology = "crossbar".into();
-    spec.network.dims.clear();
-    spec.network.nprocs = m.cores.max(2);
+    // A mesh as square as the core count allows (the on-die interconnect of many-core chips;
+    // with two cores, one link), so every application's partner choice (e.g. am-latency's
+    // `hops=1`) exists.
+    let procs = m.cores.max(2);
+    spec.network.topology = "mesh".into();
+    spec.network.dims = vec![procs, 1];
+    spec.network.nprocs = 0;
+    spec.network.io_nodes = false;
+    spec = commlab_sim::machine::resize_spec(spec, procs).map_err(|e| failed(format!("the emitted machine: {e}")))?;
     set(
         &mut why,
-        "network.nprocs",
+        "network.dims",
         if m.cores >= 2 {
-            "measured: the cores this process may run on".into()
+            format!(
+                "measured: {} cores (the cores this process may run on), as a mesh as square as they allow",
+                m.cores
+            )
         } else {
-            "assumed: 2 (the host has one core; the simulator needs two for remote figures)".into()
+            "assumed: 2 processors (the host has one core; the simulator needs two for remote figures)".into()
         },
     );
-    set(&mut why, "network.topology", "assumed: every pair of cores the same distance apart (one chip)".into());
+    set(&mut why, "network.topology", "assumed: a mesh, as the on-die network of many-core chips".into());
+    set(&mut why, "network.io_nodes", "assumed: no I/O nodes (no cross-traffic sources on a chip)".into());
+    set(&mut why, "network.nprocs", "unused by a mesh (network.dims sizes it)".into());
     spec.network.router_latency_ns = 0.0;
-    set(&mut why, "network.router_latency_ns", "assumed: a crossbar has no router-to-router hops".into());
+    set(
+        &mut why,
+        "network.router_latency_ns",
+        "assumed: 0, every pair equally far (the NI latency below carries the measured core-to-core latency)".into(),
+    );
     if let Some((mb, ws)) = m.bulk_mb_per_s {
         spec.network.link_bytes_per_ns = round3(mb / 1000.0);
         set(
@@ -171,7 +194,7 @@ pub fn emit(path: &Path, host: &str, topo: &Topology, m: &Measured, summary: &Su
     let mut values = BTreeMap::new();
     for key in [
         "processor.clock_mhz",
-        "network.nprocs",
+        "network.dims",
         "network.link_bytes_per_ns",
         "network.ni_latency_ns",
         "memory.line_bytes",
@@ -231,7 +254,8 @@ fn render(
     out.push_str(&format!("# Host `{host}` as measured by `commlab characterize` (template: preset {TEMPLATE}).\n#\n"));
     out.push_str("# Keys marked `measured` come from this host; `calibrated` keys are solved so a simulated figure\n");
     out.push_str("# equals a measured one; `assumed` keys keep the template's value (characterize cannot measure\n");
-    out.push_str("# message, protocol or application costs: they need the applications themselves).\n#\n");
+    out.push_str("# message, protocol or application costs: they need the applications themselves), the same number\n");
+    out.push_str("# of cycles, now of this host's clock.\n#\n");
     out.push_str("# Measured figures:\n");
     if let Some(mhz) = m.clock_mhz {
         out.push_str(&format!("#   clock {mhz:.1} MHz\n"));

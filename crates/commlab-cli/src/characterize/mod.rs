@@ -51,7 +51,8 @@ colour = MB/s), latency-matrix.png/.svg, load-latency.png/.svg. The summary tabl
 prints summary.json instead) gives the plateau of each cache level, the remote/local and fetch/deposit \
 ratios, whether packing by a local copy before a contiguous transfer could ever beat a strided \
 transfer, and the core-to-core latency.\n\n\
---emit-machine FILE.toml writes a machine for the simulator (template: the t1 preset, a crossbar): \
+--emit-machine FILE.toml writes a machine for the simulator (template: the t1 preset; the network a mesh \
+of the host's cores with no per-hop latency): \
 clock, line, cache, local miss, bulk bandwidth measured, the NI latency calibrated so the simulated \
 remote miss equals the measured core-to-core latency, every other key the template's, each commented \
 with where it came from. `commlab run em3d --machine FILE.toml` then predicts the host.\n\n\
