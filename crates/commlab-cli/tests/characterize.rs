@@ -153,4 +153,8 @@ fn bad_input_names_it() {
     bad_input(&["characterize", "--out", out, "--pair", "0,x"], &["--pair", "`x`"]);
     bad_input(&["characterize", "--out", out, "--reps", "0"], &["--reps", "`0`"]);
     bad_input(&["characterize", "--out", out, "--emit-machine", "host.txt"], &["--emit-machine", "host.txt"]);
+    bad_input(
+        &["characterize", "--out", out, "--emit-machine", "/no/such/dir/h.toml"],
+        &["--emit-machine", "directory"],
+    );
 }

@@ -211,28 +211,39 @@ pub fn ping_pong_ns(a: usize, b: usize, rounds: u64, samples: usize) -> f64 {
 
 /// Dependent-load latency in ns per load over a working set of `bytes`: each 64-byte line
 /// holds the index of the next in a pseudo-random cyclic order (so hardware prefetchers cannot
-/// follow), `loads` loads timed after one untimed walk of the whole cycle.
+/// follow), `loads` loads timed after one untimed walk of the whole cycle. The order visits the
+/// pages (4 KB) in random order and the lines of each page in random order before moving on, so
+/// a TLB miss (expensive in a virtual machine: a two-level page walk) is paid once per 64 loads
+/// and the figure is the cache-miss latency, not the page-walk latency.
 pub fn chase_ns(bytes: usize, loads: u64) -> f64 {
     const LINE_WORDS: usize = 8;
+    const PAGE_LINES: usize = 64;
     let lines = (bytes / 64).max(2);
     let a = buffer(lines * LINE_WORDS);
-    // A random cyclic order of the lines (Sattolo's algorithm: one cycle through all of them),
-    // from a fixed-seed xorshift so every run walks the same order.
-    let mut order: Vec<usize> = (0..lines).collect();
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    for i in (1..lines).rev() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let j = (x % i as u64) as usize;
-        order.swap(i, j);
+    let mut shuffle = |v: &mut [usize]| {
+        for i in (1..v.len()).rev() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            v.swap(i, (x % (i as u64 + 1)) as usize);
+        }
+    };
+    let pages = lines.div_ceil(PAGE_LINES);
+    let mut page_order: Vec<usize> = (0..pages).collect();
+    shuffle(&mut page_order);
+    let mut order = Vec::with_capacity(lines);
+    for p in page_order {
+        let mut in_page: Vec<usize> = (p * PAGE_LINES..((p + 1) * PAGE_LINES).min(lines)).collect();
+        shuffle(&mut in_page);
+        order.extend(in_page);
     }
     for w in 0..lines {
         let next = order[(w + 1) % lines];
         a[order[w] * LINE_WORDS].store((next * LINE_WORDS) as u64, Relaxed);
     }
     let walk = |steps: u64| {
-        let mut p = 0usize;
+        let mut p = order[0] * LINE_WORDS;
         for _ in 0..steps {
             p = a[p].load(Relaxed) as usize;
         }
@@ -321,6 +332,8 @@ mod tests {
 
     #[test]
     fn chase_and_clock_give_positive_figures() {
+        // Each line is visited once per cycle: the chain from any line returns after `lines`.
+        assert!(chase_ns(3 * 4096 + 640, 1000) > 0.0);
         assert!(chase_ns(64 * 1024, 10_000) > 0.0);
         if let Some(mhz) = clock_mhz() {
             assert!(mhz > 10.0 && mhz < 20_000.0, "{mhz}");

@@ -178,7 +178,7 @@ impl Recorder<'_> {
 /// A size as 4K, 64K, 1M, 1G (powers of 1024; bytes when not a whole K).
 pub fn size_text(b: u64) -> String {
     for (unit, name) in [(1u64 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")] {
-        if b >= unit && b % unit == 0 {
+        if b >= unit && b.is_multiple_of(unit) {
             return format!("{}{name}", b / unit);
         }
     }

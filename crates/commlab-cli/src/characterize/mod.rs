@@ -57,7 +57,8 @@ clock, line, cache, local miss, bulk bandwidth measured, the NI latency calibrat
 remote miss equals the measured core-to-core latency, every other key the template's, each commented \
 with where it came from. `commlab run em3d --machine FILE.toml` then predicts the host.\n\n\
 Times: --quick about a minute, the default a few minutes (working sets up to twice the last-level \
-cache, at most 1G; --quick at most 256M). Figures on a busy or virtual host are noisy.\n\n\
+cache, at most 256M; --quick at most 64M: on a host with a larger cache, give --sizes to reach memory). \
+Figures on a busy or virtual host are noisy.\n\n\
 Examples:\n  \
 commlab characterize --quick\n  \
 commlab characterize --out my-host --emit-machine my-host.toml\n  \
@@ -69,14 +70,14 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// A short run (about a minute): strides 1,2,3,8,31,64, working sets in steps of 4x up to
-    /// 256M, 3 samples.
+    /// 64M, 3 samples.
     #[arg(long)]
     quick: bool,
     /// Strides in 64-bit words, comma-separated, 1 to 1024 [default: 1,2,3,4,7,8,16,31,32,64].
     #[arg(long, value_name = "LIST")]
     strides: Option<String>,
     /// Working sets, comma-separated sizes (bytes, or with K, M, G), 1K to 4G [default: 4K
-    /// doubling to twice the last-level cache, at most 1G].
+    /// doubling to twice the last-level cache, at most 256M].
     #[arg(long, value_name = "LIST")]
     sizes: Option<String>,
     /// Timed samples per point, the best kept [default: 5; --quick: 3].
@@ -205,7 +206,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         pairs = topo.representative_pairs();
     }
     let llc = topo.last_level().map(|c| c.size_bytes);
-    let cap: u64 = if args.quick { 256 << 20 } else { 1 << 30 };
+    let cap: u64 = if args.quick { 64 << 20 } else { 256 << 20 };
     let sizes = match &args.sizes {
         Some(s) => parse_sizes(s)?,
         None => {
@@ -224,6 +225,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
     }
     std::fs::create_dir_all(&out).map_err(|e| input(format!("cannot create --out `{}`: {e}", out.display())))?;
+    if let Some(m) = &args.emit_machine {
+        let parent = m.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        if !parent.is_dir() {
+            return Err(input(format!("--emit-machine `{}`: its directory does not exist", m.display())));
+        }
+    }
 
     let home = pairs.first().map(|p| p.0).unwrap_or(cores[0]);
     // The chase at every other working set and the largest (the curve needs no more).
@@ -268,7 +275,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     write(&jsonl, &text)?;
 
-    let mut summary = summary::summarise(&host, clock, &topo, &strides, &sizes, home, &points, 0.0);
+    let mut summary = summary::summarise(&host, clock, &topo, &strides, &sizes, home, &points);
     let markers: Vec<Marker> = topo
         .caches
         .iter()

@@ -121,7 +121,7 @@ impl<'a> Index<'a> {
     }
 }
 
-/// Summarise the points.
+/// Summarise the points (`wall_seconds` is left 0 for the caller to set).
 pub fn summarise(
     host: &str,
     clock_mhz: Option<f64>,
@@ -130,7 +130,6 @@ pub fn summarise(
     sizes: &[u64],
     home: usize,
     points: &[Point],
-    wall_seconds: f64,
 ) -> Summary {
     let idx = Index::new(points);
     let home_cores = [home];
@@ -168,7 +167,7 @@ pub fn summarise(
     let largest = sizes.last().copied().unwrap_or(0);
     let memory_not_reached = match llc {
         Some(l) if memory.working_sets.is_empty() => Some(format!(
-            "the largest working set ({}) is not beyond twice the last-level cache ({}): memory was not measured{}",
+            "the largest working set ({}) is not beyond twice the last-level cache ({}): memory was not measured{} (give --sizes to go further)",
             size_text(largest),
             size_text(l),
             if largest > l { " alone" } else { "" }
@@ -213,7 +212,7 @@ pub fn summarise(
         pairs,
         core_to_core,
         points: points.len(),
-        wall_seconds,
+        wall_seconds: 0.0,
     }
 }
 
