@@ -201,7 +201,7 @@ pub fn run(grid: &Grid, progress: &Progress) -> Vec<Point> {
         let ns = std::thread::scope(|s| {
             s.spawn(|| {
                 pin(grid.home);
-                kernels::chase_ns(ws as usize, grid.chase_loads.max(ws / 64))
+                kernels::chase_ns(ws as usize, grid.chase_loads.max(ws / 64), grid.samples(ws))
             })
             .join()
             .expect("chase thread")
@@ -214,7 +214,7 @@ pub fn run(grid: &Grid, progress: &Progress) -> Vec<Point> {
             ns,
             cores: vec![grid.home],
             pair: None,
-            samples: 1,
+            samples: grid.samples(ws),
         });
     }
     for &(a, b, class) in &grid.latency_pairs {

@@ -39,7 +39,7 @@ remote-fetch        the producer core writes its data; the consumer copies it in
 (timed: the consumer's copy)\n  \
 remote-deposit      the consumer first touches its buffer; the producer copies its data into it; the \
 consumer reads it (timed: the copy plus the read)\n  \
-chase               dependent loads in a random cyclic order (ns per load) at some working sets\n  \
+chase               dependent loads in a random cyclic order, page by page (ns per load), at every other working set\n  \
 core-to-core        one-way latency: two cores bounce a counter on one cache line (half a round trip)\n\
 Synchronisation between producer and consumer is outside the timed parts. MB/s is the working set's \
 bytes (10^6 per MB) over the best pass time. Threads are pinned to cores; the remote kernels run on one \
