@@ -12,6 +12,7 @@
 
 pub mod apps;
 pub mod bench;
+pub mod characterize;
 mod chart;
 mod crossover;
 mod detail_stats;

@@ -8,7 +8,9 @@
 //! (`lib.rs`), which the Python package (`python/`) calls too.
 
 use clap::{Parser, Subcommand};
-use commlab_cli::{apps, bench, experiment, machine_table, machines, plot, reproduce, run, sweep, validate};
+use commlab_cli::{
+    apps, bench, characterize, experiment, machine_table, machines, plot, reproduce, run, sweep, validate,
+};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -64,6 +66,9 @@ enum Command {
     Experiment(experiment::ExperimentArgs),
     /// Run a study's applications and check its published findings (exit 0 if all hold).
     Reproduce(reproduce::ReproduceArgs),
+    /// Measure this host's copy and transfer bandwidth, latencies and caches; derive a machine file.
+    #[command(long_about = characterize::LONG_ABOUT)]
+    Characterize(characterize::Args),
     /// Measure every published primitive cost of a machine and compare (exit 0 if all within 10%).
     Validate {
         /// Preset name or path to a machine TOML file.
@@ -128,6 +133,7 @@ fn main() -> ExitCode {
         Command::Bench { repeat, only, json } => bench::run(repeat, json, only.as_deref()),
         Command::Validate { machine, set, json } => validate::run(&machine, &set, json),
         Command::Reproduce(args) => reproduce::run(args),
+        Command::Characterize(args) => characterize::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,9 +1,10 @@
 //! Charts as PNG and SVG: line charts ([`line_chart`]: one curve per series, crossovers
-//! marked, optional vertical markers, linear or log x) and stacked bars ([`stacked_bars`]: one
-//! bar per item, stacked layers). Each writes `<stem>.png` and `<stem>.svg` of [`SIZE`] pixels,
-//! drawn with `plotters`; text is drawn with DejaVu Sans embedded in the binary (`assets/`), so
-//! no system font is looked up and the output is the same on every machine. Colours come from
-//! a fixed palette in series order, so the same input always gives byte-identical files.
+//! marked, optional vertical markers, linear or log x), stacked bars ([`stacked_bars`]: one
+//! bar per item, stacked layers) and heat maps ([`heatmap`]: cells coloured by value). Each
+//! writes `<stem>.png` and `<stem>.svg` of [`SIZE`] pixels, drawn with `plotters`; text is
+//! drawn with DejaVu Sans embedded in the binary (`assets/`), so no system font is looked up
+//! and the output is the same on every machine. Colours come from a fixed palette in series
+//! order (heat maps: a fixed scale), so the same input always gives byte-identical files.
 //! [`runs`] builds the stacked bars of run records (time breakdown, traffic volume) that
 //! `commlab plot` and `commlab experiment` draw.
 //!
@@ -13,11 +14,12 @@
 //! for a file, its path.
 //!
 //! Submodules: `render` (files, font, backends), `style` (palette, text, legend, point
-//! shapes), `axis` (ranges and tick text), `line` and `bars` (each kind's data checks and
-//! drawing), `runs` (bars of run records).
+//! shapes), `axis` (ranges and tick text), `line`, `bars` and `heatmap` (each kind's data
+//! checks and drawing), `runs` (bars of run records).
 
 mod axis;
 mod bars;
+mod heatmap;
 mod line;
 mod render;
 pub mod runs;
@@ -25,6 +27,7 @@ mod style;
 
 pub(crate) use axis::short_number;
 pub(crate) use bars::stacked_bars;
+pub(crate) use heatmap::heatmap;
 pub(crate) use line::line_chart;
 
 /// Width and height in pixels of every plot (the SVG's view box too).
@@ -58,6 +61,23 @@ pub(crate) struct LineChart<'a> {
     pub crossovers: &'a [Cross],
     pub markers: &'a [Marker],
     pub log_x: bool,
+}
+
+/// A heat map: one cell per (column, row), coloured by value (`heatmap`).
+pub(crate) struct Heatmap<'a> {
+    pub title: &'a str,
+    pub x_label: &'a str,
+    pub y_label: &'a str,
+    /// What the colour bar measures.
+    pub unit: &'a str,
+    /// Column names, left to right.
+    pub columns: &'a [String],
+    /// Row names, bottom to top.
+    pub rows: &'a [String],
+    /// One row of values per row name (non-finite: a missing cell).
+    pub values: &'a [Vec<f64>],
+    /// Write each cell's value in it.
+    pub annotate: bool,
 }
 
 /// A stacked bar chart.

@@ -1,0 +1,319 @@
+//! `--emit-machine`: a machine file for the simulator derived from the measurements.
+//!
+//! The template is the `t1` preset: a hardware-coherent memory on a fixed-latency network
+//! (the closest preset to a bus or on-chip SMP). The network becomes a mesh of the host's
+//! cores with no per-hop latency (every pair the same distance apart, as the cores of one chip
+//! sharing a last-level cache are, near enough). The measured keys replace the template's;
+//! every other key keeps the template's value (the same number of cycles, now of the host's
+//! clock) and says so. The remote miss is calibrated: the NI latency is solved
+//! for so that the simulator's remote miss (measured on the emitted machine as `commlab
+//! machines --table` measures it) equals the measured core-to-core one-way latency, which is
+//! one cache-to-cache transfer of a line, what a remote miss is.
+
+use super::summary::Summary;
+use super::topology::Topology;
+use crate::failure::{failed, Failure};
+use crate::{machine_arg, machine_table};
+use commlab_sim::machine::{MachineConfig, MachineSpec};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The preset the emitted machine starts from.
+pub const TEMPLATE: &str = "t1";
+
+/// The measured figures the machine is built from.
+pub struct Measured {
+    pub clock_mhz: Option<f64>,
+    /// Cores of the host.
+    pub cores: usize,
+    /// Dependent-load latency (ns) just beyond the largest private cache, and where.
+    pub miss_ns: Option<(f64, u64)>,
+    /// Dependent-load latency beyond the last-level cache (ns), and where.
+    pub memory_ns: Option<(f64, u64)>,
+    /// Core-to-core one-way latency, median over the pairs (ns).
+    pub core_to_core_ns: Option<f64>,
+    /// Best stride-1 remote fetch (MB/s) and its working set.
+    pub bulk_mb_per_s: Option<(f64, u64)>,
+}
+
+/// The key values written, for the report.
+pub struct Emitted {
+    pub values: BTreeMap<String, String>,
+}
+
+fn set(map: &mut BTreeMap<String, String>, key: &str, why: String) {
+    map.insert(key.to_string(), why);
+}
+
+/// Build the machine's TOML text, calibrate its remote miss, write it to `path`.
+pub fn emit(path: &Path, host: &str, topo: &Topology, m: &Measured, summary: &Summary) -> Result<Emitted, Failure> {
+    let mut spec = machine_arg::load(TEMPLATE, &[], None)?.spec;
+    let mut why: BTreeMap<String, String> = BTreeMap::new();
+    let name: String =
+        format!("host-{host}").chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect();
+    spec.name = name;
+    spec.summary = format!(
+        "{host}: {} cores measured by `commlab characterize`, a mesh with no per-hop latency (template {TEMPLATE})",
+        m.cores
+    );
+    let mhz = match m.clock_mhz {
+        Some(mhz) => {
+            spec.processor.clock_mhz = (mhz * 10.0).round() / 10.0;
+            set(
+                &mut why,
+                "processor.clock_mhz",
+                "measured: a chain of dependent register adds (1 cycle each) timed".into(),
+            );
+            spec.processor.clock_mhz
+        }
+        None => {
+            set(
+                &mut why,
+                "processor.clock_mhz",
+                format!("assumed: {TEMPLATE}'s (the clock is measured on x86-64 only)"),
+            );
+            spec.processor.clock_mhz
+        }
+    };
+    let cycles = |ns: f64| ns * mhz / 1000.0;
+
+    // A mesh as square as the core count allows (the on-die interconnect of many-core chips;
+    // with two cores, one link), so every application's partner choice (e.g. am-latency's
+    // `hops=1`) exists.
+    let procs = m.cores.max(2);
+    spec.network.topology = "mesh".into();
+    spec.network.dims = vec![procs, 1];
+    spec.network.nprocs = 0;
+    spec.network.io_nodes = false;
+    spec = commlab_sim::machine::resize_spec(spec, procs).map_err(|e| failed(format!("the emitted machine: {e}")))?;
+    set(
+        &mut why,
+        "network.dims",
+        if m.cores >= 2 {
+            format!(
+                "measured: {} cores (the cores this process may run on), as a mesh as square as they allow",
+                m.cores
+            )
+        } else {
+            "assumed: 2 processors (the host has one core; the simulator needs two for remote figures)".into()
+        },
+    );
+    set(&mut why, "network.topology", "assumed: a mesh, as the on-die network of many-core chips".into());
+    set(&mut why, "network.io_nodes", "assumed: no I/O nodes (no cross-traffic sources on a chip)".into());
+    set(&mut why, "network.nprocs", "unused by a mesh (network.dims sizes it)".into());
+    spec.network.router_latency_ns = 0.0;
+    set(
+        &mut why,
+        "network.router_latency_ns",
+        "assumed: 0, every pair equally far (the NI latency below carries the measured core-to-core latency)".into(),
+    );
+    if let Some((mb, ws)) = m.bulk_mb_per_s {
+        spec.network.link_bytes_per_ns = round3(mb / 1000.0);
+        set(
+            &mut why,
+            "network.link_bytes_per_ns",
+            format!(
+                "measured: best stride-1 remote fetch, {mb:.0} MB/s at a {} working set",
+                super::measure::size_text(ws)
+            ),
+        );
+        spec.messaging.dma_bytes_per_cycle = round3(mb / mhz);
+        set(
+            &mut why,
+            "messaging.dma_bytes_per_cycle",
+            format!("measured: best stride-1 remote fetch, {mb:.0} MB/s / {mhz} MHz"),
+        );
+    }
+    let line = topo.line_bytes();
+    spec.memory.line_bytes = line;
+    set(&mut why, "memory.line_bytes", "measured: CPUID coherency line size".into());
+    spec.messaging.dma_align_bytes = line;
+    set(&mut why, "messaging.dma_align_bytes", "derived: whole lines (memory.line_bytes)".into());
+    if let Some(c) = topo.largest_private() {
+        let ways = c.ways.max(1);
+        spec.memory.associativity = ways;
+        // A whole number of sets (the simulator's rule): round down to line x ways.
+        let set_bytes = line * ways;
+        spec.memory.cache_bytes = (c.size_bytes / set_bytes).max(1) * set_bytes;
+        set(
+            &mut why,
+            "memory.cache_bytes",
+            format!("measured: CPUID, the largest private cache (L{} {} bytes); the one simulated level stands for the private caches", c.level, c.size_bytes),
+        );
+        set(&mut why, "memory.associativity", format!("measured: CPUID, L{} ways", c.level));
+    }
+    if let Some((ns, ws)) = m.miss_ns {
+        let hit = spec.memory.hit_cycles;
+        spec.memory.local_miss_cycles = (cycles(ns).round() as u64).saturating_sub(hit).max(1);
+        set(
+            &mut why,
+            "memory.local_miss_cycles",
+            format!(
+                "measured: dependent-load latency {ns:.1} ns at a {} working set (beyond the private caches) = {:.0} cycles, less the {hit}-cycle hit",
+                super::measure::size_text(ws),
+                cycles(ns)
+            ),
+        );
+    }
+    set(&mut why, "memory.hit_cycles", format!("assumed: {TEMPLATE}'s (an L1 hit, counted as compute)"));
+
+    // Calibrate the NI latency against the remote miss.
+    let target = m.core_to_core_ns.map(cycles);
+    let mut remote_note = String::new();
+    if let Some(target) = target {
+        spec.network.ni_latency_ns = 0.0;
+        let r0 = remote_miss(path, &spec)?;
+        spec.network.ni_latency_ns = 100.0;
+        let r1 = remote_miss(path, &spec)?;
+        let slope = (r1 - r0) / 100.0;
+        let ni = if slope > 0.0 { ((target - r0) / slope).max(0.0) } else { 0.0 };
+        spec.network.ni_latency_ns = round3(ni);
+        let got = remote_miss(path, &spec)?;
+        remote_note = format!(
+            "the simulated remote miss is {got:.1} cycles; the measured core-to-core one-way latency {:.1} ns is {target:.1} cycles",
+            m.core_to_core_ns.unwrap_or(f64::NAN)
+        );
+        let met = if (got - target).abs() <= 0.1 * target {
+            ""
+        } else {
+            " NOT MET: the protocol's fixed costs alone exceed it"
+        };
+        set(&mut why, "network.ni_latency_ns", format!("calibrated: {remote_note}{met}"));
+    } else {
+        set(
+            &mut why,
+            "network.ni_latency_ns",
+            format!("assumed: {TEMPLATE}'s (core-to-core latency not measured: one core)"),
+        );
+    }
+
+    let text = render(&spec, &why, host, m, summary, &remote_note);
+    MachineConfig::load(&text, &path.display().to_string(), &[], None)
+        .map_err(|e| failed(format!("the emitted machine does not load: {e}")))?;
+    std::fs::write(path, &text).map_err(|e| failed(format!("cannot write `{}`: {e}", path.display())))?;
+    let mut values = BTreeMap::new();
+    for key in [
+        "processor.clock_mhz",
+        "network.dims",
+        "network.link_bytes_per_ns",
+        "network.ni_latency_ns",
+        "memory.line_bytes",
+        "memory.cache_bytes",
+        "memory.associativity",
+        "memory.local_miss_cycles",
+        "messaging.dma_bytes_per_cycle",
+    ] {
+        if let Some(v) = value_of(&text, key) {
+            values.insert(key.to_string(), v);
+        }
+    }
+    Ok(Emitted { values })
+}
+
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+/// The simulated remote miss (mean of best and worst, as the machine table measures it) of
+/// `spec`, written to `path` to be measured.
+fn remote_miss(path: &Path, spec: &MachineSpec) -> Result<f64, Failure> {
+    std::fs::write(path, spec.to_toml()).map_err(|e| failed(format!("cannot write `{}`: {e}", path.display())))?;
+    let row = machine_table::measure_at(&path.display().to_string(), None)?;
+    Ok((row.remote_best + row.remote_worst) / 2.0)
+}
+
+/// The value text of `section.key` in TOML `text`.
+fn value_of(text: &str, key: &str) -> Option<String> {
+    let (section, k) = key.split_once('.')?;
+    let mut cur = String::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            cur = t.trim_matches(|c| c == '[' || c == ']').to_string();
+        } else if cur == section {
+            if let Some((lk, v)) = t.split_once(" = ") {
+                if lk == k {
+                    return Some(v.split(" #").next().unwrap_or(v).trim().to_string());
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The spec as TOML, every key commented with its provenance.
+fn render(
+    spec: &MachineSpec,
+    why: &BTreeMap<String, String>,
+    host: &str,
+    m: &Measured,
+    summary: &Summary,
+    remote_note: &str,
+) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("# Host `{host}` as measured by `commlab characterize` (template: preset {TEMPLATE}).\n#\n"));
+    out.push_str("# Keys marked `measured` come from this host; `calibrated` keys are solved so a simulated figure\n");
+    out.push_str("# equals a measured one; `assumed` keys keep the template's value (characterize cannot measure\n");
+    out.push_str("# message, protocol or application costs: they need the applications themselves), the same number\n");
+    out.push_str("# of cycles, now of this host's clock.\n#\n");
+    out.push_str("# Measured figures:\n");
+    if let Some(mhz) = m.clock_mhz {
+        out.push_str(&format!("#   clock {mhz:.1} MHz\n"));
+    }
+    for c in &summary.topology.caches {
+        out.push_str(&format!(
+            "#   L{} {} cache {} bytes, {}-byte lines, {}-way, shared by up to {}\n",
+            c.level, c.kind, c.size_bytes, c.line_bytes, c.ways, c.shared_by
+        ));
+    }
+    if let Some((ns, ws)) = m.miss_ns {
+        out.push_str(&format!("#   dependent-load latency {ns:.1} ns at {} bytes (beyond the private caches)\n", ws));
+    }
+    if let Some((ns, ws)) = m.memory_ns {
+        out.push_str(&format!("#   dependent-load latency {ns:.1} ns at {} bytes (beyond the last-level cache)\n", ws));
+    }
+    if let Some(ns) = m.core_to_core_ns {
+        out.push_str(&format!("#   core-to-core one-way latency {ns:.1} ns (median over the pairs)\n"));
+    }
+    if let Some((mb, ws)) = m.bulk_mb_per_s {
+        out.push_str(&format!("#   best stride-1 remote fetch {mb:.0} MB/s (at {ws} bytes)\n"));
+    }
+    if !remote_note.is_empty() {
+        out.push_str(&format!("#   remote miss: {remote_note}\n"));
+    }
+    let text = spec.to_toml();
+    let mut section = String::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            section = t.trim_matches(|c| c == '[' || c == ']').to_string();
+            out.push('\n');
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let Some((k, _)) = t.split_once(" = ") else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        let full = if section.is_empty() { k.to_string() } else { format!("{section}.{k}") };
+        let note = match (full.as_str(), why.get(&full)) {
+            ("name" | "summary", _) => None,
+            (_, Some(w)) => Some(w.clone()),
+            _ if section == "costs" => {
+                Some(format!("assumed: {TEMPLATE}'s (application work in cycles; not measured here)"))
+            }
+            _ if section == "limits" => Some(format!("assumed: {TEMPLATE}'s (stops a runaway run)")),
+            _ => Some(format!("assumed: {TEMPLATE}'s (not measured by characterize)")),
+        };
+        match note {
+            Some(n) => out.push_str(&format!("{line:<36} # {n}\n")),
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
