@@ -34,6 +34,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("t3d", include_str!("../../../../machines/t3d.toml")),
     ("t3e", include_str!("../../../../machines/t3e.toml")),
     ("origin", include_str!("../../../../machines/origin.toml")),
+    ("dec8400", include_str!("../../../../machines/dec8400.toml")),
 ];
 
 /// An invalid machine description: which input, and what would be valid.

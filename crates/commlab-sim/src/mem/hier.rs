@@ -14,7 +14,9 @@
 //! (busy `bank_busy_cycles` per access), a latency (`memory.local_miss_cycles`) and a bus.
 //! Private references are timing-only, so they do not block: a miss takes one of
 //! `outstanding_misses` slots until its data arrives, and the processor stalls only when all
-//! are taken (later references to a line in flight merge with its miss). Shared loads and
+//! are taken (later references to a line in flight merge with its miss). With one slot the
+//! processor waits for each miss: an in-order processor stalls at the first use of the data,
+//! and with a single miss in flight nothing overlaps it. Shared loads and
 //! stores block as they always have: a coherent-cache miss goes through the protocol, and a
 //! coherent-cache hit costs the latency of the level that serves it.
 
@@ -245,6 +247,11 @@ impl Memory {
         let hp = &mut self.hier[p];
         for i in 0..s.min(h.inner + 1) {
             hp.arriving.push((i, addr / h.levels[i].line_bytes, ready));
+        }
+        if h.outstanding_misses == 1 {
+            // One miss slot: the processor waits for its miss (in order, it stalls at the first
+            // use of the data), so nothing overlaps it.
+            return (stall + (ready - t), issue);
         }
         hp.slots.push_back(ready);
         (stall, issue)
