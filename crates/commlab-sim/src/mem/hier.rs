@@ -204,6 +204,10 @@ impl Memory {
         let h = self.hier_cfg();
         let line = self.line_of(addr);
         let coherent = self.caches[p].state(line) != CacheState::Invalid;
+        if coherent {
+            // Counted as the one-level model counts: a hit or miss in the coherent cache.
+            self.stats.hits += 1;
+        }
         let hp = &mut self.hier[p];
         hp.arriving.retain(|&(_, _, r)| r > t);
         let s = self.serving_level(p, addr, coherent, &h);
