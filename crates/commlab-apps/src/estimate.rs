@@ -57,6 +57,8 @@ pub fn data_bytes_estimate(app: &str, params: &[String], nprocs: usize) -> Resul
             let per = MOLDYN_BYTES_PER_MOLECULE as f64 + pairs * MOLDYN_BYTES_PER_PAIR as f64;
             (int("molecules") as f64 * per).min(u64::MAX as f64) as u64
         }
+        // The source and destination arrays and the consumer's functional copy, word by word.
+        "copy-transfer" => (int("bytes") / 8).saturating_mul(SHARED_BYTES_PER_WORD).saturating_mul(3),
         "jacobi" => int("n").saturating_mul(int("n")).saturating_mul(JACOBI_BYTES_PER_POINT),
         _ => 0,
     };

@@ -2,7 +2,7 @@
 
 use crate::app::{AppError, AppInfo, AppResult};
 use crate::params::Params;
-use crate::{em3d, iccg, jacobi, lazy, micro, moldyn, runtime, unstruc};
+use crate::{copy_transfer, em3d, iccg, jacobi, lazy, micro, moldyn, runtime, unstruc};
 use commlab_api::Backend;
 
 /// Every application commlab knows.
@@ -27,6 +27,7 @@ pub const APPS: &[AppInfo] = &[
     jacobi::INFO,
     lazy::grain::INFO,
     lazy::aq::INFO,
+    copy_transfer::INFO,
 ];
 
 /// Look an application up by name; the error lists the valid names.
@@ -71,6 +72,7 @@ pub fn run_app<B: Backend>(
         "jacobi" => jacobi::run(backend, variant, &params)?,
         "grain" => lazy::grain::run(backend, variant, &params, seed)?,
         "aq" => lazy::aq::run(backend, variant, &params)?,
+        "copy-transfer" => copy_transfer::run(backend, variant, &params)?,
         other => unreachable!("app `{other}` is listed but not dispatched"),
     };
     r.app = info.name;

@@ -24,19 +24,26 @@ pub struct Row {
     pub measured: f64,
     /// The command (or method) that produced `measured`.
     pub how: String,
+    /// Largest relative error that passes ([`TOLERANCE`]; the copy-transfer rows of issue 15
+    /// allow [`COPY_TOLERANCE`]).
+    pub tolerance: f64,
 }
+
+/// Largest relative error of a copy-transfer bandwidth row (issue 15).
+pub const COPY_TOLERANCE: f64 = 0.15;
 
 impl Row {
     pub fn error(&self) -> f64 {
         (self.measured - self.published) / self.published
     }
     pub fn ok(&self) -> bool {
-        self.error().abs() <= TOLERANCE && self.measured.is_finite()
+        self.error().abs() <= self.tolerance && self.measured.is_finite()
     }
 }
 
 /// Machines with a published calibration table.
-pub const CALIBRATED: &[&str] = &["alewife", "alewife-sim", "blizzard-s", "blizzard-e", "blizzard-t"];
+pub const CALIBRATED: &[&str] =
+    &["alewife", "alewife-sim", "blizzard-s", "blizzard-e", "blizzard-t", "dec8400", "t3d", "t3e"];
 
 /// Run every calibration row for `machine`. `make(overrides)` builds the machine with extra
 /// `key=value` overrides (the Blizzard rows vary the block size; an alewife-sim row sets an
@@ -49,6 +56,7 @@ pub fn validate<B: Backend>(
         "alewife" => alewife(&make(&[])?),
         "alewife-sim" => alewife_sim(make),
         "blizzard-s" | "blizzard-e" | "blizzard-t" => blizzard(machine, make),
+        "dec8400" | "t3d" | "t3e" => copy_transfer(machine, &make(&[])?),
         other => Err(AppError::Input(format!(
             "no published calibration for machine `{other}` (calibrated: {})",
             CALIBRATED.join(", ")
@@ -85,7 +93,7 @@ fn blizzard<B: Backend>(machine: &str, make: impl Fn(&[String]) -> Result<B, App
                 published: table[k][i],
                 measured: cycles / b.cycles_per_us(),
                 how: format!("commlab run miss-latency --machine {machine} --set memory.line_bytes={bytes} --param {kp} --param {hops}"),
-            });
+                tolerance: TOLERANCE,            });
         }
     }
     Ok(rows)
@@ -103,7 +111,7 @@ fn counter<B: Backend>(b: &B, app: &str, variant: &str, params: &[&str], name: &
 fn alewife<B: Backend>(b: &B) -> Result<Vec<Row>, AppError> {
     let mut rows = Vec::new();
     let mut row = |name: &str, unit: &'static str, published: f64, measured: f64, how: String| {
-        rows.push(Row { name: name.to_string(), unit, published, measured, how });
+        rows.push(Row { name: name.to_string(), unit, published, measured, how, tolerance: TOLERANCE });
     };
     let misses: &[(&str, &str, f64)] = &[
         ("load miss, local home", "load-local", 11.0),
@@ -252,7 +260,7 @@ fn alewife_sim<B: Backend>(make: impl Fn(&[String]) -> Result<B, AppError>) -> R
         published: 5.0,
         measured: entry,
         how: "receiver's message overhead per null message, with --set messaging.interrupt_exit_cycles=0 (the exit is not a stated figure)".into(),
-    });
+        tolerance: TOLERANCE,    });
     // Launch: a send is the descriptor's words at cached-write speed, then the launch. The
     // per-word rate is measured from messages with and without arguments; the null message's
     // descriptor is its header words, and what remains of its send cost is the launch.
@@ -272,7 +280,7 @@ fn alewife_sim<B: Backend>(make: impl Fn(&[String]) -> Result<B, AppError>) -> R
             "sender's overhead per null message ({null_send:.2}) less its {DESCRIPTOR_HEADER_WORDS} header words at the per-word rate ({per_word:.2} cycles: (overhead with {most} u64 arguments - null) / {})",
             2 * most
         ),
-    });
+        tolerance: TOLERANCE,    });
     // Descriptor limit: the largest message a send accepts, and the next one refused.
     let (accepted, refusal) = largest_message(&b)?;
     rows.push(Row {
@@ -285,7 +293,7 @@ fn alewife_sim<B: Backend>(make: impl Fn(&[String]) -> Result<B, AppError>) -> R
             accepted + 1,
             refusal.unwrap_or_else(|| "NOT refused".into())
         ),
-    });
+        tolerance: TOLERANCE,    });
     Ok(rows)
 }
 
@@ -323,4 +331,47 @@ fn largest_message<B: Backend>(b: &B) -> Result<(usize, Option<String>), AppErro
         }
     }
     Ok((MOST, None))
+}
+
+/// The copy-transfer figures of issue 15 (the DEC 8400 / T3D / T3E study): load-sum MB/s for a
+/// working set in one level of the hierarchy, contiguous (stride 1) or strided (stride 16
+/// words: every reference a new line, never a sequential stream). Working sets: 4 KB (L1),
+/// 64 KB (L2), 1 MB (the DEC 8400's 4 MB board cache; DRAM on the T3D and T3E), 8 MB (the
+/// DEC 8400's DRAM). Remote rows: the `fetch` variant (data the producer just wrote).
+fn copy_transfer<B: Backend>(machine: &str, b: &B) -> Result<Vec<Row>, AppError> {
+    let rows: &[(&str, &str, &str, &str, f64)] = match machine {
+        "dec8400" => &[
+            ("local loads from L1, contiguous", "local", "4096", "1", 1100.0),
+            ("local loads from L2, contiguous", "local", "65536", "1", 700.0),
+            ("local loads from L3, strided", "local", "1048576", "16", 120.0),
+            ("local loads from L3, contiguous", "local", "1048576", "1", 600.0),
+            ("local loads from DRAM, strided", "local", "8388608", "16", 28.0),
+            ("local loads from DRAM, contiguous", "local", "8388608", "1", 150.0),
+            ("remote loads (producer's cache), contiguous: at most", "fetch", "1048576", "1", 140.0),
+            ("remote loads from DRAM, strided", "fetch", "8388608", "16", 22.0),
+        ],
+        // 30% faster than the DEC 8400's 150 MB/s.
+        "t3d" => &[
+            ("local loads from DRAM, contiguous", "local", "1048576", "1", 195.0),
+            ("local loads from DRAM, strided", "local", "1048576", "16", 43.0),
+        ],
+        _ => &[
+            ("local loads from DRAM, contiguous", "local", "1048576", "1", 430.0),
+            ("local loads from DRAM, strided", "local", "1048576", "16", 42.0),
+        ],
+    };
+    let mut out = Vec::new();
+    for &(name, variant, bytes, stride, published) in rows {
+        let (bp, sp) = (format!("bytes={bytes}"), format!("stride={stride}"));
+        let measured = counter(b, "copy-transfer", variant, &["kernel=load-sum", &bp, &sp], "mbytes_per_s")?;
+        out.push(Row {
+            name: name.to_string(),
+            unit: "MB/s",
+            published,
+            measured,
+            how: format!("commlab run copy-transfer --machine {machine} --variant {variant} --param {bp} --param {sp}"),
+            tolerance: COPY_TOLERANCE,
+        });
+    }
+    Ok(out)
 }

@@ -60,6 +60,7 @@ fn small_params(app: &str, s: &Simulator) -> Vec<String> {
         "jacobi" => vec!["n=16", "iterations=2"],
         "grain" => vec!["n=5", "l=20"],
         "aq" => vec!["tolerance=1e-3"],
+        "copy-transfer" => vec!["kernel=copy-sload", "stride=3", "bytes=2048"],
         other => panic!("no small parameters for {other}"),
     };
     v.into_iter().map(String::from).collect()

@@ -40,7 +40,8 @@ pub fn run(machine: &str, set: &[String], json: bool) -> Result<(), Failure> {
     let bad: Vec<&str> = rows.iter().filter(|r| !r.ok()).map(|r| r.name.as_str()).collect();
     if bad.is_empty() {
         if !json {
-            println!("all {} rows within {:.0}%", rows.len(), 100.0 * commlab_apps::validate::TOLERANCE);
+            let widest = rows.iter().map(|r| r.tolerance).fold(commlab_apps::validate::TOLERANCE, f64::max);
+            println!("all {} rows within {:.0}%", rows.len(), 100.0 * widest);
         }
         Ok(())
     } else {

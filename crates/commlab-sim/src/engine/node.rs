@@ -18,6 +18,9 @@ pub(crate) struct SimNode<'y, S> {
     max_run_ahead_ps: u64,
     /// Inside a lock, barrier or spin: waiting counts as synchronization.
     sync_depth: u32,
+    /// The address of the access `access` just made present and whether it missed (for the
+    /// memory hierarchy's hit time).
+    last_access: Option<(u64, bool)>,
 }
 
 impl<'y, S> SimNode<'y, S> {
@@ -33,6 +36,7 @@ impl<'y, S> SimNode<'y, S> {
             hit_ps: cfg.mem.hit_ps,
             max_run_ahead_ps: cfg.mem.max_run_ahead_ps,
             sync_depth: 0,
+            last_access: None,
         }
     }
 
@@ -102,6 +106,7 @@ impl<'y, S> SimNode<'y, S> {
                 if !missed {
                     w.mem.stats.hits += 1;
                 }
+                self.last_access = Some((addr.0, missed));
                 return line;
             }
             // A miss: issue it at the right time (after the hits before it), unless one is
@@ -137,12 +142,39 @@ impl<'y, S> SimNode<'y, S> {
         let id = self.id;
         let stolen = if self.w().mem.procs[id].pinned.is_some() { self.w().unpin(id) } else { 0 };
         let cat = self.mem_cat(false);
-        self.run_ahead(self.hit_ps + extra_ps, cat);
+        let hit = self.hit_time();
+        self.run_ahead(hit + extra_ps, cat);
         if stolen > 0 {
             // Software handlers for requests that waited on this line run now, on this processor.
             self.flush();
             self.timed(stolen, Category::MessageOverhead);
         }
+    }
+
+    /// The time of the access `access` just made present: a hit (`memory.hit_cycles`), or with
+    /// a memory hierarchy the latency of the level that serves it.
+    fn hit_time(&mut self) -> u64 {
+        let last = self.last_access.take();
+        match last {
+            Some((addr, missed)) if self.w().cfg.mem.hierarchy.is_some() => {
+                let (id, t) = (self.id, self.w().now + self.pending_ps);
+                self.w().mem_call(|m| m.hier_shared(id, addr, t, missed))
+            }
+            _ => self.hit_ps,
+        }
+    }
+
+    /// A private reference on a machine with a memory hierarchy: timing-only, so it does not
+    /// block; it waits only for a free miss slot (see `mem/hier.rs`).
+    fn private_hier(&mut self, addr: Addr) {
+        let (id, t) = (self.id, self.w().now + self.pending_ps);
+        let (stall, busy) = self.w().mem_call(|m| m.hier_private(id, addr.0, t));
+        if stall > 0 {
+            let cat = self.mem_cat(true);
+            self.run_ahead(stall, cat);
+        }
+        let cat = self.mem_cat(false);
+        self.run_ahead(busy, cat);
     }
 
     fn prefetch(&mut self, addr: Addr, write: bool) {
@@ -364,6 +396,9 @@ impl<'y, S> SimNode<'y, S> {
                 "processor {id}: {what} of address {:#x}, which is not an aligned word of its private arrays",
                 addr.0
             ));
+        }
+        if self.w().cfg.mem.hierarchy.is_some() {
+            return self.private_hier(addr);
         }
         self.access(addr, true);
         self.charge_access(0);

@@ -6,7 +6,9 @@
 
 mod spec;
 
-pub use spec::{key_doc, key_list, DsmSpec, KeyDoc, MachineSpec, MemorySpec, KEYS};
+pub use spec::{
+    key_doc, key_list, DramSpec, DsmSpec, HierarchySpec, KeyDoc, LevelSpec, MachineSpec, MemorySpec, StreamSpec, KEYS,
+};
 
 use crate::topology::{resize, Topology, TopologyKind};
 use commlab_api::BarrierKind;
@@ -32,6 +34,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("t3d", include_str!("../../../../machines/t3d.toml")),
     ("t3e", include_str!("../../../../machines/t3e.toml")),
     ("origin", include_str!("../../../../machines/origin.toml")),
+    ("dec8400", include_str!("../../../../machines/dec8400.toml")),
 ];
 
 /// An invalid machine description: which input, and what would be valid.
@@ -355,6 +358,59 @@ pub struct MemoryConfig {
     /// Interrupt entry of a LimitLESS trap (`messaging.interrupt_entry_cycles`): the
     /// directory's answer leaves after entry and body.
     pub trap_entry_ps: u64,
+    /// The memory hierarchy true to bandwidth (`[hierarchy]`), if the machine opts in.
+    pub hierarchy: Option<HierarchyConfig>,
+}
+
+/// The memory hierarchy in simulator units (`[hierarchy]`, see [`KEYS`]). Levels are numbered
+/// from the processor: `levels[..inner]` are the inner caches (l1, l2), `levels[inner]` is the
+/// coherent cache (`memory.*`), and the DRAM lies beyond.
+#[derive(Clone, Copy, Debug)]
+pub struct HierarchyConfig {
+    pub outstanding_misses: usize,
+    /// How many inner levels (0, 1 or 2).
+    pub inner: usize,
+    /// The inner levels then the coherent cache (entries after `inner + 1` are unused).
+    pub levels: [LevelConfig; 3],
+    pub dram: DramConfig,
+    pub stream: Option<StreamConfig>,
+}
+
+impl HierarchyConfig {
+    /// The levels a processor looks in, innermost first (the coherent cache last).
+    pub fn caches(&self) -> &[LevelConfig] {
+        &self.levels[..=self.inner]
+    }
+}
+
+/// One cache level: geometry, the processor time of an access it serves, and its bandwidth.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LevelConfig {
+    pub lines: u64,
+    pub line_bytes: u64,
+    pub ways: usize,
+    pub hit_ps: u64,
+    /// Picoseconds per byte it delivers to the level inside it.
+    pub ps_per_byte: f64,
+}
+
+/// A node's DRAM: banks, interleaving, bank busy time, latency and bus bandwidth.
+#[derive(Clone, Copy, Debug)]
+pub struct DramConfig {
+    pub banks: u64,
+    pub interleave_bytes: u64,
+    pub bank_busy_ps: u64,
+    /// A line from DRAM to the processor (`memory.local_miss_cycles`).
+    pub latency_ps: u64,
+    pub ps_per_byte: f64,
+}
+
+/// Stream read-ahead buffers.
+#[derive(Clone, Copy, Debug)]
+pub struct StreamConfig {
+    pub buffers: usize,
+    pub depth: usize,
+    pub hit_ps: u64,
 }
 
 /// One-sided remote access in simulator units (`[remote]`).
@@ -491,6 +547,10 @@ const POSITIVE_KEYS: &[&str] = &[
     "messaging.dma_bytes_per_cycle",
     "dsm.copy_bytes_per_cycle",
     "limits.max_sim_time_ms",
+    "hierarchy.cache_bytes_per_cycle",
+    "hierarchy.l1.bytes_per_cycle",
+    "hierarchy.l2.bytes_per_cycle",
+    "hierarchy.dram.bytes_per_cycle",
 ];
 
 fn positive(key: &str, v: f64) -> Result<f64, ConfigError> {
@@ -515,6 +575,81 @@ fn ns_to_ps(key: &str, ns: f64) -> Result<u64, ConfigError> {
         return Err(ConfigError::key(key, format!("must be a non-negative number, got {ns}")));
     }
     Ok((ns * 1000.0).round() as u64)
+}
+
+/// Check `[hierarchy]` and convert it (the coherent cache is `memory.*`, already checked).
+fn hierarchy_config(h: &HierarchySpec, mem: &MemorySpec, cycle_ps: f64) -> Result<HierarchyConfig, ConfigError> {
+    let ps = |cycles: u64| cycles_to_ps(cycle_ps, cycles as f64);
+    let per_byte = |key: &str, bpc: f64| positive(key, bpc).map(|b| cycle_ps / b);
+    at_least("hierarchy.outstanding_misses", h.outstanding_misses, 1)?;
+    if h.l2.is_some() && h.l1.is_none() {
+        return Err(ConfigError::key("hierarchy.l2", "needs hierarchy.l1 (l1 is the innermost level)"));
+    }
+    let mut levels = [LevelConfig::default(); 3];
+    let mut inner = 0;
+    for (name, level) in [("l1", &h.l1), ("l2", &h.l2)] {
+        let Some(l) = level else { continue };
+        let key = |k: &str| format!("hierarchy.{name}.{k}");
+        if l.line_bytes < 8 || !l.line_bytes.is_power_of_two() || l.line_bytes > mem.line_bytes {
+            return Err(ConfigError::key(
+                &key("line_bytes"),
+                format!(
+                    "must be a power of two from 8 to memory.line_bytes ({}), got {}",
+                    mem.line_bytes, l.line_bytes
+                ),
+            ));
+        }
+        if inner > 0 && l.line_bytes < levels[inner - 1].line_bytes {
+            return Err(ConfigError::key(&key("line_bytes"), "must be at least the inner level's line"));
+        }
+        at_least(&key("associativity"), l.associativity, 1)?;
+        let set = l.line_bytes * l.associativity;
+        if l.bytes < set || !l.bytes.is_multiple_of(set) {
+            return Err(ConfigError::key(
+                &key("bytes"),
+                format!("must be a whole number of sets (line_bytes x associativity = {set} bytes), got {}", l.bytes),
+            ));
+        }
+        levels[inner] = LevelConfig {
+            lines: l.bytes / l.line_bytes,
+            line_bytes: l.line_bytes,
+            ways: l.associativity as usize,
+            hit_ps: ps(l.hit_cycles),
+            ps_per_byte: per_byte(&format!("hierarchy.{name}.bytes_per_cycle"), l.bytes_per_cycle)?,
+        };
+        inner += 1;
+    }
+    levels[inner] = LevelConfig {
+        lines: mem.cache_bytes / mem.line_bytes,
+        line_bytes: mem.line_bytes,
+        ways: mem.associativity as usize,
+        hit_ps: ps(mem.hit_cycles),
+        ps_per_byte: per_byte("hierarchy.cache_bytes_per_cycle", h.cache_bytes_per_cycle)?,
+    };
+    let d = &h.dram;
+    at_least("hierarchy.dram.banks", d.banks, 1)?;
+    if d.interleave_bytes < 8 || !d.interleave_bytes.is_power_of_two() {
+        return Err(ConfigError::key(
+            "hierarchy.dram.interleave_bytes",
+            format!("must be a power of two >= 8, got {}", d.interleave_bytes),
+        ));
+    }
+    let dram = DramConfig {
+        banks: d.banks,
+        interleave_bytes: d.interleave_bytes,
+        bank_busy_ps: ps(d.bank_busy_cycles),
+        latency_ps: ps(mem.local_miss_cycles),
+        ps_per_byte: per_byte("hierarchy.dram.bytes_per_cycle", d.bytes_per_cycle)?,
+    };
+    let stream = match &h.stream {
+        None => None,
+        Some(s) => Some(StreamConfig {
+            buffers: at_least("hierarchy.stream.buffers", s.buffers, 1)? as usize,
+            depth: at_least("hierarchy.stream.depth", s.depth, 1)? as usize,
+            hit_ps: ps(s.hit_cycles),
+        }),
+    };
+    Ok(HierarchyConfig { outstanding_misses: h.outstanding_misses as usize, inner, levels, dram, stream })
 }
 
 /// Every time a machine key implies must fit the simulated-time limit (so no conversion to
@@ -592,6 +727,23 @@ fn check_times_fit(spec: &MachineSpec, cycle_ps: f64, max_time_ps: f64) -> Resul
             let factor = if section == "messaging" && SCALED.contains(&key.as_str()) { m.overhead_scale } else { 1.0 };
             if cycles as f64 * factor > per_cycle_limit {
                 return Err(too_large(&format!("{section}.{key}"), cycles as f64, (per_cycle_limit / factor).floor()));
+            }
+        }
+    }
+    if let Some(h) = &spec.hierarchy {
+        let mut cycles = vec![("hierarchy.dram.bank_busy_cycles", h.dram.bank_busy_cycles)];
+        if let Some(l) = &h.l1 {
+            cycles.push(("hierarchy.l1.hit_cycles", l.hit_cycles));
+        }
+        if let Some(l) = &h.l2 {
+            cycles.push(("hierarchy.l2.hit_cycles", l.hit_cycles));
+        }
+        if let Some(s) = &h.stream {
+            cycles.push(("hierarchy.stream.hit_cycles", s.hit_cycles));
+        }
+        for (key, c) in cycles {
+            if c as f64 > per_cycle_limit {
+                return Err(too_large(key, c as f64, per_cycle_limit.floor()));
             }
         }
     }
@@ -777,6 +929,10 @@ impl MachineConfig {
             sw_read_ps: ps(mem.sw_read_cycles),
             sw_write_ps: ps(mem.sw_write_cycles),
             trap_entry_ps: ps(msg.interrupt_entry_cycles),
+            hierarchy: match &spec.hierarchy {
+                None => None,
+                Some(h) => Some(hierarchy_config(h, mem, cycle_ps)?),
+            },
         };
         let coherence = match software {
             None => Coherence::Hardware,
@@ -892,6 +1048,15 @@ impl MachineConfig {
 
     pub fn nprocs(&self) -> usize {
         self.topology.nprocs()
+    }
+
+    /// Cycles of a cache hit in the first level a processor looks in: `hierarchy.l1.hit_cycles`
+    /// when the machine has inner levels, `memory.hit_cycles` otherwise.
+    pub fn first_hit_cycles(&self) -> u64 {
+        match self.spec.hierarchy.as_ref().and_then(|h| h.l1.as_ref()) {
+            Some(l1) => l1.hit_cycles,
+            None => self.spec.memory.hit_cycles,
+        }
     }
 
     /// Fan-in of the machine's combining-tree barrier of `kind` (`messaging.barrier_arity` or

@@ -19,12 +19,66 @@ pub struct MachineSpec {
     /// Software fine-grain DSM costs (required when `memory.model = "software"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dsm: Option<DsmSpec>,
+    /// The memory hierarchy below each processor, true to bandwidth (opt-in: absent, a
+    /// machine has today's one-level model and its TOML, fingerprint and results are unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hierarchy: Option<HierarchySpec>,
     /// One-sided remote memory access (get/put); absent: the machine has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteSpec>,
     #[serde(default)]
     pub costs: BTreeMap<String, u64>,
     pub limits: LimitsSpec,
+}
+
+/// The memory hierarchy (`[hierarchy]`): cache levels inside the coherent cache
+/// (`memory.cache_bytes`, the outermost cache, the one the protocol keeps coherent), a banked
+/// DRAM, optional stream read-ahead, and how many misses a processor may have outstanding.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HierarchySpec {
+    pub outstanding_misses: u64,
+    /// Bandwidth of the coherent cache toward the inner levels.
+    pub cache_bytes_per_cycle: f64,
+    /// The innermost level (first looked in), if the coherent cache is not the innermost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l1: Option<LevelSpec>,
+    /// A level between `l1` and the coherent cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l2: Option<LevelSpec>,
+    pub dram: DramSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamSpec>,
+}
+
+/// One cache level inside the coherent cache (`[hierarchy.l1]`, `[hierarchy.l2]`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LevelSpec {
+    pub bytes: u64,
+    pub line_bytes: u64,
+    pub associativity: u64,
+    pub hit_cycles: u64,
+    pub bytes_per_cycle: f64,
+}
+
+/// Each node's DRAM (`[hierarchy.dram]`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DramSpec {
+    pub banks: u64,
+    pub interleave_bytes: u64,
+    pub bank_busy_cycles: u64,
+    pub bytes_per_cycle: f64,
+}
+
+/// Stream read-ahead between the DRAM and the coherent cache (`[hierarchy.stream]`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StreamSpec {
+    pub buffers: u64,
+    pub depth: u64,
+    pub hit_cycles: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -425,6 +479,41 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc { key: "dsm.tag_valid_per_granule_cycles", unit: "cycles", doc: "making a block accessible, per tag granule" },
     KeyDoc { key: "dsm.tag_invalidate_cycles", unit: "cycles", doc: "making a block inaccessible (base; e.g. writing bad ECC)" },
     KeyDoc { key: "dsm.tag_invalidate_per_granule_cycles", unit: "cycles", doc: "making a block inaccessible, per tag granule" },
+    KeyDoc {
+        key: "hierarchy.outstanding_misses",
+        unit: "misses",
+        doc: "misses a processor may have in flight on its private references (timing-only, so non-blocking; e.g. the 21164's miss address file); one more stalls (memory_ni_wait). Shared loads and stores block. [hierarchy] absent: today's one-level model",
+    },
+    KeyDoc {
+        key: "hierarchy.cache_bytes_per_cycle",
+        unit: "bytes/cycle",
+        doc: "bandwidth of the coherent cache (memory.*, the outermost cache) filling the inner levels; with a hierarchy memory.hit_cycles is an access the coherent cache serves",
+    },
+    KeyDoc { key: "hierarchy.l1.bytes", unit: "bytes", doc: "innermost cache level (inside the coherent cache, kept a subset of it)" },
+    KeyDoc { key: "hierarchy.l1.line_bytes", unit: "bytes", doc: "its line (a power of two, at most the next level's)" },
+    KeyDoc { key: "hierarchy.l1.associativity", unit: "ways", doc: "its associativity, LRU" },
+    KeyDoc { key: "hierarchy.l1.hit_cycles", unit: "cycles", doc: "an access it serves (processor time; the issue slot of every access)" },
+    KeyDoc { key: "hierarchy.l1.bytes_per_cycle", unit: "bytes/cycle", doc: "its bandwidth (unused for the innermost: nothing is filled from it)" },
+    KeyDoc { key: "hierarchy.l2.bytes", unit: "bytes", doc: "a level between l1 and the coherent cache (needs l1)" },
+    KeyDoc { key: "hierarchy.l2.line_bytes", unit: "bytes", doc: "its line (at least l1's, at most memory.line_bytes)" },
+    KeyDoc { key: "hierarchy.l2.associativity", unit: "ways", doc: "its associativity, LRU" },
+    KeyDoc { key: "hierarchy.l2.hit_cycles", unit: "cycles", doc: "latency of an access it serves (an l1 miss)" },
+    KeyDoc { key: "hierarchy.l2.bytes_per_cycle", unit: "bytes/cycle", doc: "its bandwidth filling l1 (one l1 line occupies it line/bandwidth)" },
+    KeyDoc { key: "hierarchy.dram.banks", unit: "banks", doc: "independent DRAM banks per node" },
+    KeyDoc { key: "hierarchy.dram.interleave_bytes", unit: "bytes", doc: "consecutive blocks of this size go to consecutive banks" },
+    KeyDoc {
+        key: "hierarchy.dram.bank_busy_cycles",
+        unit: "cycles",
+        doc: "a bank is busy this long per access (strides that hit one bank wait for it); the latency is memory.local_miss_cycles",
+    },
+    KeyDoc { key: "hierarchy.dram.bytes_per_cycle", unit: "bytes/cycle", doc: "the node's memory bus: one line occupies it line/bandwidth" },
+    KeyDoc {
+        key: "hierarchy.stream.buffers",
+        unit: "streams",
+        doc: "stream read-ahead buffers (T3D read-ahead, T3E stream buffers); a miss to the line after a recent miss starts one (LRU)",
+    },
+    KeyDoc { key: "hierarchy.stream.depth", unit: "lines", doc: "lines each stream fetches ahead (coherent-cache lines)" },
+    KeyDoc { key: "hierarchy.stream.hit_cycles", unit: "cycles", doc: "latency of a coherent-cache miss a stream buffer serves" },
     KeyDoc { key: "costs.*", unit: "cycles", doc: "named work costs applications charge (e.g. costs.iccg_edge)" },
     KeyDoc { key: "limits.max_events", unit: "events", doc: "a run that executes more events stops with an error" },
     KeyDoc {

@@ -14,6 +14,7 @@
 
 pub(crate) mod cache;
 pub(crate) mod check;
+pub(crate) mod hier;
 pub mod protocol;
 
 use crate::machine::{DsmCosts, MachineConfig, MemoryConfig};
@@ -181,6 +182,10 @@ pub(crate) struct Memory {
     pub lock_holders: BTreeMap<u64, usize>,
     /// Invariant checker (tests switch it on).
     pub checker: Option<check::Checker>,
+    /// Per processor: its memory hierarchy (empty without `[hierarchy]`).
+    hier: Vec<hier::ProcHier>,
+    /// Per node: its DRAM's banks and bus (empty without `[hierarchy]`).
+    drams: Vec<hier::NodeDram>,
 }
 
 impl Memory {
@@ -211,6 +216,8 @@ impl Memory {
             private_arrays: vec![Vec::new(); n],
             lock_holders: BTreeMap::new(),
             checker: checked.then(|| check::Checker::new(n)),
+            hier: cfg.mem.hierarchy.iter().flat_map(|h| (0..n).map(|_| hier::ProcHier::new(h))).collect(),
+            drams: cfg.mem.hierarchy.iter().flat_map(|h| (0..n).map(|_| hier::NodeDram::new(h))).collect(),
         }
     }
 

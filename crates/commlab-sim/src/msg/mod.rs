@@ -114,7 +114,7 @@ impl HandlerCtx for Ctx<'_> {
         self.offset_cycles += cycles;
     }
     fn private_hits(&mut self, words: u64) {
-        self.offset_cycles += words.saturating_mul(self.cfg.spec.memory.hit_cycles);
+        self.offset_cycles += words.saturating_mul(self.cfg.first_hit_cycles());
     }
     fn send_am(&mut self, dest: ProcId, handler: HandlerId, args: &[u64]) {
         self.push_send(dest, handler, args, Vec::new(), None);

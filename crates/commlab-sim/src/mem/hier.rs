@@ -1,0 +1,301 @@
+//! The memory hierarchy true to bandwidth (`[hierarchy]`, opt-in): inner cache levels inside
+//! the coherent cache, a banked DRAM behind it with a bus, stream read-ahead, and a limit on
+//! the misses a processor may have in flight.
+//!
+//! Where the coherent cache sits: it is the *outermost* cache (`memory.*`, e.g. the DEC 8400's
+//! 4 MB board cache, the T3E's on-chip 96 KB second level, the T3D's only cache), the one the
+//! protocol keeps coherent. Inner levels (`l1`, `l2`) are tags only and are kept subsets of it
+//! lazily: an inner tag counts only while the coherent cache holds the line, so a line the
+//! protocol took away misses everywhere, and a fill installs it in every level inside the one
+//! that served it.
+//!
+//! Timing is analytic (no events): each level that serves an access has a latency (its
+//! `hit_cycles`) and a port whose bandwidth spaces the fills it delivers; the DRAM has banks
+//! (busy `bank_busy_cycles` per access), a latency (`memory.local_miss_cycles`) and a bus.
+//! Private references are timing-only, so they do not block: a miss takes one of
+//! `outstanding_misses` slots until its data arrives, and the processor stalls only when all
+//! are taken (later references to a line in flight merge with its miss). With one slot the
+//! processor waits for each miss: an in-order processor stalls at the first use of the data,
+//! and with a single miss in flight nothing overlaps it. Shared loads and
+//! stores block as they always have: a coherent-cache miss goes through the protocol, and a
+//! coherent-cache hit costs the latency of the level that serves it.
+
+use super::cache::{Cache, Line};
+use super::protocol::CacheState;
+use super::Memory;
+use crate::machine::{HierarchyConfig, LevelConfig};
+use std::collections::VecDeque;
+
+/// One processor's hierarchy state.
+pub(crate) struct ProcHier {
+    /// Tags of the inner levels (a present line is `Shared`).
+    inner: Vec<Cache>,
+    /// Per level (inner levels, then the coherent cache): its port is free from this time.
+    port_free: Vec<u64>,
+    /// Arrival times of this processor's misses in flight (at most `outstanding_misses`).
+    slots: VecDeque<u64>,
+    /// Lines whose fill is in flight: (level, line at that level, arrival).
+    arriving: Vec<(usize, Line, u64)>,
+    streams: Vec<Stream>,
+    /// Recent coherent-cache lines that missed to DRAM (stream detection).
+    recent: VecDeque<Line>,
+    stamp: u64,
+}
+
+/// One stream buffer: the lines it fetched ahead, and the next one it will fetch.
+struct Stream {
+    lines: VecDeque<(Line, u64)>,
+    next: Line,
+    used: u64,
+}
+
+/// One node's DRAM: banks and the memory bus.
+pub(crate) struct NodeDram {
+    bank_free: Vec<u64>,
+    bus_free: u64,
+}
+
+impl ProcHier {
+    pub fn new(h: &HierarchyConfig) -> ProcHier {
+        ProcHier {
+            inner: h.levels[..h.inner].iter().map(|l| Cache::new(l.lines, l.ways)).collect(),
+            port_free: vec![0; h.inner + 1],
+            slots: VecDeque::new(),
+            arriving: Vec::new(),
+            streams: Vec::new(),
+            recent: VecDeque::new(),
+            stamp: 0,
+        }
+    }
+}
+
+impl NodeDram {
+    pub fn new(h: &HierarchyConfig) -> NodeDram {
+        NodeDram { bank_free: vec![0; h.dram.banks as usize], bus_free: 0 }
+    }
+}
+
+/// Picoseconds to move `bytes` at `ps_per_byte`.
+fn xfer_ps(level: &LevelConfig, bytes: u64) -> u64 {
+    (bytes as f64 * level.ps_per_byte).round() as u64
+}
+
+impl Memory {
+    fn hier_cfg(&self) -> HierarchyConfig {
+        self.t.hierarchy.expect("called only on a machine with a hierarchy")
+    }
+
+    /// The level that serves `addr` for `p` (0 = innermost; `inner` = the coherent cache;
+    /// `inner + 1` = memory), given whether the coherent cache holds its line.
+    fn serving_level(&self, p: usize, addr: u64, coherent: bool, h: &HierarchyConfig) -> usize {
+        if !coherent {
+            return h.inner + 1;
+        }
+        let hp = &self.hier[p];
+        (0..h.inner)
+            .find(|&i| hp.inner[i].state(addr / h.levels[i].line_bytes) != CacheState::Invalid)
+            .unwrap_or(h.inner)
+    }
+
+    /// Install `addr`'s lines in the inner levels inside `level` (tags only).
+    fn fill_inner(&mut self, p: usize, addr: u64, level: usize, h: &HierarchyConfig) {
+        for i in 0..level.min(h.inner) {
+            let line = addr / h.levels[i].line_bytes;
+            let c = &mut self.hier[p].inner[i];
+            if c.state(line) == CacheState::Invalid {
+                c.install(line, CacheState::Shared, false);
+            } else {
+                c.touch(line);
+            }
+        }
+    }
+
+    /// Arrival of a fill in flight of `addr`'s line at `level`, if any.
+    fn arriving(&self, p: usize, level: usize, addr: u64, h: &HierarchyConfig) -> Option<u64> {
+        let line = addr / h.levels[level].line_bytes;
+        self.hier[p].arriving.iter().find(|&&(l, ln, _)| l == level && ln == line).map(|&(_, _, t)| t)
+    }
+
+    /// When a fill served by cache `level` (1..=inner) issued at `t` arrives: its latency, after
+    /// its port is free, no earlier than the line itself arrives there.
+    fn cache_fill(&mut self, p: usize, addr: u64, level: usize, t: u64, h: &HierarchyConfig) -> u64 {
+        let l = h.levels[level];
+        let xfer = xfer_ps(&l, h.levels[level - 1].line_bytes);
+        let start = t.max(self.hier[p].port_free[level]);
+        self.hier[p].port_free[level] = start + xfer;
+        let ready = start + l.hit_ps.max(xfer);
+        ready.max(self.arriving(p, level, addr, h).unwrap_or(0))
+    }
+
+    /// When a coherent-cache line of `p`'s own memory, asked for at `t`, arrives: from a
+    /// stream buffer, or from the DRAM (which may start a stream).
+    fn memory_fill(&mut self, p: usize, line: Line, t: u64, h: &HierarchyConfig) -> u64 {
+        let Some(s) = h.stream else { return self.dram(p, line, t, h) };
+        let hp = &mut self.hier[p];
+        hp.stamp += 1;
+        let stamp = hp.stamp;
+        if let Some(i) = hp.streams.iter().position(|st| st.lines.iter().any(|&(l, _)| l == line)) {
+            let st = &mut hp.streams[i];
+            st.used = stamp;
+            let mut at = t;
+            while let Some((l, r)) = st.lines.pop_front() {
+                if l == line {
+                    at = r;
+                    break;
+                }
+            }
+            self.stream_top_up(p, i, t, s.depth, h);
+            return at.max(t + s.hit_ps);
+        }
+        let ready = self.dram(p, line, t, h);
+        let hp = &mut self.hier[p];
+        if line > 0 && hp.recent.contains(&(line - 1)) {
+            let fresh = Stream { lines: VecDeque::new(), next: line + 1, used: stamp };
+            let i = if hp.streams.len() < s.buffers {
+                hp.streams.push(fresh);
+                hp.streams.len() - 1
+            } else {
+                let i = (0..hp.streams.len()).min_by_key(|&i| hp.streams[i].used).expect("a stream");
+                hp.streams[i] = fresh;
+                i
+            };
+            self.stream_top_up(p, i, t, s.depth, h);
+        }
+        let hp = &mut self.hier[p];
+        hp.recent.push_back(line);
+        if hp.recent.len() > 2 * s.buffers {
+            hp.recent.pop_front();
+        }
+        ready
+    }
+
+    /// Fetch ahead until stream `i` holds `depth` lines.
+    fn stream_top_up(&mut self, p: usize, i: usize, t: u64, depth: usize, h: &HierarchyConfig) {
+        while self.hier[p].streams[i].lines.len() < depth {
+            let next = self.hier[p].streams[i].next;
+            let r = self.dram(p, next, t, h);
+            let st = &mut self.hier[p].streams[i];
+            st.lines.push_back((next, r));
+            st.next += 1;
+        }
+    }
+
+    /// When coherent-cache `line` of node `p`'s DRAM, asked for at `t`, arrives: its bank
+    /// starts when free (and stays busy `bank_busy`), the data comes after the latency, over
+    /// the bus when the bus is free.
+    fn dram(&mut self, p: usize, line: Line, t: u64, h: &HierarchyConfig) -> u64 {
+        let d = h.dram;
+        let bytes = self.t.line_bytes;
+        let bank = ((line * bytes / d.interleave_bytes) % d.banks) as usize;
+        let node = &mut self.drams[p];
+        let start = t.max(node.bank_free[bank]);
+        node.bank_free[bank] = start + d.bank_busy_ps;
+        let xfer = (bytes as f64 * d.ps_per_byte).round() as u64;
+        let bus_start = (start + d.latency_ps).saturating_sub(xfer).max(node.bus_free);
+        node.bus_free = bus_start + xfer;
+        bus_start + xfer
+    }
+
+    /// A private reference by `p` to `addr` at `t` (the processor's own clock): returns
+    /// (stall, busy) in picoseconds: how long it waited for a miss slot, and its issue time.
+    /// The coherent cache gets the line at once (its data arrives later; references to it
+    /// before then merge with the miss).
+    pub(crate) fn hier_private(&mut self, p: usize, addr: u64, t: u64) -> (u64, u64) {
+        let h = self.hier_cfg();
+        let line = self.line_of(addr);
+        let coherent = self.caches[p].state(line) != CacheState::Invalid;
+        if coherent {
+            // Counted as the one-level model counts: a hit or miss in the coherent cache.
+            self.stats.hits += 1;
+        }
+        let hp = &mut self.hier[p];
+        hp.arriving.retain(|&(_, _, r)| r > t);
+        let s = self.serving_level(p, addr, coherent, &h);
+        let issue = h.levels[0].hit_ps;
+        if s == 0 {
+            if h.inner > 0 {
+                self.hier[p].inner[0].touch(addr / h.levels[0].line_bytes);
+            } else {
+                self.caches[p].touch(line);
+            }
+            return (0, issue);
+        }
+        // A miss in the innermost level: it needs a slot.
+        let mut t = t;
+        let mut stall = 0;
+        let hp = &mut self.hier[p];
+        hp.slots.retain(|&r| r > t);
+        if hp.slots.len() >= h.outstanding_misses {
+            let first = hp.slots.iter().copied().min().expect("full");
+            stall = first - t;
+            t = first;
+            hp.slots.retain(|&r| r > t);
+        }
+        let ready = if s <= h.inner {
+            if s == h.inner {
+                self.caches[p].touch(line);
+            } else {
+                self.hier[p].inner[s].touch(addr / h.levels[s].line_bytes);
+            }
+            self.cache_fill(p, addr, s, t, &h)
+        } else {
+            self.stats.misses += 1;
+            self.stats.misses_by_node[p] += 1;
+            self.stats.local_misses += 1;
+            self.stats.private_misses += 1;
+            let r = self.memory_fill(p, line, t, &h);
+            self.install_private_now(p, line);
+            r
+        };
+        self.fill_inner(p, addr, s, &h);
+        let hp = &mut self.hier[p];
+        for i in 0..s.min(h.inner + 1) {
+            hp.arriving.push((i, addr / h.levels[i].line_bytes, ready));
+        }
+        if h.outstanding_misses == 1 {
+            // One miss slot: the processor waits for its miss (in order, it stalls at the first
+            // use of the data), so nothing overlaps it.
+            return (stall + (ready - t), issue);
+        }
+        hp.slots.push_back(ready);
+        (stall, issue)
+    }
+
+    /// The time of a shared load or store of `addr` by `p` at `t` whose line the coherent
+    /// cache now holds: after a protocol miss (`missed`), the innermost hit (the fill already
+    /// waited for the data); otherwise the latency of the level that serves it (blocking).
+    pub(crate) fn hier_shared(&mut self, p: usize, addr: u64, t: u64, missed: bool) -> u64 {
+        let h = self.hier_cfg();
+        let s = if missed { h.inner } else { self.serving_level(p, addr, true, &h) };
+        self.fill_inner(p, addr, s, &h);
+        if missed || s == 0 {
+            return h.levels[0].hit_ps;
+        }
+        if s == h.inner {
+            return h.levels[s].hit_ps;
+        }
+        self.cache_fill(p, addr, s, t, &h) - t
+    }
+
+    /// Put private `line` in `p`'s coherent cache now (its fill is timed by the hierarchy).
+    /// A victim leaves through the protocol as on any fill; if every way holds a line that
+    /// must stay, the line is simply not cached.
+    fn install_private_now(&mut self, p: usize, line: Line) {
+        let pm = &self.procs[p];
+        let keep = |l: Line| pm.pinned == Some(l) || pm.waiting == Some(l) || pm.prefetches.contains(&l);
+        let placed = match self.caches[p].victim(line, keep) {
+            Ok(Some((victim, vstate))) => {
+                self.evict(p, victim, vstate);
+                true
+            }
+            Ok(None) => true,
+            Err(()) => false,
+        };
+        if placed {
+            self.caches[p].install(line, CacheState::Modified, false);
+            if let Some(c) = &mut self.checker {
+                c.fill(p, line, &self.data, self.line_words);
+            }
+        }
+    }
+}
