@@ -373,5 +373,32 @@ fn copy_transfer<B: Backend>(machine: &str, b: &B) -> Result<Vec<Row>, AppError>
             tolerance: COPY_TOLERANCE,
         });
     }
+    // One-sided transfers (`remote-bw`, 64 KB to a neighbour): the T3D's strided remote stores,
+    // the T3E's transfers contiguous and strided. The study's two strided T3E figures (140 and
+    // 70 MB/s "depending on how the transfer is programmed") are taken as vector gets of 8
+    // words and gets of one word at a time.
+    let remote: &[(&str, &str, &str, f64)] = match machine {
+        "t3d" => &[("remote deposits, strided", "deposit", "16", 55.0)],
+        "t3e" => &[
+            ("remote fetch, contiguous", "fetch", "1", 350.0),
+            ("remote deposit, contiguous", "deposit", "1", 350.0),
+            ("remote fetch, strided (vector gets)", "fetch", "16", 140.0),
+            ("remote fetch, strided (one word per get)", "fetch-single", "16", 70.0),
+        ],
+        _ => &[],
+    };
+    for &(name, variant, stride, published) in remote {
+        let hops = format!("hops={}", b.hops(0, 1));
+        let sp = format!("stride={stride}");
+        let measured = counter(b, "remote-bw", variant, &["bytes=65536", &sp, &hops], "mbytes_per_s")?;
+        out.push(Row {
+            name: name.to_string(),
+            unit: "MB/s",
+            published,
+            measured,
+            how: format!("commlab run remote-bw --machine {machine} --variant {variant} --param {sp} --param {hops}"),
+            tolerance: COPY_TOLERANCE,
+        });
+    }
     Ok(out)
 }
