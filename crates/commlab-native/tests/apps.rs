@@ -20,6 +20,7 @@ fn small_params(app: &str) -> Vec<String> {
         "barrier" => vec!["barriers=3"],
         "mem-refs" => vec!["pattern=misses", "refs=200", "words=256"],
         "remote-bw" => vec!["bytes=256", "stride=3", "hops=0"],
+        "copy-transfer" => vec!["bytes=4096", "stride=3", "passes=1"],
         "em3d" => vec!["nodes=320", "iterations=2"],
         "iccg" => vec!["fe_elements=8"],
         "moldyn" => vec!["molecules=256", "iterations=3", "rebuild=2", "list_radius=2.6"],
