@@ -253,3 +253,49 @@ fn one_sided_runs_are_deterministic() {
     assert_eq!(a.stats.cycles, b.stats.cycles);
     assert_eq!(a.stats.counters, b.stats.counters);
 }
+
+/// Processor 0 stores to every line of its own array (a local miss each) while processor 1
+/// puts one word into each of those lines: a one-sided write meeting a miss in flight must be
+/// refused with the program error, never leave a copy the directory does not know of (found
+/// by fft2d's deposit variant: "directory says Uncached but cached at [1]").
+struct StoreMeetsPut;
+
+impl Program for StoreMeetsPut {
+    type State = ();
+    fn barrier_kind(&self) -> commlab_api::BarrierKind {
+        commlab_api::BarrierKind::SharedMemory
+    }
+    fn init_state(&self, _: ProcId, _: usize) {}
+    fn main<N: Node<State = ()>>(&self, node: &mut N) {
+        let lines = 64;
+        let target = node.alloc_shared(lines * 8, Placement::OnNode(0));
+        let src = node.alloc_shared(lines, Placement::OnNode(1));
+        node.barrier();
+        match node.id() {
+            0 => (0..lines).for_each(|l| node.store(target.word(8 * l), 1)),
+            1 => {
+                node.put(target, 8, src, 1, lines);
+                node.quiet();
+            }
+            _ => {}
+        }
+        node.barrier();
+    }
+}
+
+#[test]
+fn a_one_sided_write_meeting_a_miss_in_flight_is_refused_not_corrupting() {
+    for service in [0, 5, 20, 60] {
+        let text = format!(
+            "{}\n[remote]\nissue_cycles = 1\nmax_outstanding_words = 64\nwords_per_request = 1\nrequest_bytes = 8\n\
+             service_cycles = {service}\nservice_line_cycles = 0\nservice_word_cycles = 1\n",
+            t3e_without_remote()
+        );
+        let sim = Simulator::new(MachineConfig::load(&text, "t3e+remote", &[], Some(2)).unwrap()).checked(true);
+        match sim.run(Arc::new(StoreMeetsPut)) {
+            Ok(_) => {}
+            Err(SimError::Program(m)) => assert!(m.contains("one-sided write"), "{m}"),
+            Err(e) => panic!("service {service}: {e}"),
+        }
+    }
+}

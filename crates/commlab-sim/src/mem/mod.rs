@@ -766,8 +766,14 @@ impl Memory {
     /// synchronisation is not modelled.
     pub(crate) fn write_one_sided(&mut self, addr: u64, value: u64) -> Result<u64, String> {
         let line = self.line_of(addr);
-        let pinned = self.procs.iter().any(|pm| pm.pinned == Some(line));
-        if self.txns.contains_key(&line) || pinned {
+        // A miss on the line anywhere (in a transaction at its home, or a request to it still
+        // on its way, e.g. the home's own local miss) would install a copy the reset directory
+        // does not know of.
+        let busy = self
+            .procs
+            .iter()
+            .any(|pm| pm.pinned == Some(line) || pm.waiting == Some(line) || pm.prefetches.contains(&line));
+        if self.txns.contains_key(&line) || busy {
             return Err(format!(
                 "a one-sided write to address {addr:#x} (line {line}) while a coherent miss on that line is in flight; \
                  separate one-sided and coherent access to the same data by synchronisation"
