@@ -7,6 +7,7 @@
 mod app;
 pub mod em3d;
 mod estimate;
+pub mod fft2d;
 pub mod iccg;
 pub mod jacobi;
 pub mod lazy;

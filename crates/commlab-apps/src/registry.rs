@@ -2,7 +2,7 @@
 
 use crate::app::{AppError, AppInfo, AppResult};
 use crate::params::Params;
-use crate::{em3d, iccg, jacobi, lazy, micro, moldyn, runtime, unstruc};
+use crate::{em3d, fft2d, iccg, jacobi, lazy, micro, moldyn, runtime, unstruc};
 use commlab_api::Backend;
 
 /// Every application commlab knows.
@@ -26,6 +26,7 @@ pub const APPS: &[AppInfo] = &[
     jacobi::INFO,
     lazy::grain::INFO,
     lazy::aq::INFO,
+    fft2d::INFO,
 ];
 
 /// Look an application up by name; the error lists the valid names.
@@ -69,6 +70,7 @@ pub fn run_app<B: Backend>(
         "jacobi" => jacobi::run(backend, variant, &params)?,
         "grain" => lazy::grain::run(backend, variant, &params, seed)?,
         "aq" => lazy::aq::run(backend, variant, &params)?,
+        "fft2d" => fft2d::run(backend, variant, &params, seed)?,
         other => unreachable!("app `{other}` is listed but not dispatched"),
     };
     r.app = info.name;
