@@ -28,14 +28,18 @@
 //! cache hits (the buffer, `16 n` bytes, is taken to stay in the first-level cache: an
 //! undercharge for rows larger than the cache).
 //!
-//! The diagonal block (`p = q`) is transposed locally by loads and stores (private reads and
-//! writes in `bulk`) in every variant. The other blocks, in the order `q + 1, q + 2, ...`
-//! (mod `P`) so that processors start on different partners:
+//! In `sm` and `bulk` the diagonal block (`p = q`) is transposed locally by loads and stores
+//! (private reads and writes in `bulk`); the one-sided variants move it like every other block,
+//! by gets or puts to the processor's own memory (served there without the network), so that
+//! no coherent store races a one-sided write on a line two blocks share (with uneven blocks a
+//! line of a row can hold values of two processors' columns). Blocks go in the order
+//! `q + 1, q + 2, ...` (mod `P`, a processor's own last) so that processors start on different
+//! partners:
 //! - `fetch`: processor `q` pulls each column of block `(p, q)` by two strided one-sided gets
 //!   (re and im, source stride `2 n` words) straight into its row of `B`; then `quiet`.
 //! - `deposit`: processor `p` pushes each of its rows' slice of block `(p, q)` by two strided
 //!   one-sided puts into column `i` of `q`'s rows of `B` (destination stride `2 n`); `quiet`.
-//! - `pack-fetch`: each processor first transposes every block of its rows by local loads and
+//! - `pack-fetch`: each processor first transposes every block of its rows (its own included) by local loads and
 //!   stores into a contiguous pack buffer (shared, homed at it: block `(p, q)` as `q`'s rows of
 //!   `B` restricted to `p`'s columns); a barrier; then `q` pulls each row of the packed block
 //!   `(p, q)` by one contiguous get (`2 x rows(p)` words) into its row of `B`; `quiet`.
@@ -276,9 +280,8 @@ impl Fft2d {
             // bulk: one DMA message per block, then the diagonal block locally.
             for q in others() {
                 let (c0, cw) = (2 * rows.start[q], 2 * rows.of(q));
-                let block: Vec<Vec<u64>> = node.state(|s| {
-                    (0..mr).map(|i| s.mat[k][i * 2 * n + c0..i * 2 * n + c0 + cw].to_vec()).collect()
-                });
+                let block: Vec<Vec<u64>> =
+                    node.state(|s| (0..mr).map(|i| s.mat[k][i * 2 * n + c0..i * 2 * n + c0 + cw].to_vec()).collect());
                 let regions: Vec<&[u64]> = block.iter().map(Vec::as_slice).collect();
                 node.send_bulk(q, BLOCK, &[(1 - k) as u64, me as u64], &regions);
                 node.state(|s| {
@@ -304,12 +307,17 @@ impl Fft2d {
             return;
         };
         let (src, dst) = (sh.mat[k], sh.mat[1 - k]);
-        // The diagonal block, by local loads and stores.
-        for i in 0..mr {
-            for j in 0..mr {
-                for h in 0..2 {
-                    let v = node.load(self.at(src, me, i, 2 * (m0 + j) + h));
-                    node.store(self.at(dst, me, j, 2 * (m0 + i) + h), v);
+        // One-sided variants move every block, their own last, by gets and puts (a request
+        // to the processor's own memory is served there without the network).
+        let blocks = || (1..=nprocs).map(move |s| (me + s) % nprocs);
+        if self.kind == Kind::Sm {
+            // The diagonal block, by local loads and stores.
+            for i in 0..mr {
+                for j in 0..mr {
+                    for h in 0..2 {
+                        let v = node.load(self.at(src, me, i, 2 * (m0 + j) + h));
+                        node.store(self.at(dst, me, j, 2 * (m0 + i) + h), v);
+                    }
                 }
             }
         }
@@ -327,7 +335,7 @@ impl Fft2d {
                 }
             }
             Kind::Fetch => {
-                for p in others() {
+                for p in blocks() {
                     for j in 0..mr {
                         for h in 0..2 {
                             let from = self.at(src, p, 0, 2 * (m0 + j) + h);
@@ -339,7 +347,7 @@ impl Fft2d {
                 node.quiet();
             }
             Kind::Deposit => {
-                for q in others() {
+                for q in blocks() {
                     for i in 0..mr {
                         for h in 0..2 {
                             let from = self.at(src, me, i, 2 * rows.start[q] + h);
@@ -354,10 +362,9 @@ impl Fft2d {
                 let pack = sh.pack.expect("pack buffers allocated");
                 // Block (me, q) transposed: q's rows of B over my columns, `2 mr` words a row,
                 // at word `2 mr start[q]` of my region (read along my rows, stored strided).
-                let packed = |p: ProcId, q: ProcId, j: usize| {
-                    pack.word(p * self.region + 2 * rows.of(p) * (rows.start[q] + j))
-                };
-                for q in others() {
+                let packed =
+                    |p: ProcId, q: ProcId, j: usize| pack.word(p * self.region + 2 * rows.of(p) * (rows.start[q] + j));
+                for q in blocks() {
                     for i in 0..mr {
                         for j in 0..rows.of(q) {
                             for h in 0..2 {
@@ -369,14 +376,14 @@ impl Fft2d {
                 }
                 if self.kind == Kind::PackFetch {
                     node.barrier();
-                    for p in others() {
+                    for p in blocks() {
                         for j in 0..mr {
                             let to = self.at(dst, me, j, 2 * rows.start[p]);
                             node.get(to, 1, packed(p, me, j), 1, 2 * rows.of(p));
                         }
                     }
                 } else {
-                    for q in others() {
+                    for q in blocks() {
                         for j in 0..rows.of(q) {
                             let to = self.at(dst, q, j, 2 * m0);
                             node.put(to, 1, packed(me, q, j), 1, 2 * mr);
@@ -490,7 +497,8 @@ fn input(n: usize, seed: u64) -> Vec<u64> {
 }
 
 pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -> Result<AppResult, AppError> {
-    let n: usize = params.get("n", ("a power of two from 4 to 1024", |v: usize| v.is_power_of_two() && (4..=1024).contains(&v)))?;
+    let n: usize = params
+        .get("n", ("a power of two from 4 to 1024", |v: usize| v.is_power_of_two() && (4..=1024).contains(&v)))?;
     let kind = Kind::from_name(variant);
     let nprocs = backend.nprocs();
     if n < nprocs {
