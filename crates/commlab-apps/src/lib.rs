@@ -8,6 +8,7 @@ mod app;
 pub mod copy_transfer;
 pub mod em3d;
 mod estimate;
+pub mod fft2d;
 pub mod iccg;
 pub mod jacobi;
 pub mod lazy;

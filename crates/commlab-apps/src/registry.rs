@@ -2,7 +2,7 @@
 
 use crate::app::{AppError, AppInfo, AppResult};
 use crate::params::Params;
-use crate::{copy_transfer, em3d, iccg, jacobi, lazy, micro, moldyn, runtime, unstruc};
+use crate::{copy_transfer, em3d, fft2d, iccg, jacobi, lazy, micro, moldyn, runtime, unstruc};
 use commlab_api::Backend;
 
 /// Every application commlab knows.
@@ -28,6 +28,7 @@ pub const APPS: &[AppInfo] = &[
     lazy::grain::INFO,
     lazy::aq::INFO,
     copy_transfer::INFO,
+    fft2d::INFO,
 ];
 
 /// Look an application up by name; the error lists the valid names.
@@ -73,6 +74,7 @@ pub fn run_app<B: Backend>(
         "grain" => lazy::grain::run(backend, variant, &params, seed)?,
         "aq" => lazy::aq::run(backend, variant, &params)?,
         "copy-transfer" => copy_transfer::run(backend, variant, &params)?,
+        "fft2d" => fft2d::run(backend, variant, &params, seed)?,
         other => unreachable!("app `{other}` is listed but not dispatched"),
     };
     r.app = info.name;

@@ -31,6 +31,7 @@ fn small_params(app: &str) -> Vec<String> {
         "jacobi" => vec!["n=16", "iterations=2"],
         "grain" => vec!["n=5", "l=20"],
         "aq" => vec!["tolerance=1e-3"],
+        "fft2d" => vec!["n=16"],
         other => panic!("no small parameters for {other}"),
     };
     v.into_iter().map(String::from).collect()

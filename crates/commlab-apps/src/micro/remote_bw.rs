@@ -112,7 +112,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
     if !backend.one_sided() {
         return Err(AppError::Input(format!(
-            "{} needs one-sided remote access (get/put), which this machine has not (no [remote] section)",
+            "{} moves data by get/put, but this machine has no one-sided remote access (no [remote] section in its machine file)",
             INFO.name
         )));
     }
