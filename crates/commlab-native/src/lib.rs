@@ -322,7 +322,7 @@ fn collect_stats<S>(shared: &Shared, results: &[ProcResult<S>], wall: f64) -> Ru
     let procs = results
         .iter()
         .map(|r| ProcTimes {
-            by_category: r.acct.by_cat.map(|ns| clock.cycles(ns)),
+            by_category: r.acct.by_cat.map(|t| clock.cycles(t)),
             busy: clock.cycles(r.acct.finish - r.acct.start),
             start: clock.cycles(r.acct.start),
         })
