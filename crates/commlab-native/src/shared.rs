@@ -220,7 +220,8 @@ impl Snapshot {
 
     /// The same waits (no processor left one) and no message since `earlier`.
     fn same_waits(&self, earlier: &Snapshot) -> bool {
-        self.waits.iter().zip(&earlier.waits).all(|(a, b)| a.gen == b.gen) && (self.sent, self.handled) == (earlier.sent, earlier.handled)
+        self.waits.iter().zip(&earlier.waits).all(|(a, b)| a.gen == b.gen)
+            && (self.sent, self.handled) == (earlier.sent, earlier.handled)
     }
 
     fn rechecked_since(&self, earlier: &Snapshot) -> bool {
