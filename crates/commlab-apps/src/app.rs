@@ -1,7 +1,7 @@
 //! What an application is: its listing ([`AppInfo`]), its outcome ([`AppResult`], [`Check`]),
 //! its errors, and the helpers every application module shares.
 
-use commlab_api::{Backend, BarrierKind, ProcId, ReceiveMode, RunStats};
+use commlab_api::{Backend, BarrierKind, ReceiveMode, RunStats};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -125,23 +125,6 @@ pub(crate) fn result(stats: RunStats, counters: BTreeMap<String, f64>, check: Ch
 }
 
 /// Cycles of the machine's work cost `costs.NAME` (resolved before a program is built).
-/// The first processor other than 0 that is `hops` network hops from processor 0. When the
-/// `hops` parameter was not given (its default, 1) and no processor is that far, the nearest
-/// processor (fewest hops, then lowest id) instead: on a machine whose processors share one
-/// router, and on the host (no network: every pair of cores is 0 hops apart), the default then
-/// means "another processor" rather than an error. A `hops` given explicitly must exist.
-/// Applications report the distance used in `counters.hops`.
-pub(crate) fn at_hops<B: Backend>(backend: &B, params: &crate::params::Params, hops: usize) -> Option<ProcId> {
-    let n = backend.nprocs();
-    (1..n).find(|&p| backend.hops(0, p) == hops).or_else(|| {
-        if params.given("hops") {
-            None
-        } else {
-            (1..n).min_by_key(|&p| (backend.hops(0, p), p))
-        }
-    })
-}
-
 pub(crate) fn cost<B: Backend>(backend: &B, name: &str) -> Result<u64, AppError> {
     backend.cost_cycles(name).map_err(run_err)
 }

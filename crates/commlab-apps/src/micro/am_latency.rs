@@ -94,7 +94,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     if n < 2 {
         return Err(AppError::Input(format!("{} needs at least 2 processors, the machine has {n}", INFO.name)));
     }
-    let partner = crate::app::at_hops(backend, params, hops).ok_or_else(|| {
+    let partner = params.at_hops(backend, hops).ok_or_else(|| {
         let max = (1..n).map(|p| backend.hops(0, p)).max().unwrap_or(0);
         AppError::Input(format!(
             "--param hops={hops}: no processor is {hops} hops from processor 0 on this machine (1..={max})"

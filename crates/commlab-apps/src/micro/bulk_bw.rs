@@ -77,7 +77,8 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     if n < 2 {
         return Err(AppError::Input(format!("{} needs at least 2 processors, the machine has {n}", INFO.name)));
     }
-    let partner = crate::app::at_hops(backend, params, hops)
+    let partner = params
+        .at_hops(backend, hops)
         .ok_or_else(|| AppError::Input(format!("--param hops={hops}: no processor is {hops} hops from processor 0")))?;
     let prog = Arc::new(BulkBw { words: bytes / 8, partner, mode: receive_mode(variant) });
     let out = backend.run(prog).map_err(run_err)?;

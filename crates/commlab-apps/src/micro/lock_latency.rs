@@ -96,7 +96,8 @@ pub fn run<B: Backend>(backend: &B, _variant: &str, params: &Params) -> Result<A
     let nwaiters: usize = params.get("waiters", crate::params::POSITIVE)?;
     let rounds: usize = params.get("rounds", crate::params::COUNT)?;
     let n = backend.nprocs();
-    let home = crate::app::at_hops(backend, params, hops)
+    let home = params
+        .at_hops(backend, hops)
         .ok_or_else(|| AppError::Input(format!("--param hops={hops}: no processor is {hops} hops from processor 0")))?;
     let waiters: Vec<ProcId> = if kind == "shared" {
         let mut others: Vec<ProcId> = (1..n).filter(|&p| p != home).collect();

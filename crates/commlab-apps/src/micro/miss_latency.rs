@@ -152,7 +152,7 @@ pub fn run<B: Backend>(backend: &B, _variant: &str, params: &Params) -> Result<A
     let home = if local {
         0
     } else {
-        crate::app::at_hops(backend, params, hops).ok_or_else(|| {
+        params.at_hops(backend, hops).ok_or_else(|| {
             AppError::Input(format!("--param hops={hops}: no processor is {hops} hops from processor 0"))
         })?
     };

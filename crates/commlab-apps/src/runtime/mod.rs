@@ -34,7 +34,7 @@ pub(crate) const WORKER: ProcId = 0;
 pub(crate) const SETTLE_CYCLES: u64 = 20_000;
 
 /// The first processor `hops` hops from [`WORKER`]; the error names the parameter.
-/// (The nearest processor when `hops` was not given and none is that far: [`crate::app::at_hops`].)
+/// (The nearest processor when `hops` was not given and none is that far: [`Params::at_hops`].)
 pub(crate) fn partner_at<B: Backend>(backend: &B, params: &Params, app: &str, hops: usize) -> Result<ProcId, AppError> {
     if backend.nprocs() < 2 {
         return Err(AppError::Input(format!(
@@ -43,7 +43,8 @@ pub(crate) fn partner_at<B: Backend>(backend: &B, params: &Params, app: &str, ho
         )));
     }
     debug_assert_eq!(WORKER, 0);
-    crate::app::at_hops(backend, params, hops)
+    params
+        .at_hops(backend, hops)
         .ok_or_else(|| AppError::Input(format!("--param hops={hops}: no processor is {hops} hops from processor 0")))
 }
 
