@@ -2,6 +2,7 @@
 //! meaning, checked once, read with typed getters whose errors name the parameter.
 
 use crate::app::{AppError, AppInfo};
+use commlab_api::{Backend, ProcId};
 use std::collections::{BTreeMap, BTreeSet};
 use std::str::FromStr;
 
@@ -42,6 +43,23 @@ impl Params {
             values.insert(k.to_string(), v.trim().to_string());
         }
         Ok(Params { app: info.name, values, given: seen.into_keys().collect() })
+    }
+
+    /// The first processor other than 0 that is `hops` network hops from processor 0. When the
+    /// `hops` parameter was not given (its default, 1) and no processor is that far, the nearest
+    /// processor (fewest hops, then lowest id) instead: on a machine whose processors share one
+    /// router, and on the host (no network: every pair of cores is 0 hops apart), the default then
+    /// means "another processor" rather than an error. A `hops` given explicitly must exist.
+    /// Applications report the distance used in `counters.hops`.
+    pub(crate) fn at_hops<B: Backend>(&self, backend: &B, hops: usize) -> Option<ProcId> {
+        let n = backend.nprocs();
+        (1..n).find(|&p| backend.hops(0, p) == hops).or_else(|| {
+            if self.given("hops") {
+                None
+            } else {
+                (1..n).min_by_key(|&p| (backend.hops(0, p), p))
+            }
+        })
     }
 
     /// Whether `name` was given (rather than defaulted).

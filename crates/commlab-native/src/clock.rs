@@ -1,10 +1,11 @@
-//! Time: a monotonic clock read as nanoseconds since the run began, reported in host cycles.
+//! Time: the time-stamp counter (or a monotonic clock) read as ticks since the run began,
+//! reported in host cycles.
 //!
-//! Every figure is measured with [`std::time::Instant`] (`CLOCK_MONOTONIC` on Linux, which
-//! reads the TSC through the vDSO where the kernel trusts it). Nanoseconds become "host cycles"
-//! at the rate [`host_clock`] measured once per process: on x86_64 the time-stamp counter's
-//! rate, found by reading the TSC and the monotonic clock 20 ms apart; elsewhere a nominal
-//! 1000 MHz (one cycle per nanosecond), which the backend says it is.
+//! On x86_64 with an invariant TSC every figure is a difference of `rdtsc` readings, which
+//! are host cycles at the rate [`host_clock`] measured once per process (the TSC against the
+//! monotonic clock 20 ms apart). Elsewhere it is measured with [`std::time::Instant`]
+//! (`CLOCK_MONOTONIC` on Linux) in nanoseconds, which become host cycles at that rate (a
+//! nominal 1000 MHz, one cycle per nanosecond, where there is no TSC, which the backend says).
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -46,25 +47,69 @@ fn measure() -> HostClock {
     HostClock { mhz: 1000.0, source: "nominal" }
 }
 
-/// A run's clock: nanoseconds since the run began, the same origin on every thread.
+/// A run's clock: ticks since the run began, the same origin on every thread. A tick is one
+/// count of the time-stamp counter where it is invariant (x86_64 with the CPUID invariant-TSC
+/// bit: one `rdtsc`, about 20 cycles, instead of a monotonic clock read through the vDSO, and
+/// the same count on every core), else one nanosecond of [`Instant`].
 #[derive(Clone, Copy)]
 pub(crate) struct Clock {
     origin: Instant,
-    cycles_per_ns: f64,
+    /// The counter at `origin` when ticks are TSC counts.
+    tsc_origin: Option<u64>,
+    cycles_per_tick: f64,
 }
 
 impl Clock {
     pub fn new(mhz: f64) -> Clock {
-        Clock { origin: Instant::now(), cycles_per_ns: mhz / 1e3 }
+        let origin = Instant::now();
+        match invariant_tsc() {
+            true => Clock { origin, tsc_origin: Some(read_tsc()), cycles_per_tick: 1.0 },
+            false => Clock { origin, tsc_origin: None, cycles_per_tick: mhz / 1e3 },
+        }
     }
 
+    /// Ticks since the run began.
     #[inline]
-    pub fn now_ns(&self) -> u64 {
-        self.origin.elapsed().as_nanos() as u64
+    pub fn now(&self) -> u64 {
+        match self.tsc_origin {
+            Some(t0) => read_tsc().saturating_sub(t0),
+            None => self.origin.elapsed().as_nanos() as u64,
+        }
     }
 
+    /// Ticks in host cycles (the rate [`host_clock`] reports).
     #[inline]
-    pub fn cycles(&self, ns: u64) -> f64 {
-        ns as f64 * self.cycles_per_ns
+    pub fn cycles(&self, ticks: u64) -> f64 {
+        ticks as f64 * self.cycles_per_tick
     }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn read_tsc() -> u64 {
+    // SAFETY: RDTSC exists on every x86_64 processor and has no preconditions.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn read_tsc() -> u64 {
+    0
+}
+
+/// The time-stamp counter runs at a constant rate in every power state and is what
+/// [`host_clock`] measured (CPUID leaf 0x8000_0007, EDX bit 8: "invariant TSC"; a hypervisor
+/// that migrates the guest between hosts of different rates clears it).
+#[cfg(target_arch = "x86_64")]
+fn invariant_tsc() -> bool {
+    use core::arch::x86_64::__cpuid;
+    // Leaf 0x8000_0000 gives the highest extended leaf, so 0x8000_0007 is only read where it
+    // exists.
+    let max = __cpuid(0x8000_0000).eax;
+    max >= 0x8000_0007 && (__cpuid(0x8000_0007).edx >> 8) & 1 == 1 && host_clock().source == "tsc"
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn invariant_tsc() -> bool {
+    false
 }

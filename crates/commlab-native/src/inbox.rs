@@ -1,18 +1,36 @@
-//! Active messages in flight: one lock-free multi-producer queue per receiving processor.
+//! Active messages in flight: one single-producer single-consumer channel per (sender,
+//! receiver) pair, the receiver polling the message slots themselves.
 //!
-//! A sender pushes the message (arguments inline, the bulk payload already copied into a
-//! `Vec` it hands over) and then counts it in the receiver's `pushed`; the receiver compares
-//! `pushed` with its own count of messages taken, so a look at an empty inbox is one load of
-//! a line nobody writes until the next message comes. `popped` is published after the handler
-//! has run, so `pushed == popped` means no message is waiting or being handled (what the
-//! watchdog needs to tell a deadlock from a slow run).
+//! A channel is a chain of blocks of [`BLOCK_SLOTS`] slots, each slot one 64-byte-aligned
+//! record whose first line holds the slot's sequence number, the message's header and its
+//! first two argument words. The sender writes a message into its next slot and then stores the
+//! slot's sequence number (release); the receiver, which knows the number it expects next,
+//! loads that one word (acquire). A null or short message thus crosses between the two cores
+//! as one cache line, as a bare cache-line ping-pong does: nothing else is written per message
+//! by both sides (no shared head or tail index, no count in another line). The sender and the
+//! receiver each keep their place in the chain in their own memory.
+//!
+//! Channels are unbounded, so a send never waits (a sender waiting for room while its receiver
+//! waits for room the other way would deadlock): when a block is full the sender links a new
+//! one (the block the receiver last finished, kept as the pair's spare, else a fresh one), so a
+//! steady stream allocates nothing. Sequence numbers only grow, so a reused block's old numbers
+//! never look like the next message.
+//!
+//! For the watchdog every processor publishes how many messages it has sent and how many it
+//! has handled (counted after the handler returned), each on its own line: equal sums over all
+//! processors mean no message is waiting or being handled.
 
 use crossbeam_queue::SegQueue;
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::UnsafeCell;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 /// The most argument words one active message carries natively.
 pub(crate) const MAX_ARGS: usize = 16;
+
+/// Slots per block (a block is 32 x 192 bytes, 6 KB; at most a few per pair in use).
+const BLOCK_SLOTS: usize = 32;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Target {
@@ -24,62 +42,302 @@ pub(crate) enum Target {
     BarrierRelease(u64),
 }
 
-pub(crate) struct Msg {
-    pub src: u32,
-    pub target: Target,
-    /// Sent after the timed region began (counted by sender and receiver alike).
-    pub timed: bool,
-    pub nargs: u8,
-    pub args: [u64; MAX_ARGS],
-    pub payload: Vec<u64>,
-}
-
-impl Msg {
-    pub fn args(&self) -> &[u64] {
-        &self.args[..self.nargs as usize]
-    }
-}
-
-#[derive(Default)]
-pub(crate) struct Inbox {
-    queue: SegQueue<Msg>,
-    pushed: CachePadded<AtomicU64>,
-    popped: CachePadded<AtomicU64>,
-}
-
-impl Inbox {
-    /// Deliver `m` (any thread).
-    pub fn push(&self, m: Msg) {
-        self.queue.push(m);
-        self.pushed.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// Messages delivered so far.
-    #[inline]
-    pub fn pushed(&self) -> u64 {
-        self.pushed.load(Ordering::SeqCst)
-    }
-
-    /// Messages handled so far (published by the receiver after each handler).
-    pub fn popped(&self) -> u64 {
-        self.popped.load(Ordering::SeqCst)
-    }
-
-    /// Take the next message (the receiving thread only, after `pushed` said one is there).
-    pub fn pop(&self) -> Msg {
-        loop {
-            if let Some(m) = self.queue.pop() {
-                return m;
-            }
-            // Counted after its push completed, so it is there: this only waits out a
-            // reordering of the two that cannot happen with these orderings.
-            std::hint::spin_loop();
+impl Target {
+    fn encode(self) -> (u8, u64) {
+        match self {
+            Target::App(h) => (0, h as u64),
+            Target::BarrierArrive => (1, 0),
+            Target::BarrierRelease(e) => (2, e),
         }
     }
 
-    /// The receiver has handled `n` messages in all.
-    pub fn set_popped(&self, n: u64) {
-        self.popped.store(n, Ordering::SeqCst);
+    fn decode(kind: u8, value: u64) -> Target {
+        match kind {
+            0 => Target::App(value as u32),
+            1 => Target::BarrierArrive,
+            _ => Target::BarrierRelease(value),
+        }
+    }
+}
+
+/// A message's fields besides its arguments (all plain integers, so a zeroed block is valid).
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct Header {
+    kind: u8,
+    /// Sent after the timed region began (counted by sender and receiver alike).
+    timed: bool,
+    nargs: u8,
+    value: u64,
+    /// The bulk payload's `Vec` as raw parts (capacity 0: none).
+    payload_ptr: *mut u64,
+    payload_len: usize,
+    payload_cap: usize,
+}
+
+/// One message slot: the sequence number, header and first two argument words in the first
+/// cache line (what a null or short message touches), the other arguments in the next two.
+#[repr(C, align(64))]
+pub(crate) struct Slot {
+    /// The pair's message number (from 1) once the message is written; older numbers (or 0)
+    /// before.
+    seq: AtomicU64,
+    header: UnsafeCell<Header>,
+    args: UnsafeCell<[u64; MAX_ARGS]>,
+}
+
+#[repr(C)]
+struct Block {
+    slots: [Slot; BLOCK_SLOTS],
+    next: CachePadded<AtomicPtr<Block>>,
+}
+
+fn new_block() -> *mut Block {
+    let layout = std::alloc::Layout::new::<Block>();
+    // SAFETY: the layout is not zero-sized; every field of a block (atomics, plain integers,
+    // raw pointers) is valid when all its bytes are zero.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) } as *mut Block;
+    if p.is_null() {
+        std::alloc::handle_alloc_error(layout);
+    }
+    p
+}
+
+/// # Safety
+/// `b` came from [`new_block`] and nothing uses it any more.
+unsafe fn free_block(b: *mut Block) {
+    unsafe { std::alloc::dealloc(b as *mut u8, std::alloc::Layout::new::<Block>()) }
+}
+
+/// The receiver's side of a pair, on its own line.
+#[derive(Default)]
+struct RxShared {
+    /// The block the receiver reads (for dropping what is left when the run ends).
+    head: AtomicPtr<Block>,
+    /// Messages taken (their handlers returned).
+    taken: AtomicU64,
+}
+
+/// What sender and receiver of one pair share.
+#[derive(Default)]
+struct Pair {
+    /// The first block, linked by the sender's first message (null before).
+    first: AtomicPtr<Block>,
+    /// A finished block the receiver hands back for reuse.
+    spare: AtomicPtr<Block>,
+    rx: CachePadded<RxShared>,
+}
+
+/// Every pair's channel and every processor's published counts.
+pub(crate) struct Channels {
+    n: usize,
+    /// Indexed `dst * n + src` (a receiver's channels side by side).
+    pairs: Vec<CachePadded<Pair>>,
+    sent: Vec<CachePadded<AtomicU64>>,
+    handled: Vec<CachePadded<AtomicU64>>,
+}
+
+// SAFETY: the raw block pointers are handed between threads only through the atomics, with
+// release/acquire orderings that make the blocks' contents visible (see `push` and `look`).
+unsafe impl Send for Channels {}
+unsafe impl Sync for Channels {}
+
+/// A sender's place in its channel to one receiver (the sender's own memory).
+pub(crate) struct TxEnd {
+    tail: *mut Block,
+    idx: usize,
+    count: u64,
+}
+
+/// A receiver's place in its channel from one sender (the receiver's own memory).
+pub(crate) struct RxEnd {
+    block: *mut Block,
+    idx: usize,
+    count: u64,
+}
+
+/// A message taken from its slot: the header's copy and the payload, owned now.
+pub(crate) struct Incoming<'a> {
+    pub target: Target,
+    pub timed: bool,
+    pub args: &'a [u64],
+    pub payload: Vec<u64>,
+}
+
+impl Channels {
+    pub fn new(n: usize) -> Channels {
+        Channels {
+            n,
+            pairs: (0..n * n).map(|_| CachePadded::new(Pair::default())).collect(),
+            sent: (0..n).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
+            handled: (0..n).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
+        }
+    }
+
+    /// A processor's ends: to every receiver, from every sender.
+    pub fn ends(&self) -> (Vec<TxEnd>, Vec<RxEnd>) {
+        let tx = (0..self.n).map(|_| TxEnd { tail: ptr::null_mut(), idx: 0, count: 0 }).collect();
+        let rx = (0..self.n).map(|_| RxEnd { block: ptr::null_mut(), idx: 0, count: 0 }).collect();
+        (tx, rx)
+    }
+
+    /// Deliver a message from `src` to `dst` (on `src`'s thread, through its end `tx` to
+    /// `dst`); `sent` is `src`'s count of messages sent, published.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn push(
+        &self,
+        tx: &mut TxEnd,
+        src: usize,
+        dst: usize,
+        target: Target,
+        timed: bool,
+        args: &[u64],
+        payload: Vec<u64>,
+        sent: &mut u64,
+    ) {
+        debug_assert!(args.len() <= MAX_ARGS);
+        let pair = &self.pairs[dst * self.n + src];
+        if tx.tail.is_null() {
+            let b = new_block();
+            pair.first.store(b, Ordering::Release);
+            (tx.tail, tx.idx) = (b, 0);
+        } else if tx.idx == BLOCK_SLOTS {
+            let mut b = pair.spare.swap(ptr::null_mut(), Ordering::Acquire);
+            if b.is_null() {
+                b = new_block();
+            }
+            // SAFETY: `tx.tail` is this sender's current block, alive until the receiver has
+            // moved past it, which it cannot before this link.
+            unsafe { (*tx.tail).next.store(b, Ordering::Release) };
+            (tx.tail, tx.idx) = (b, 0);
+        }
+        // SAFETY: slot `idx` of the sender's block is written only by this sender and read by
+        // the receiver only after the sequence number below says it is written.
+        unsafe {
+            let slot = &(*tx.tail).slots[tx.idx];
+            let (kind, value) = target.encode();
+            let mut payload = std::mem::ManuallyDrop::new(payload);
+            *slot.header.get() = Header {
+                kind,
+                timed,
+                nargs: args.len() as u8,
+                value,
+                payload_ptr: payload.as_mut_ptr(),
+                payload_len: payload.len(),
+                payload_cap: payload.capacity(),
+            };
+            // Only the words the message has: a null message writes nothing past the first line.
+            ptr::copy_nonoverlapping(args.as_ptr(), slot.args.get() as *mut u64, args.len());
+            tx.count += 1;
+            slot.seq.store(tx.count, Ordering::Release);
+        }
+        tx.idx += 1;
+        *sent += 1;
+        self.sent[src].store(*sent, Ordering::Release);
+    }
+
+    /// The next message from `src` to `dst`, if it has come (on `dst`'s thread; it stays in its
+    /// slot until [`Channels::take`]).
+    #[inline]
+    pub fn look<'a>(&'a self, rx: &mut RxEnd, src: usize, dst: usize) -> Option<&'a Slot> {
+        let pair = &self.pairs[dst * self.n + src];
+        if rx.block.is_null() {
+            let b = pair.first.load(Ordering::Acquire);
+            if b.is_null() {
+                return None;
+            }
+            (rx.block, rx.idx) = (b, 0);
+            pair.rx.head.store(b, Ordering::Relaxed);
+        }
+        if rx.idx == BLOCK_SLOTS {
+            // SAFETY: the receiver's block stays alive until the receiver gives it back here.
+            let next = unsafe { (*rx.block).next.load(Ordering::Acquire) };
+            if next.is_null() {
+                return None;
+            }
+            let old = std::mem::replace(&mut rx.block, next);
+            rx.idx = 0;
+            pair.rx.head.store(next, Ordering::Relaxed);
+            // SAFETY: every slot of `old` was taken and the sender has moved on to `next`:
+            // nobody uses `old` any more.
+            unsafe {
+                (*old).next.store(ptr::null_mut(), Ordering::Relaxed);
+                if pair.spare.compare_exchange(ptr::null_mut(), old, Ordering::Release, Ordering::Relaxed).is_err() {
+                    free_block(old);
+                }
+            }
+        }
+        // SAFETY: as above, the block is alive.
+        let slot: &'a Slot = unsafe { &(*rx.block).slots[rx.idx] };
+        (slot.seq.load(Ordering::Acquire) == rx.count + 1).then_some(slot)
+    }
+
+    /// Take the message `look` found: its header, arguments (in the slot, untouched until
+    /// [`Channels::done`]) and payload.
+    #[inline]
+    pub fn take<'a>(&self, slot: &'a Slot) -> Incoming<'a> {
+        // SAFETY: the acquire load in `look` saw the sequence number the sender stored after
+        // writing these; the sender does not write this slot again before `done` (and the
+        // block's return).
+        unsafe {
+            let h = *slot.header.get();
+            let payload = if h.payload_cap == 0 {
+                Vec::new()
+            } else {
+                Vec::from_raw_parts(h.payload_ptr, h.payload_len, h.payload_cap)
+            };
+            let args = std::slice::from_raw_parts(slot.args.get() as *const u64, h.nargs as usize);
+            Incoming { target: Target::decode(h.kind, h.value), timed: h.timed, args, payload }
+        }
+    }
+
+    /// The handler of the message taken from `src` returned; `handled` is `dst`'s count of
+    /// messages handled, published.
+    #[inline]
+    pub fn done(&self, rx: &mut RxEnd, src: usize, dst: usize, handled: &mut u64) {
+        rx.idx += 1;
+        rx.count += 1;
+        self.pairs[dst * self.n + src].rx.taken.store(rx.count, Ordering::Relaxed);
+        *handled += 1;
+        self.handled[dst].store(*handled, Ordering::Release);
+    }
+
+    /// Every processor's (messages sent, messages handled) as published.
+    pub fn counts(&self) -> Vec<(u64, u64)> {
+        self.sent.iter().zip(&self.handled).map(|(s, h)| (s.load(Ordering::SeqCst), h.load(Ordering::SeqCst))).collect()
+    }
+}
+
+impl Drop for Channels {
+    /// Free every block, and the payloads of messages never taken (a failed run's).
+    fn drop(&mut self) {
+        for pair in &self.pairs {
+            let taken = pair.rx.taken.load(Ordering::Relaxed);
+            let mut b = pair.rx.head.load(Ordering::Relaxed);
+            if b.is_null() {
+                b = pair.first.load(Ordering::Relaxed);
+            }
+            // SAFETY: the threads have ended; the chain from the receiver's block holds every
+            // block in use, the spare none of them.
+            unsafe {
+                while !b.is_null() {
+                    for slot in &(*b).slots {
+                        let h = *slot.header.get();
+                        if slot.seq.load(Ordering::Relaxed) > taken && h.payload_cap > 0 {
+                            drop(Vec::from_raw_parts(h.payload_ptr, h.payload_len, h.payload_cap));
+                        }
+                    }
+                    let next = (*b).next.load(Ordering::Relaxed);
+                    free_block(b);
+                    b = next;
+                }
+                let spare = pair.spare.load(Ordering::Relaxed);
+                if !spare.is_null() {
+                    free_block(spare);
+                }
+            }
+        }
     }
 }
 

@@ -6,8 +6,8 @@
 //! ```text
 //!   NativeBackend::run(program) ── std::thread::scope ──▶ thread p (pinned to core p mod cores)
 //!        │                                                  main(&mut NativeNode) ── load/store ──▶ arena of AtomicU64 words
-//!        │ (calling thread)                                      │     send_am/send_bulk ──▶ inbox[dest] (lock-free queue)
-//!        └── watchdog: every processor waiting,                  │     poll/waits ◀── inbox[p]: handlers run here, on &mut State
+//!        │ (calling thread)                                      │     send_am/send_bulk ──▶ channel[p→dest] (SPSC, slot per message)
+//!        └── watchdog: every processor waiting,                  │     poll/waits ◀── channel[*→p]: handlers run here, on &mut State
 //!            no message left ⇒ done (or deadlock)                └── barrier: tree of atomics | tree of messages
 //! ```
 //!
@@ -23,8 +23,10 @@
 //!   gives it (acquire/release would let a store and a later load of another word pass each
 //!   other). `lock` is test-and-test-and-set on a word; `prefetch_read`/`prefetch_write` are
 //!   the CPU's prefetch instructions on x86_64 (`prefetcht0`, `prefetchw`), no-ops elsewhere.
-//! - **Active messages** go through one lock-free multi-producer queue per receiver
-//!   (crossbeam's `SegQueue`, a cache-line-padded count beside it): the arguments travel
+//! - **Active messages** go through one single-producer single-consumer channel per
+//!   (sender, receiver) pair: a chain of blocks of 64-byte-aligned slots, the slot's sequence
+//!   number, the header and the first two arguments in one cache line, which the receiver
+//!   polls itself (a null message crosses between cores as that one line). The arguments travel
 //!   inline (at most [`MAX_AM_ARGS`] words), a bulk message's regions are copied (memcpy,
 //!   no DMA alignment padding) into a buffer handed to the receiver. Buffers are recycled by
 //!   size class for the life of the process, so only the first transfer of a size pays the
@@ -32,18 +34,23 @@
 //!   thread, on its `&mut State`, only inside its `Node` calls, so the state needs no lock and
 //!   handlers are atomic with respect to the main thread, as the interface promises.
 //!   *Polling*: handlers run in `poll()` and in every wait (`wait_until`, `spin_until`,
-//!   `lock`, `barrier`). *Interrupt*: a host thread cannot be interrupted at user level, so
-//!   the closest honest equivalent is used: the inbox is looked at on entry to **every**
-//!   `Node` call that does something (`load`, `store`, `compute`, `send_am`, ...; not `id`,
-//!   `nprocs`, `now_cycles`, `state`, `private_array`) and the waiting handlers run there. An application that computes for a long time without calling its node delays
-//!   its handlers that long, as it would not on a machine with interrupts.
+//!   `lock`, `barrier`), which look at the channels from every sender in turn until none has a
+//!   message. *Interrupt*: a host thread cannot be interrupted at user level, so the closest
+//!   honest equivalent is used: on entry to **every** `Node` call that does something (`load`,
+//!   `store`, `compute`, `send_am`, ...; not `id`, `nprocs`, `now_cycles`, `state`,
+//!   `private_array`) the channel from one sender (each in turn, so a call costs the same
+//!   whatever the number of processors) is looked at, and if a message has come, every waiting
+//!   handler runs there. A message is thus seen within `nprocs` calls; an application that
+//!   computes for a long time without calling its node delays its handlers that long, as it
+//!   would not on a machine with interrupts.
 //! - **Barriers**: the shared-memory barrier is a combining tree of counters (children
 //!   fetch-and-add their parent's) and release flags, each on its own cache line; the message
 //!   barrier is the same tree of active messages. Fan-in: the program's, else 4 for both
 //!   ([`Backend::barrier_arity`]; assumed, as most simulator presets).
 //!
 //! **Time.** Every processor's time from `begin_timing` to the return of its main thread is
-//! measured with the monotonic clock ([`std::time::Instant`]) and split into the simulator's
+//! measured with the time-stamp counter where it is invariant (`rdtsc`, the same count on
+//! every core; else the monotonic clock, [`std::time::Instant`]) and split into the simulator's
 //! four categories by timing the `Node` calls: sends and handlers are message overhead; waits,
 //! locks and barriers synchronization (the handlers run inside them are message overhead);
 //! everything else, the application's own code between calls, is compute. Loads, stores,
@@ -52,9 +59,9 @@
 //! their time, hits and misses alike, is in compute, so natively `memory_ni_wait` is 0 (queues
 //! are unbounded: no NI waits either). `compute(cycles)` and `message_work(cycles)` cost
 //! nothing: the real work is the application's own arithmetic, and every cost entry
-//! ([`Backend::cost_cycles`]) is 0. Times are reported in host cycles: nanoseconds times the
-//! clock rate [`host_clock`] measured once per process (the TSC rate on x86_64; a nominal
-//! 1000 MHz elsewhere), so `cycles_per_us` converts them back.
+//! ([`Backend::cost_cycles`]) is 0. Times are reported in host cycles: TSC counts, or
+//! nanoseconds times the clock rate [`host_clock`] measured once per process (the TSC rate on
+//! x86_64; a nominal 1000 MHz elsewhere), so `cycles_per_us` converts them back.
 //!
 //! **Counts.** Messages sent after the first `begin_timing` (on any processor) are counted
 //! by their sender and, when handled, by their receiver, so sent = received over the run;
@@ -191,7 +198,9 @@ impl Backend for NativeBackend {
         self.clock.mhz
     }
 
-    /// No network: 0 between any two processors.
+    /// No network: 0 between any two processors (as between two processors on one router of a
+    /// simulated machine). Applications whose `hops` parameter is left at its default then take
+    /// the nearest processor, so they run natively without `--param hops=0`.
     fn hops(&self, _a: ProcId, _b: ProcId) -> usize {
         0
     }
@@ -322,7 +331,7 @@ fn collect_stats<S>(shared: &Shared, results: &[ProcResult<S>], wall: f64) -> Ru
     let procs = results
         .iter()
         .map(|r| ProcTimes {
-            by_category: r.acct.by_cat.map(|ns| clock.cycles(ns)),
+            by_category: r.acct.by_cat.map(|t| clock.cycles(t)),
             busy: clock.cycles(r.acct.finish - r.acct.start),
             start: clock.cycles(r.acct.start),
         })

@@ -1,7 +1,7 @@
 //! `NativeNode`: the [`Node`] interface on one OS thread, and the handler context.
 
 use crate::arena::LINE_WORDS;
-use crate::inbox::{self, Msg, Target, MAX_ARGS};
+use crate::inbox::{self, RxEnd, Slot, Target, TxEnd, MAX_ARGS};
 use crate::shared::{Abort, Shared, WaitInfo, WaitKind};
 use commlab_api::{
     Addr, BarrierKind, Category, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, ReceiveMode,
@@ -9,7 +9,7 @@ use commlab_api::{
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Where one processor's time went, in nanoseconds (exactly one category accrues at a time).
+/// Where one processor's time went, in clock ticks (exactly one category accrues at a time).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Account {
     pub by_cat: [u64; 4],
@@ -76,6 +76,9 @@ struct Comm<'a> {
     nhandlers: usize,
     counts: Counts,
     barrier: BarrierState,
+    /// This processor's ends of its channels to every processor, and messages sent in all.
+    tx: Vec<TxEnd>,
+    sent: u64,
 }
 
 impl Comm<'_> {
@@ -105,16 +108,7 @@ impl Comm<'_> {
             self.counts.sent += 1;
             self.counts.volume_bytes[TrafficClass::Data as usize] += 8 * (args.len() + payload.len()) as u64;
         }
-        let mut a = [0u64; MAX_ARGS];
-        a[..args.len()].copy_from_slice(args);
-        self.shared.inboxes[dest].push(Msg {
-            src: self.id as u32,
-            target,
-            timed,
-            nargs: args.len() as u8,
-            args: a,
-            payload,
-        });
+        self.shared.channels.push(&mut self.tx[dest], self.id, dest, target, timed, args, payload, &mut self.sent);
     }
 }
 
@@ -142,7 +136,7 @@ impl HandlerCtx for Ctx<'_, '_> {
     }
     fn now_cycles(&self) -> f64 {
         let c = &self.comm.shared.clock;
-        c.cycles(c.now_ns())
+        c.cycles(c.now())
     }
     fn compute(&mut self, _cycles: u64) {}
     fn private_hits(&mut self, _words: u64) {}
@@ -196,8 +190,11 @@ pub(crate) struct NativeNode<'a, S> {
     barrier_kind: BarrierKind,
     barrier_arity: usize,
     acct: Account,
-    /// Messages taken from this processor's inbox.
-    popped: u64,
+    /// This processor's ends of the channels from every processor, messages handled in all,
+    /// and the channel the next interrupt-mode check looks at.
+    rx: Vec<RxEnd>,
+    handled: u64,
+    tick_src: usize,
     /// Shared allocations made.
     allocs: usize,
     /// Private arrays as (base byte address, words).
@@ -234,7 +231,8 @@ impl<'a, S> NativeNode<'a, S> {
             private.push((next, words));
             next += 8 * (words.div_ceil(LINE_WORDS).max(1) * LINE_WORDS) as u64;
         }
-        let now = shared.clock.now_ns();
+        let now = shared.clock.now();
+        let (tx, rx) = shared.channels.ends();
         NativeNode {
             id,
             shared,
@@ -246,12 +244,16 @@ impl<'a, S> NativeNode<'a, S> {
                 nhandlers: handlers.len(),
                 counts: Counts::default(),
                 barrier: BarrierState::default(),
+                tx,
+                sent: 0,
             },
             mode,
             barrier_kind,
             barrier_arity,
             acct: Account::new(now),
-            popped: 0,
+            rx,
+            handled: 0,
+            tick_src: 0,
             allocs: 0,
             private,
             gen: 0,
@@ -266,7 +268,7 @@ impl<'a, S> NativeNode<'a, S> {
     /// Go on in category `cat`; returns the one left.
     #[inline]
     fn enter(&mut self, cat: usize) -> usize {
-        let now = self.shared.clock.now_ns();
+        let now = self.shared.clock.now();
         self.acct.switch(now, cat)
     }
 
@@ -275,47 +277,68 @@ impl<'a, S> NativeNode<'a, S> {
         self.enter(prev);
     }
 
-    #[inline]
-    fn pending(&self) -> bool {
-        self.shared.inboxes[self.id].pushed() != self.popped
-    }
-
-    /// Run the handler of every message waiting (timed as message overhead); whether there
-    /// was one.
+    /// Run the handler of every message waiting, looking at the channels from every sender
+    /// in turn until none has one (timed as message overhead); whether there was one.
     fn drain(&mut self) -> bool {
-        if !self.pending() {
-            return false;
-        }
-        let prev = self.enter(MESSAGE);
-        let inbox = &self.shared.inboxes[self.id];
-        while inbox.pushed() != self.popped {
-            let m = inbox.pop();
-            self.popped += 1;
-            if m.timed {
-                self.comm.counts.received += 1;
-            }
-            match m.target {
-                Target::App(h) => {
-                    let message = Message { src: m.src as ProcId, args: m.args(), payload: &m.payload };
-                    let handler = self.handlers[h as usize];
-                    handler(&mut self.state, &mut Ctx { comm: &mut self.comm }, &message);
+        let shared: &'a Shared = self.shared;
+        let n = shared.nprocs;
+        let mut prev = None;
+        loop {
+            let mut got = false;
+            for src in 0..n {
+                let Some(slot) = shared.channels.look(&mut self.rx[src], src, self.id) else { continue };
+                if prev.is_none() {
+                    prev = Some(self.enter(MESSAGE));
                 }
-                Target::BarrierArrive => self.comm.barrier.arrivals += 1,
-                Target::BarrierRelease(e) => self.comm.barrier.released = self.comm.barrier.released.max(e),
+                self.handle(src, slot);
+                got = true;
             }
-            inbox::recycle(m.payload);
-            inbox.set_popped(self.popped);
+            if !got {
+                break;
+            }
         }
-        self.leave(prev);
-        true
+        match prev {
+            Some(p) => {
+                self.leave(p);
+                true
+            }
+            None => false,
+        }
     }
 
-    /// At every `Node` call: in interrupt mode, the handlers of the messages that arrived
-    /// since the last call run now (the closest a host thread gets to an interrupt).
+    /// Run the handler of the message from `src` in `slot`.
+    #[inline]
+    fn handle(&mut self, src: ProcId, slot: &'a Slot) {
+        let shared: &'a Shared = self.shared;
+        let m = shared.channels.take(slot);
+        if m.timed {
+            self.comm.counts.received += 1;
+        }
+        match m.target {
+            Target::App(h) => {
+                let message = Message { src, args: m.args, payload: &m.payload };
+                let handler = self.handlers[h as usize];
+                handler(&mut self.state, &mut Ctx { comm: &mut self.comm }, &message);
+            }
+            Target::BarrierArrive => self.comm.barrier.arrivals += 1,
+            Target::BarrierRelease(e) => self.comm.barrier.released = self.comm.barrier.released.max(e),
+        }
+        inbox::recycle(m.payload);
+        shared.channels.done(&mut self.rx[src], src, self.id, &mut self.handled);
+    }
+
+    /// At every `Node` call: in interrupt mode, the channel from one sender (each in turn) is
+    /// looked at, and if a message has come, the handlers of every message waiting run now
+    /// (the closest a host thread gets to an interrupt; one look per call keeps a call's cost
+    /// independent of the number of processors).
     #[inline]
     fn tick(&mut self) {
         if self.mode == ReceiveMode::Interrupt {
-            self.drain();
+            let src = self.tick_src;
+            self.tick_src = if src + 1 == self.shared.nprocs { 0 } else { src + 1 };
+            if self.shared.channels.look(&mut self.rx[src], src, self.id).is_some() {
+                self.drain();
+            }
         }
     }
 
@@ -441,7 +464,7 @@ impl<'a, S> NativeNode<'a, S> {
     /// finished simulated processor does) until the watchdog sees every processor finished
     /// and no message left.
     pub fn finish(mut self) -> ProcResult<S> {
-        let now = self.shared.clock.now_ns();
+        let now = self.shared.clock.now();
         self.acct.end(now);
         // Handlers after this are not in the processor's busy time (as on the simulator).
         let acct = self.acct.clone();
@@ -474,7 +497,7 @@ impl<S> Node for NativeNode<'_, S> {
 
     fn now_cycles(&self) -> f64 {
         let c = &self.shared.clock;
-        c.cycles(c.now_ns())
+        c.cycles(c.now())
     }
 
     fn state<R>(&mut self, f: impl FnOnce(&mut S) -> R) -> R {
@@ -694,7 +717,7 @@ impl<S> Node for NativeNode<'_, S> {
 
     fn begin_timing(&mut self) {
         self.tick();
-        let now = self.shared.clock.now_ns();
+        let now = self.shared.clock.now();
         self.acct.begin(now);
         self.shared.timing_started.store(true, Ordering::Relaxed);
     }

@@ -1,10 +1,10 @@
-//! What the processors of one run share: memory, inboxes, the shared-memory barrier's lines,
+//! What the processors of one run share: memory, message channels, the shared-memory barrier's lines,
 //! the first error, and what each processor waits for (read by the watchdog).
 
 use crate::arena::Arena;
 use crate::clock::Clock;
 use crate::error::NativeError;
-use crate::inbox::Inbox;
+use crate::inbox::Channels;
 use commlab_api::ReceiveMode;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -51,7 +51,7 @@ pub(crate) struct Shared {
     pub spin_ns: u64,
     pub clock: Clock,
     pub arena: Arena,
-    pub inboxes: Vec<CachePadded<Inbox>>,
+    pub channels: Channels,
     /// The shared-memory barrier: per processor a counter its children add to and a flag its
     /// parent sets, each on its own line.
     pub bar_count: Vec<CachePadded<AtomicU64>>,
@@ -76,7 +76,7 @@ impl Shared {
             spin_ns,
             clock,
             arena: Arena::new(),
-            inboxes: (0..nprocs).map(|_| CachePadded::new(Inbox::default())).collect(),
+            channels: Channels::new(nprocs),
             bar_count: (0..nprocs).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
             bar_flag: (0..nprocs).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
             timing_started: AtomicBool::new(false),
@@ -159,8 +159,10 @@ impl Shared {
                 WaitSeen { gen, checks, info }
             })
             .collect();
-        let inboxes = self.inboxes.iter().map(|i| (i.pushed(), i.popped())).collect();
-        Snapshot { waits, inboxes }
+        let counts = self.channels.counts();
+        let sent = counts.iter().map(|c| c.0).sum();
+        let handled = counts.iter().map(|c| c.1).sum();
+        Snapshot { waits, sent, handled }
     }
 
     fn deadlock_report(&self, s: &Snapshot, after: Duration) -> String {
@@ -202,22 +204,24 @@ struct WaitSeen {
     info: WaitInfo,
 }
 
-/// One look at every processor and inbox.
+/// One look at every processor and the message counts.
 struct Snapshot {
     waits: Vec<WaitSeen>,
-    /// (pushed, popped) of every inbox.
-    inboxes: Vec<(u64, u64)>,
+    /// Messages sent and handled by all processors.
+    sent: u64,
+    handled: u64,
 }
 
 impl Snapshot {
-    /// Every processor inside a wait, every inbox empty with no handler running.
+    /// Every processor inside a wait, every message sent handled.
     fn quiet(&self) -> bool {
-        self.waits.iter().all(|w| w.gen % 2 == 1) && self.inboxes.iter().all(|(a, b)| a == b)
+        self.waits.iter().all(|w| w.gen % 2 == 1) && self.sent == self.handled
     }
 
     /// The same waits (no processor left one) and no message since `earlier`.
     fn same_waits(&self, earlier: &Snapshot) -> bool {
-        self.waits.iter().zip(&earlier.waits).all(|(a, b)| a.gen == b.gen) && self.inboxes == earlier.inboxes
+        self.waits.iter().zip(&earlier.waits).all(|(a, b)| a.gen == b.gen)
+            && (self.sent, self.handled) == (earlier.sent, earlier.handled)
     }
 
     fn rechecked_since(&self, earlier: &Snapshot) -> bool {

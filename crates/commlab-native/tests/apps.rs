@@ -6,17 +6,18 @@ use commlab_apps::{run_app, AppError, APPS};
 use commlab_native::{NativeBackend, NativeError};
 use std::sync::Arc;
 
-/// Small parameters for every application (the simulator's `small_params`, with `hops=0`:
-/// natively no processor is any hops from another).
+/// Small parameters for every application (the simulator's `small_params`, with `hops` left at
+/// its default: natively every processor is 0 hops from another, and a defaulted `hops` then
+/// takes the nearest processor).
 fn small_params(app: &str) -> Vec<String> {
     let v = match app {
-        "am-latency" => vec!["hops=0", "rounds=5"],
+        "am-latency" => vec!["rounds=5"],
         "am-throughput" => vec!["senders=1", "messages=20", "handler_cycles=50"],
-        "bulk-bw" => vec!["bytes=2048", "hops=0"],
+        "bulk-bw" => vec!["bytes=2048"],
         "alltoall-stress" => vec!["messages=20"],
         "bisection-bw" => vec!["messages=10"],
-        "miss-latency" => vec!["kind=store-3party", "rounds=2", "hops=0"],
-        "lock-latency" => vec!["kind=shared", "rounds=2", "hops=0"],
+        "miss-latency" => vec!["kind=store-3party", "rounds=2"],
+        "lock-latency" => vec!["kind=shared", "rounds=2"],
         "barrier" => vec!["barriers=3"],
         "mem-refs" => vec!["pattern=misses", "refs=200", "words=256"],
         "remote-bw" => vec!["bytes=256", "stride=3", "hops=0"],
@@ -25,9 +26,9 @@ fn small_params(app: &str) -> Vec<String> {
         "iccg" => vec!["fe_elements=8"],
         "moldyn" => vec!["molecules=256", "iterations=3", "rebuild=2", "list_radius=2.6"],
         "unstruc" => vec!["nodes=300", "iterations=2"],
-        "rti" => vec!["hops=0", "rounds=2"],
-        "memcpy" => vec!["bytes=256", "hops=0"],
-        "accum" => vec!["words=128", "hops=0"],
+        "rti" => vec!["rounds=2"],
+        "memcpy" => vec!["bytes=256"],
+        "accum" => vec!["words=128"],
         "jacobi" => vec!["n=16", "iterations=2"],
         "grain" => vec!["n=5", "l=20"],
         "aq" => vec!["tolerance=1e-3"],
@@ -204,4 +205,88 @@ fn memory_is_sequentially_consistent_and_atomic() {
         assert!(a == 1 || b == 1, "round {r}: both processors read 0 (not sequentially consistent)");
     }
     assert_eq!(out.memory[count_base], 2 * rounds, "fetch_add lost increments");
+}
+
+/// Every processor streams messages of every argument count (and some bulk payloads) to every
+/// processor, itself included, many blocks' worth per channel, while the others do the same.
+struct Stream {
+    per_pair: u64,
+}
+
+/// Per sender: the next sequence number expected, and the messages and payload words seen.
+#[derive(Default)]
+struct Seen {
+    next: Vec<u64>,
+    out_of_order: u64,
+    bad_args: u64,
+    messages: u64,
+    payload_sum: u64,
+}
+
+fn on_stream(s: &mut Seen, _: &mut dyn commlab_api::HandlerCtx, m: &commlab_api::Message<'_>) {
+    let k = m.args.first().copied().unwrap_or(s.next[m.src]);
+    if k != s.next[m.src] {
+        s.out_of_order += 1;
+    }
+    s.next[m.src] = k + 1;
+    // Argument j of message k is k * 100 + j (the count is k mod 17, 0..=16).
+    if m.args.len() as u64 != k % 17 || m.args.iter().enumerate().any(|(j, &a)| j > 0 && a != k * 100 + j as u64) {
+        s.bad_args += 1;
+    }
+    s.messages += 1;
+    s.payload_sum += m.payload.iter().sum::<u64>();
+}
+
+impl Program for Stream {
+    type State = Seen;
+    fn handlers(&self) -> Vec<Handler<Seen>> {
+        vec![on_stream]
+    }
+    fn receive_mode(&self) -> commlab_api::ReceiveMode {
+        commlab_api::ReceiveMode::Polling
+    }
+    fn init_state(&self, _: usize, n: usize) -> Seen {
+        Seen { next: vec![0; n], ..Seen::default() }
+    }
+    fn main<N: Node<State = Seen>>(&self, node: &mut N) {
+        node.begin_timing();
+        let n = node.nprocs();
+        for k in 0..self.per_pair {
+            for d in 0..n {
+                // A message with no arguments carries no sequence number: the handler takes
+                // the one it expects (and the order is checked by the next message).
+                let args: Vec<u64> = (0..k % 17).map(|j| if j == 0 { k } else { k * 100 + j }).collect();
+                if k % 50 == 7 {
+                    let words: Vec<u64> = (0..k).collect();
+                    node.send_bulk(d, HandlerId(0), &args, &[&words, &[k]]);
+                } else {
+                    node.send_am(d, HandlerId(0), &args);
+                }
+            }
+            if k % 64 == 0 {
+                node.poll();
+            }
+        }
+        node.wait_until("every message", |s| s.messages == self.per_pair * n as u64);
+        node.barrier();
+    }
+}
+
+#[test]
+fn channels_deliver_every_message_in_order_with_its_arguments_and_payload() {
+    let per_pair = 1000;
+    for procs in [2, 3] {
+        let out = NativeBackend::with_procs(procs).unwrap().run(Arc::new(Stream { per_pair })).unwrap();
+        // Payloads: for every k = 7 mod 50, the words 0..k and k itself.
+        let payload: u64 = (0..per_pair).filter(|k| k % 50 == 7).map(|k| k * (k - 1) / 2 + k).sum();
+        for (p, s) in out.states.iter().enumerate() {
+            assert_eq!(s.messages, per_pair * procs as u64, "P{p} of {procs}: messages handled");
+            assert_eq!((s.out_of_order, s.bad_args), (0, 0), "P{p} of {procs}: order and arguments");
+            assert_eq!(s.payload_sum, payload * procs as u64, "P{p} of {procs}: payload words");
+        }
+        assert_balanced(&out.stats, "stream");
+        let sent: u64 = out.stats.nodes.iter().map(|n| n.messages_sent).sum();
+        // The stream, and the message barrier's own messages.
+        assert!(sent >= per_pair * (procs * procs) as u64, "{procs} processors: {sent} messages sent");
+    }
 }

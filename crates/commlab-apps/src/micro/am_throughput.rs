@@ -17,7 +17,11 @@ pub const INFO: AppInfo = AppInfo {
     summary: "K senders stream active messages to processor 0; delivered bytes/cycle and sender NI stalls",
     variants: MP_VARIANTS,
     params: &[
-        ParamDoc { name: "senders", default: "8", doc: "number of sending processors (1..nprocs-1)" },
+        ParamDoc {
+            name: "senders",
+            default: "8",
+            doc: "number of sending processors (1..nprocs-1; by default 8, or nprocs-1 where fewer)",
+        },
         ParamDoc { name: "messages", default: "200", doc: "messages per sender" },
         ParamDoc { name: "args", default: "4", doc: "u64 arguments per message (payload)" },
         ParamDoc { name: "handler_cycles", default: "0", doc: "work done by the receiving handler" },
@@ -84,7 +88,11 @@ impl Program for AmThroughput {
 
 pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<AppResult, AppError> {
     let n = backend.nprocs();
-    let senders: usize = params.get("senders", POSITIVE)?;
+    let mut senders: usize = params.get("senders", POSITIVE)?;
+    // The default on a machine of fewer processors: every processor but the receiver.
+    if !params.given("senders") && n >= 2 {
+        senders = senders.min(n - 1);
+    }
     if senders >= n {
         return Err(AppError::Input(format!("--param senders={senders}: needs 1..={} on {n} processors", n - 1)));
     }

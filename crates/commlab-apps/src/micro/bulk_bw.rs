@@ -15,7 +15,7 @@ pub const INFO: AppInfo = AppInfo {
     variants: MP_VARIANTS,
     params: &[
         ParamDoc { name: "bytes", default: "4096", doc: "bytes transferred (a multiple of 8)" },
-        ParamDoc { name: "hops", default: "1", doc: "network hops between sender and receiver" },
+        ParamDoc { name: "hops", default: "1", doc: "network hops between sender and receiver (by default 1, or the nearest processor where none is 1 hop away, as natively)" },
     ],
 };
 
@@ -77,8 +77,8 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     if n < 2 {
         return Err(AppError::Input(format!("{} needs at least 2 processors, the machine has {n}", INFO.name)));
     }
-    let partner = (1..n)
-        .find(|&p| backend.hops(0, p) == hops)
+    let partner = params
+        .at_hops(backend, hops)
         .ok_or_else(|| AppError::Input(format!("--param hops={hops}: no processor is {hops} hops from processor 0")))?;
     let prog = Arc::new(BulkBw { words: bytes / 8, partner, mode: receive_mode(variant) });
     let out = backend.run(prog).map_err(run_err)?;

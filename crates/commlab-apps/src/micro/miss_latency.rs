@@ -51,7 +51,7 @@ pub const INFO: AppInfo = AppInfo {
             default: "load-remote",
             doc: "load-local|load-remote|load-2party|load-3party|load-software|store-local|store-local-1inv|store-remote|store-2party|store-3party|store-5inv|store-6inv|load-store",
         },
-        ParamDoc { name: "hops", default: "1", doc: "hops from the requester (processor 0) to the home" },
+        ParamDoc { name: "hops", default: "1", doc: "hops from the requester (processor 0) to the home (by default 1, or the nearest processor where none is 1 hop away, as natively: counters.hops)" },
         ParamDoc { name: "rounds", default: "8", doc: "accesses measured (each on a fresh line)" },
     ],
 };
@@ -148,12 +148,11 @@ pub fn run<B: Backend>(backend: &B, _variant: &str, params: &Params) -> Result<A
     }
     let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
     let rounds: usize = params.get("rounds", crate::params::COUNT)?;
-    let n = backend.nprocs();
     let local = kind.ends_with("-local") || kind == "store-local-1inv";
     let home = if local {
         0
     } else {
-        (1..n).find(|&p| backend.hops(0, p) == hops).ok_or_else(|| {
+        params.at_hops(backend, hops).ok_or_else(|| {
             AppError::Input(format!("--param hops={hops}: no processor is {hops} hops from processor 0"))
         })?
     };

@@ -32,7 +32,7 @@ pub const INFO: AppInfo = AppInfo {
     variants: &["sm", "sm-pf", "mp"],
     params: &[
         ParamDoc { name: "words", default: "1024", doc: "integers in the array (1 to 262144)" },
-        ParamDoc { name: "hops", default: "1", doc: "hops from the summing processor (0) to the array's home" },
+        ParamDoc { name: "hops", default: "1", doc: "hops from the summing processor (0) to the array's home (by default 1, or the nearest processor where none is 1 hop away, as natively: counters.hops)" },
     ],
 };
 

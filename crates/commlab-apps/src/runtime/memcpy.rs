@@ -45,7 +45,7 @@ pub const INFO: AppInfo = AppInfo {
     variants: &["sm", "sm-pf", "mp"],
     params: &[
         ParamDoc { name: "bytes", default: "256", doc: "block size in bytes: 16 to 16384, a multiple of 8" },
-        ParamDoc { name: "hops", default: "1", doc: "hops from the copier (processor 0) to the source's home" },
+        ParamDoc { name: "hops", default: "1", doc: "hops from the copier (processor 0) to the source's home (by default 1, or the nearest processor where none is 1 hop away, as natively: counters.hops)" },
     ],
 };
 

@@ -34,16 +34,17 @@ pub(crate) const WORKER: ProcId = 0;
 pub(crate) const SETTLE_CYCLES: u64 = 20_000;
 
 /// The first processor `hops` hops from [`WORKER`]; the error names the parameter.
-pub(crate) fn partner_at<B: Backend>(backend: &B, app: &str, hops: usize) -> Result<ProcId, AppError> {
+/// (The nearest processor when `hops` was not given and none is that far: [`Params::at_hops`].)
+pub(crate) fn partner_at<B: Backend>(backend: &B, params: &Params, app: &str, hops: usize) -> Result<ProcId, AppError> {
     if backend.nprocs() < 2 {
         return Err(AppError::Input(format!(
             "{app} needs at least 2 processors, the machine has {}",
             backend.nprocs()
         )));
     }
-    (0..backend.nprocs())
-        .filter(|&p| p != WORKER)
-        .find(|&p| backend.hops(WORKER, p) == hops)
+    debug_assert_eq!(WORKER, 0);
+    params
+        .at_hops(backend, hops)
         .ok_or_else(|| AppError::Input(format!("--param hops={hops}: no processor is {hops} hops from processor 0")))
 }
 
@@ -92,10 +93,12 @@ pub(crate) fn mbytes_per_s(bytes: usize, cycles: f64, mhz: f64) -> f64 {
     bytes as f64 * mhz / cycles
 }
 
-/// The `hops` parameter and the processor that far from [`WORKER`].
+/// The distance in hops from [`WORKER`] to its partner (the `hops` parameter, unless it was
+/// defaulted and no processor is that far) and the partner.
 pub(crate) fn partner_param<B: Backend>(backend: &B, params: &Params, app: &str) -> Result<(usize, ProcId), AppError> {
     let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
-    Ok((hops, partner_at(backend, app, hops)?))
+    let partner = partner_at(backend, params, app, hops)?;
+    Ok((backend.hops(WORKER, partner), partner))
 }
 
 /// How `memcpy` and `accum` reach a remote block: a load loop (`sm`), the same loop

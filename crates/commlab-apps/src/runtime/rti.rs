@@ -38,7 +38,7 @@ pub const INFO: AppInfo = AppInfo {
     summary: "remote thread invocation into a task queue: lock + shared writes (sm) or one active message (mp); counters.t_invoker, t_invokee",
     variants: &["sm", "mp"],
     params: &[
-        ParamDoc { name: "hops", default: "1", doc: "hops from the invoker (processor 0) to the invokee" },
+        ParamDoc { name: "hops", default: "1", doc: "hops from the invoker (processor 0) to the invokee (by default 1, or the nearest processor where none is 1 hop away, as natively: counters.hops)" },
         ParamDoc { name: "rounds", default: "8", doc: "invocations measured (one at a time)" },
         ParamDoc { name: "args", default: "2", doc: "argument words per thread descriptor (0 to 7)" },
     ],
@@ -236,7 +236,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
     let rounds: usize = params.get("rounds", COUNT)?;
     let args: usize = params.get("args", ("a whole number from 0 to 7", |v: usize| v <= MAX_ARGS))?;
-    let invokee = partner_at(backend, INFO.name, hops)?;
+    let invokee = partner_at(backend, params, INFO.name, hops)?;
     if kind == Kind::Messages && 1 + args > backend.max_am_args() {
         return Err(AppError::Input(format!(
             "--param args={args}: rti mp sends the code pointer and {args} arguments in one active message, but this \
@@ -267,7 +267,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let mut counters = BTreeMap::new();
     counters.insert("t_invoker".into(), t_invoker);
     counters.insert("t_invokee".into(), t_invokee);
-    counters.insert("hops".into(), hops as f64);
+    counters.insert("hops".into(), backend.hops(WORKER, invokee) as f64);
     let check = Check {
         ok,
         max_error: (wrong as u64 + ee.faults + ee.overflows) as f64,
