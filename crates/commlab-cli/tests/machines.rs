@@ -147,3 +147,28 @@ fn table_machines_match_the_published_figures() {
     }
     assert!(failures.is_empty(), "out of tolerance:\n{}", failures.join("\n"));
 }
+
+/// Every preset defines every cost entry any preset defines, so an app that runs on one runs
+/// on all (dec8400 lacked fft_butterfly: the fft2d branch and the dec8400 branch were made
+/// side by side).
+#[test]
+fn every_preset_has_every_cost_entry() {
+    let out = commlab().args(["machines"]).output().expect("runs");
+    let names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(names.len() >= 19, "{names:?}");
+    let costs = |name: &str| -> Vec<String> {
+        let out = commlab().args(["machine", "show", name, "--json"]).output().expect("runs");
+        let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+        v["spec"]["costs"].as_object().expect("costs").keys().cloned().collect()
+    };
+    let all: std::collections::BTreeSet<String> = names.iter().flat_map(|n| costs(n)).collect();
+    for n in &names {
+        let have: std::collections::BTreeSet<String> = costs(n).into_iter().collect();
+        let missing: Vec<_> = all.difference(&have).collect();
+        assert!(missing.is_empty(), "{n} lacks costs {missing:?}");
+    }
+}
