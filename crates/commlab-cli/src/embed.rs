@@ -16,7 +16,7 @@ pub use crate::sweep::{run_task, Report, Task};
 use crate::failure::{failed, input};
 use crate::record::RunMeta;
 use crate::sweep::SweepArgs;
-use crate::{machine_arg, memory_check, run};
+use crate::{machine_arg, run};
 use commlab_apps::AppError;
 use commlab_sim::{RunControl, Simulator};
 use std::path::PathBuf;
@@ -61,17 +61,13 @@ pub struct RunRequest {
 /// `commlab run --json`: one record per variant, in variant order. A failed answer check is
 /// in its record (`check.ok`), not an error; a failed run is.
 pub fn run(req: &RunRequest) -> Result<Vec<ResultRecord>, Failure> {
-    let info = commlab_apps::app_info(&req.app).map_err(|e| input(e.to_string()))?;
-    let variants = info.select_variants(&req.variant).map_err(|e| input(e.to_string()))?;
-    commlab_apps::Params::parse(info, &req.params).map_err(|e| input(e.to_string()))?;
-    let cfg = machine_arg::load(&req.machine, &req.set, req.procs)?;
+    let (info, variants, cfg) =
+        run::checked_inputs(&req.app, &req.variant, &req.params, &req.machine, &req.set, req.procs)?;
     let (name, fingerprint) = (cfg.spec.name.clone(), cfg.fingerprint());
     let meta =
         RunMeta { machine: &name, fingerprint: &fingerprint, overrides: &req.set, procs: cfg.nprocs(), seed: req.seed };
     let sim = Simulator::new(cfg);
-    memory_check::check(&req.app, &req.params, &sim, None)?;
-    let jobs = req.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let jobs = memory_check::runs_that_fit(&req.app, &req.params, &sim, None, jobs.min(variants.len()));
+    let jobs = run::jobs_that_fit(&req.app, &req.params, &sim, None, req.jobs, variants.len())?;
     let control = Arc::new(RunControl::default());
     let mut records = Vec::new();
     run::in_variant_order(sim.config(), info.name, &variants, &req.params, req.seed, jobs, &control, |v, r| {

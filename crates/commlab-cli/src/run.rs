@@ -7,7 +7,7 @@ use crate::machine_arg;
 use crate::memory_check;
 use crate::output;
 use crate::record::{ResultRecord, RunMeta};
-use commlab_apps::{AppError, AppResult};
+use commlab_apps::{AppError, AppInfo, AppResult};
 use commlab_sim::machine::MachineConfig;
 use commlab_sim::{RunControl, Simulator};
 use std::collections::BTreeMap;
@@ -259,10 +259,8 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             sim_only,
         });
     }
-    let info = commlab_apps::app_info(&args.app).map_err(|e| input(e.to_string()))?;
-    let variants = info.select_variants(&args.variant).map_err(|e| input(e.to_string()))?;
-    commlab_apps::Params::parse(info, &args.param).map_err(|e| input(e.to_string()))?;
-    let cfg = machine_arg::load(&args.machine, &args.set, args.procs)?;
+    let (info, variants, cfg) =
+        checked_inputs(&args.app, &args.variant, &args.param, &args.machine, &args.set, args.procs)?;
     let detail: Vec<detail_stats::Request> =
         args.stats.iter().map(|s| detail_stats::Request::parse(s)).collect::<Result<_, _>>()?;
     let mut sink = Sink::new(args.out.as_deref())?;
@@ -276,9 +274,8 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     };
     let cycle_ps = cfg.cycle_ps;
     let sim = Simulator::new(cfg);
-    memory_check::check(&args.app, &args.param, &sim, args.max_memory)?;
-    let jobs = args.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
-    let jobs = memory_check::runs_that_fit(&args.app, &args.param, &sim, args.max_memory, jobs.min(variants.len()));
+    let jobs =
+        jobs_that_fit(&args.app, &args.param, &sim, args.max_memory, args.jobs.map(|j| j as usize), variants.len())?;
     let cfg = sim.config().clone();
     // One control for every run: --max-wall stops them all; the progress line follows
     // whichever run reported last.
@@ -318,6 +315,38 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     } else {
         Err(failed(failed_checks.join("; ")))
     }
+}
+
+/// The checked inputs of a run: the app, its selected variants and the resolved machine
+/// (errors in the order `commlab run` reports them).
+pub(crate) fn checked_inputs(
+    app: &str,
+    variant: &str,
+    params: &[String],
+    machine: &str,
+    set: &[String],
+    procs: Option<usize>,
+) -> Result<(&'static AppInfo, Vec<&'static str>, MachineConfig), Failure> {
+    let info = commlab_apps::app_info(app).map_err(|e| input(e.to_string()))?;
+    let variants = info.select_variants(variant).map_err(|e| input(e.to_string()))?;
+    commlab_apps::Params::parse(info, params).map_err(|e| input(e.to_string()))?;
+    let cfg = machine_arg::load(machine, set, procs)?;
+    Ok((info, variants, cfg))
+}
+
+/// Refuse a run that does not fit in memory; then how many of its `variants` variants run at
+/// once: `jobs` (default: the cores), fewer if memory or memory mappings are short.
+pub(crate) fn jobs_that_fit(
+    app: &str,
+    params: &[String],
+    sim: &Simulator,
+    max_memory: Option<u64>,
+    jobs: Option<usize>,
+    variants: usize,
+) -> Result<usize, Failure> {
+    memory_check::check(app, params, sim, max_memory)?;
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    Ok(memory_check::runs_that_fit(app, params, sim, max_memory, jobs.min(variants)))
 }
 
 /// Run `variants` of `app` on `jobs` threads and hand each result to `each` in variant order, as

@@ -21,6 +21,8 @@ pub(crate) struct SimNode<'y, S> {
     /// The address of the access `access` just made present and whether it missed (for the
     /// memory hierarchy's hit time).
     last_access: Option<(u64, bool)>,
+    /// The machine has a memory hierarchy (`[hierarchy]`), read once: hits ask it for their time.
+    hierarchy: bool,
 }
 
 impl<'y, S> SimNode<'y, S> {
@@ -37,6 +39,7 @@ impl<'y, S> SimNode<'y, S> {
             max_run_ahead_ps: cfg.mem.max_run_ahead_ps,
             sync_depth: 0,
             last_access: None,
+            hierarchy: cfg.mem.hierarchy.is_some(),
         }
     }
 
@@ -156,7 +159,7 @@ impl<'y, S> SimNode<'y, S> {
     fn hit_time(&mut self) -> u64 {
         let last = self.last_access.take();
         match last {
-            Some((addr, missed)) if self.w().cfg.mem.hierarchy.is_some() => {
+            Some((addr, missed)) if self.hierarchy => {
                 let (id, t) = (self.id, self.w().now + self.pending_ps);
                 self.w().mem_call(|m| m.hier_shared(id, addr, t, missed))
             }
@@ -397,7 +400,7 @@ impl<'y, S> SimNode<'y, S> {
                 addr.0
             ));
         }
-        if self.w().cfg.mem.hierarchy.is_some() {
+        if self.hierarchy {
             return self.private_hier(addr);
         }
         self.access(addr, true);

@@ -163,8 +163,8 @@ impl<S> World<S> {
     }
 
     fn one_sided_writes(&mut self, addrs: &[u64], values: &[u64]) {
+        self.mem.now = self.now;
         for (&a, &v) in addrs.iter().zip(values) {
-            self.mem.now = self.now;
             match self.mem.write_one_sided(a, v) {
                 Ok(dropped) => self.one_sided.invalidations += dropped,
                 Err(e) => {

@@ -281,17 +281,7 @@ impl Memory {
     /// A victim leaves through the protocol as on any fill; if every way holds a line that
     /// must stay, the line is simply not cached.
     fn install_private_now(&mut self, p: usize, line: Line) {
-        let pm = &self.procs[p];
-        let keep = |l: Line| pm.pinned == Some(l) || pm.waiting == Some(l) || pm.prefetches.contains(&l);
-        let placed = match self.caches[p].victim(line, keep) {
-            Ok(Some((victim, vstate))) => {
-                self.evict(p, victim, vstate);
-                true
-            }
-            Ok(None) => true,
-            Err(()) => false,
-        };
-        if placed {
+        if self.make_room(p, line) {
             self.caches[p].install(line, CacheState::Modified, false);
             if let Some(c) = &mut self.checker {
                 c.fill(p, line, &self.data, self.line_words);

@@ -94,6 +94,14 @@ pub(crate) struct ProcMem {
     pub deferred: Vec<(CacheEvent, usize)>,
 }
 
+impl ProcMem {
+    /// Whether this processor has a request in flight for `line` (a demand miss or a
+    /// prefetch) or holds it for an access it has not performed yet.
+    pub fn engaged_with(&self, line: Line) -> bool {
+        self.pinned == Some(line) || self.waiting == Some(line) || self.prefetches.contains(&line)
+    }
+}
+
 impl MemStats {
     pub fn new(nprocs: usize) -> MemStats {
         MemStats { traps_by_node: vec![0; nprocs], misses_by_node: vec![0; nprocs], ..MemStats::default() }
@@ -684,22 +692,26 @@ impl Memory {
         }
     }
 
-    /// Data (or ownership) for `line` arrived at `p`: make room, install, resume the processor.
-    fn install(&mut self, p: usize, line: Line, state: CacheState, with_data: bool) {
-        // Lines with a request in flight (an upgrade keeps its Shared copy) and the line held
-        // for a demand access may not be evicted.
+    /// Evict what `line` needs evicted from `p`'s cache; false if every way holds a line that
+    /// must stay: one with a request in flight (an upgrade keeps its Shared copy) or held for a
+    /// demand access.
+    pub(crate) fn make_room(&mut self, p: usize, line: Line) -> bool {
         let pm = &self.procs[p];
-        let keep = |l: Line| pm.pinned == Some(l) || pm.waiting == Some(l) || pm.prefetches.contains(&l);
-        let placed = match self.caches[p].victim(line, keep) {
+        match self.caches[p].victim(line, |l| pm.engaged_with(l)) {
             Ok(Some((victim, vstate))) => {
                 self.evict(p, victim, vstate);
                 true
             }
             Ok(None) => true,
-            // Only a prefetch can conflict with the line held for a demand access: the
-            // prefetched line is given up as soon as it arrives (written back if owned).
             Err(()) => false,
-        };
+        }
+    }
+
+    /// Data (or ownership) for `line` arrived at `p`: make room, install, resume the processor.
+    fn install(&mut self, p: usize, line: Line, state: CacheState, with_data: bool) {
+        // Only a prefetch can conflict with the line held for a demand access: the prefetched
+        // line is given up as soon as it arrives (written back if owned).
+        let placed = self.make_room(p, line);
         if placed {
             let pm = &self.procs[p];
             let prefetched = pm.prefetches.contains(&line) && pm.waiting != Some(line);
@@ -769,10 +781,7 @@ impl Memory {
         // A miss on the line anywhere (in a transaction at its home, or a request to it still
         // on its way, e.g. the home's own local miss) would install a copy the reset directory
         // does not know of.
-        let busy = self
-            .procs
-            .iter()
-            .any(|pm| pm.pinned == Some(line) || pm.waiting == Some(line) || pm.prefetches.contains(&line));
+        let busy = self.procs.iter().any(|pm| pm.engaged_with(line));
         if self.txns.contains_key(&line) || busy {
             return Err(format!(
                 "a one-sided write to address {addr:#x} (line {line}) while a coherent miss on that line is in flight; \
