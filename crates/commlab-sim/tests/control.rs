@@ -73,7 +73,7 @@ fn machine_memory_estimate_counts_stacks_and_cache_tags() {
     let b = s.machine_bytes_estimate();
     assert_eq!(b.processors, 8 * (256 + 8) * 1024);
     let lines = s.config().mem.cache_lines;
-    assert_eq!(b.caches, 8 * lines * 17);
+    assert_eq!(b.caches, 8 * lines * (8 + 1 + 8 + 1), "tag, state, LRU stamp, prefetch flag");
     assert_eq!(b.total(), b.processors + b.caches);
 }
 

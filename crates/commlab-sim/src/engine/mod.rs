@@ -41,8 +41,10 @@ const STACK_BYTES: usize = 256 * 1024;
 /// Host bytes per processor besides its stack and cache tags (its `Proc`, memory-side and
 /// network state, inbox), rounded up from measurements.
 const PROC_BYTES: u64 = 8 * 1024;
-/// Host bytes per cache line of every processor's cache: tag (8), state (1), LRU stamp (8).
-const CACHE_BYTES_PER_LINE: u64 = 17;
+/// Host bytes per cache line of every processor's cache: tag (8), state (1), LRU stamp (8),
+/// prefetch flag (1). The most the caches can cost: they start as zeroed memory, and pages of
+/// sets no processor touches are never mapped.
+const CACHE_BYTES_PER_LINE: u64 = 18;
 
 /// Estimated host memory of the machine's own state before any application data: per processor
 /// a coroutine stack and a fixed share (first), and every cache's tag array (second). Saturates

@@ -101,9 +101,9 @@ impl<'y, S> SimNode<'y, S> {
         loop {
             let w = self.w();
             let line = w.mem.line_of(addr.0);
-            let st = w.mem.caches[id].state(line);
+            let st = w.mem.caches.state(id, line);
             if st == CacheState::Modified || (!write && st == CacheState::Shared) {
-                if w.mem.caches[id].touch(line) {
+                if w.mem.caches.touch(id, line) {
                     w.mem.stats.prefetches_useful += 1;
                 }
                 if !missed {
@@ -189,7 +189,7 @@ impl<'y, S> SimNode<'y, S> {
         let cap = self.w().cfg.mem.prefetch_buffer_entries;
         // Every yield (flushing, a full buffer) can change the line's state: look again after.
         loop {
-            let st = self.w().mem.caches[id].state(line);
+            let st = self.w().mem.caches.state(id, line);
             let pm = &self.w().mem.procs[id];
             let enough = st == CacheState::Modified || (!write && st == CacheState::Shared);
             if enough || pm.prefetches.contains(&line) || pm.waiting == Some(line) {
@@ -636,7 +636,7 @@ impl<S> Node for SimNode<'_, S> {
             // Spinning hits in the cache and changes nothing until the line is taken away.
             self.flush();
             let line = self.w().mem.line_of(addr.0);
-            if self.w().mem.caches[id].state(line) != CacheState::Invalid {
+            if self.w().mem.caches.state(id, line) != CacheState::Invalid {
                 self.block(Wait::Spin(what, line), Category::Synchronization);
             }
         };

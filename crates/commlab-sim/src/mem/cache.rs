@@ -1,4 +1,4 @@
-//! One processor's cache: set-associative, LRU, line-granular. Holds tags and protocol states
+//! Processors' caches: set-associative, LRU, line-granular. Holds tags and protocol states
 //! only; data lives in the single backing store (functional-first).
 
 use super::protocol::CacheState;
@@ -6,102 +6,180 @@ use super::protocol::CacheState;
 /// Line number: byte address / line size.
 pub(crate) type Line = u64;
 
-const EMPTY: Line = Line::MAX;
+/// What a way holds: `line + 1`, or `EMPTY`. Every array of [`Caches`] starts as zeros, so it
+/// can come from zeroed memory, which the OS maps on first write: a machine's caches cost host
+/// memory only for the pages of sets its processors touch (a 20,000-processor run whose
+/// processors touch a few lines each otherwise writes every tag array at start-up, about 73 KB
+/// per processor for Alewife's 64 KB cache).
+type Tag = u64;
+const EMPTY: Tag = 0;
 
+#[inline]
+fn tag_of(line: Line) -> Tag {
+    line + 1
+}
+
+#[inline]
+fn line_of(tag: Tag) -> Line {
+    tag - 1
+}
+
+/// A state as stored: 0 is Invalid, so the zeroed array is a cache of invalid ways.
+#[inline]
+fn encode(s: CacheState) -> u8 {
+    match s {
+        CacheState::Invalid => 0,
+        CacheState::Shared => 1,
+        CacheState::Modified => 2,
+    }
+}
+
+#[inline]
+fn decode(b: u8) -> CacheState {
+    match b {
+        0 => CacheState::Invalid,
+        1 => CacheState::Shared,
+        _ => CacheState::Modified,
+    }
+}
+
+/// `n` processors' caches of one geometry, each set-associative with LRU replacement, in flat
+/// arrays indexed by `(processor * sets + set) * ways + way` (one allocation per array, large
+/// enough to be mapped lazily).
 #[derive(Clone)]
-pub(crate) struct Cache {
+pub(crate) struct Caches {
     sets: u64,
     ways: usize,
-    /// `tags[set * ways + way]`: the line held there, or EMPTY.
-    tags: Vec<Line>,
-    states: Vec<CacheState>,
+    /// Ways per processor: sets x ways.
+    slots: usize,
+    tags: Vec<Tag>,
+    states: Vec<u8>,
     /// Last-use stamps for LRU (only read when ways > 1).
     used: Vec<u64>,
-    clock: u64,
+    /// Each processor's LRU clock.
+    clock: Vec<u64>,
     /// The line was brought in by a prefetch and no access has used it yet.
     unused_prefetch: Vec<bool>,
 }
 
-impl Cache {
-    pub fn new(lines: u64, ways: usize) -> Cache {
+impl Caches {
+    pub fn new(n: usize, lines: u64, ways: usize) -> Caches {
         let sets = (lines / ways as u64).max(1);
-        let n = (sets as usize) * ways;
-        Cache {
+        let slots = (sets as usize) * ways;
+        let all = slots * n;
+        Caches {
             sets,
             ways,
-            tags: vec![EMPTY; n],
-            states: vec![CacheState::Invalid; n],
-            used: vec![0; n],
-            clock: 0,
-            unused_prefetch: vec![false; n],
+            slots,
+            tags: vec![EMPTY; all],
+            states: vec![0; all],
+            used: vec![0; all],
+            clock: vec![0; n],
+            unused_prefetch: vec![false; all],
         }
     }
 
-    #[inline]
-    fn slot(&self, line: Line) -> Option<usize> {
-        let base = (line % self.sets) as usize * self.ways;
-        (base..base + self.ways).find(|&i| self.tags[i] == line)
+    /// The number of caches.
+    pub fn len(&self) -> usize {
+        self.clock.len()
     }
 
-    /// The line's state here (Invalid when absent).
+    /// The ways of `line`'s set at processor `p`.
     #[inline]
-    pub fn state(&self, line: Line) -> CacheState {
-        self.slot(line).map_or(CacheState::Invalid, |i| self.states[i])
+    fn set_of(&self, p: usize, line: Line) -> std::ops::Range<usize> {
+        let base = p * self.slots + (line % self.sets) as usize * self.ways;
+        base..base + self.ways
+    }
+
+    #[inline]
+    fn slot(&self, p: usize, line: Line) -> Option<usize> {
+        let tag = tag_of(line);
+        self.set_of(p, line).find(|&i| self.tags[i] == tag)
+    }
+
+    /// The line's state at processor `p` (Invalid when absent).
+    #[inline]
+    pub fn state(&self, p: usize, line: Line) -> CacheState {
+        self.slot(p, line).map_or(CacheState::Invalid, |i| decode(self.states[i]))
     }
 
     /// Mark a use of a present line (LRU); returns whether this is the first use of a line a
     /// prefetch brought in (a useful prefetch).
     #[inline]
-    pub fn touch(&mut self, line: Line) -> bool {
-        let Some(i) = self.slot(line) else { return false };
+    pub fn touch(&mut self, p: usize, line: Line) -> bool {
+        let Some(i) = self.slot(p, line) else { return false };
         if self.ways > 1 {
-            self.clock += 1;
-            self.used[i] = self.clock;
+            self.clock[p] += 1;
+            self.used[i] = self.clock[p];
         }
         std::mem::take(&mut self.unused_prefetch[i])
     }
 
     /// Change the state of a present line; Invalid removes it.
-    pub fn set_state(&mut self, line: Line, s: CacheState) {
-        if let Some(i) = self.slot(line) {
+    pub fn set_state(&mut self, p: usize, line: Line, s: CacheState) {
+        if let Some(i) = self.slot(p, line) {
             if s == CacheState::Invalid {
                 self.tags[i] = EMPTY;
                 self.unused_prefetch[i] = false;
             }
-            self.states[i] = s;
+            self.states[i] = encode(s);
         }
     }
 
-    /// What installing `line` needs: `Ok(None)` if a way is free or `line` is present,
-    /// `Ok(Some(victim))` for the least recently used line that `keep` does not protect, or
-    /// `Err(())` if every way holds a protected line (a conflict with lines that must stay).
+    /// What installing `line` at processor `p` needs: `Ok(None)` if a way is free or `line` is
+    /// present, `Ok(Some(victim))` for the least recently used line that `keep` does not
+    /// protect, or `Err(())` if every way holds a protected line (a conflict with lines that
+    /// must stay).
     #[allow(clippy::result_unit_err)]
-    pub fn victim(&self, line: Line, keep: impl Fn(Line) -> bool) -> Result<Option<(Line, CacheState)>, ()> {
-        if self.slot(line).is_some() {
+    pub fn victim(&self, p: usize, line: Line, keep: impl Fn(Line) -> bool) -> Result<Option<(Line, CacheState)>, ()> {
+        if self.slot(p, line).is_some() {
             return Ok(None);
         }
-        let base = (line % self.sets) as usize * self.ways;
-        let ways = base..base + self.ways;
+        let ways = self.set_of(p, line);
         if ways.clone().any(|i| self.tags[i] == EMPTY) {
             return Ok(None);
         }
-        let i = ways.filter(|&i| !keep(self.tags[i])).min_by_key(|&i| self.used[i]).ok_or(())?;
-        Ok(Some((self.tags[i], self.states[i])))
+        let i = ways.filter(|&i| !keep(line_of(self.tags[i]))).min_by_key(|&i| self.used[i]).ok_or(())?;
+        Ok(Some((line_of(self.tags[i]), decode(self.states[i]))))
     }
 
-    /// Install `line` in state `s` (the victim, if any, must have been dealt with);
-    /// `prefetched` when a prefetch brought it.
-    pub fn install(&mut self, line: Line, s: CacheState, prefetched: bool) {
-        let base = (line % self.sets) as usize * self.ways;
+    /// Install `line` at processor `p` in state `s` (the victim, if any, must have been dealt
+    /// with); `prefetched` when a prefetch brought it.
+    pub fn install(&mut self, p: usize, line: Line, s: CacheState, prefetched: bool) {
+        let ways = self.set_of(p, line);
         let i = self
-            .slot(line)
-            .or_else(|| (base..base + self.ways).find(|&i| self.tags[i] == EMPTY))
-            .unwrap_or_else(|| (base..base + self.ways).min_by_key(|&i| self.used[i]).expect("at least one way"));
-        self.tags[i] = line;
-        self.states[i] = s;
-        self.clock += 1;
-        self.used[i] = self.clock;
+            .slot(p, line)
+            .or_else(|| ways.clone().find(|&i| self.tags[i] == EMPTY))
+            .unwrap_or_else(|| ways.min_by_key(|&i| self.used[i]).expect("at least one way"));
+        self.tags[i] = tag_of(line);
+        self.states[i] = encode(s);
+        self.clock[p] += 1;
+        self.used[i] = self.clock[p];
         self.unused_prefetch[i] = prefetched;
+    }
+}
+
+/// One cache (the hierarchy's inner levels keep one per processor).
+#[derive(Clone)]
+pub(crate) struct Cache(Caches);
+
+impl Cache {
+    pub fn new(lines: u64, ways: usize) -> Cache {
+        Cache(Caches::new(1, lines, ways))
+    }
+
+    #[inline]
+    pub fn state(&self, line: Line) -> CacheState {
+        self.0.state(0, line)
+    }
+
+    #[inline]
+    pub fn touch(&mut self, line: Line) -> bool {
+        self.0.touch(0, line)
+    }
+
+    pub fn install(&mut self, line: Line, s: CacheState, prefetched: bool) {
+        self.0.install(0, line, s, prefetched)
     }
 }
 
@@ -111,26 +189,41 @@ mod tests {
 
     #[test]
     fn direct_mapped_conflicts_evict() {
-        let mut c = Cache::new(4, 1);
-        c.install(1, CacheState::Shared, false);
-        assert_eq!(c.state(1), CacheState::Shared);
-        assert_eq!(c.victim(5, |_| false), Ok(Some((1, CacheState::Shared))));
-        assert_eq!(c.victim(5, |l| l == 1), Err(()), "the only way holds a line that must stay");
-        c.install(5, CacheState::Modified, false);
-        assert_eq!(c.state(1), CacheState::Invalid);
-        assert_eq!(c.state(5), CacheState::Modified);
+        let mut c = Caches::new(2, 4, 1);
+        c.install(1, 1, CacheState::Shared, false);
+        assert_eq!(c.state(1, 1), CacheState::Shared);
+        assert_eq!(c.state(0, 1), CacheState::Invalid, "another processor's cache is separate");
+        assert_eq!(c.victim(1, 5, |_| false), Ok(Some((1, CacheState::Shared))));
+        assert_eq!(c.victim(0, 5, |_| false), Ok(None), "processor 0's set is empty");
+        assert_eq!(c.victim(1, 5, |l| l == 1), Err(()), "the only way holds a line that must stay");
+        c.install(1, 5, CacheState::Modified, false);
+        assert_eq!(c.state(1, 1), CacheState::Invalid);
+        assert_eq!(c.state(1, 5), CacheState::Modified);
+    }
+
+    #[test]
+    fn line_zero_is_held_like_any_other() {
+        // The empty way is stored as 0, so line 0 must not read as empty.
+        let mut c = Caches::new(1, 4, 1);
+        assert_eq!(c.state(0, 0), CacheState::Invalid);
+        c.install(0, 0, CacheState::Modified, false);
+        assert_eq!(c.state(0, 0), CacheState::Modified);
+        assert_eq!(c.victim(0, 4, |_| false), Ok(Some((0, CacheState::Modified))));
+        c.set_state(0, 0, CacheState::Invalid);
+        assert_eq!(c.state(0, 0), CacheState::Invalid);
+        assert_eq!(c.victim(0, 4, |_| false), Ok(None));
     }
 
     #[test]
     fn lru_picks_least_recently_used_way() {
-        let mut c = Cache::new(4, 2); // 2 sets x 2 ways
-        c.install(0, CacheState::Shared, false);
-        c.install(2, CacheState::Shared, false);
-        c.touch(0);
-        assert_eq!(c.victim(4, |_| false), Ok(Some((2, CacheState::Shared))));
-        assert_eq!(c.victim(4, |l| l == 2), Ok(Some((0, CacheState::Shared))), "a kept line is skipped");
-        c.set_state(2, CacheState::Invalid);
-        assert_eq!(c.victim(4, |_| false), Ok(None), "a freed way takes the new line");
+        let mut c = Caches::new(3, 4, 2); // 2 sets x 2 ways each
+        c.install(2, 0, CacheState::Shared, false);
+        c.install(2, 2, CacheState::Shared, false);
+        c.touch(2, 0);
+        assert_eq!(c.victim(2, 4, |_| false), Ok(Some((2, CacheState::Shared))));
+        assert_eq!(c.victim(2, 4, |l| l == 2), Ok(Some((0, CacheState::Shared))), "a kept line is skipped");
+        c.set_state(2, 2, CacheState::Invalid);
+        assert_eq!(c.victim(2, 4, |_| false), Ok(None), "a freed way takes the new line");
     }
 
     #[test]
@@ -140,7 +233,7 @@ mod tests {
         assert!(c.touch(1), "the first use of a prefetched line");
         assert!(!c.touch(1), "later uses are ordinary hits");
         c.install(2, CacheState::Shared, true);
-        c.set_state(2, CacheState::Invalid);
+        c.0.set_state(0, 2, CacheState::Invalid);
         c.install(2, CacheState::Shared, false);
         assert!(!c.touch(2), "a prefetch lost before use was not useful");
         assert!(!c.touch(3), "an absent line");

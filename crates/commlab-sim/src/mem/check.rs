@@ -60,8 +60,8 @@ impl Checker {
     pub fn check_line(&self, mem: &Memory, line: Line) -> Result<(), String> {
         let mut modified = Vec::new();
         let mut shared = Vec::new();
-        for (p, c) in mem.caches.iter().enumerate() {
-            match c.state(line) {
+        for p in 0..mem.caches.len() {
+            match mem.caches.state(p, line) {
                 CacheState::Modified => modified.push(p),
                 CacheState::Shared => shared.push(p),
                 CacheState::Invalid => {}

@@ -203,7 +203,7 @@ impl Memory {
     pub(crate) fn hier_private(&mut self, p: usize, addr: u64, t: u64) -> (u64, u64) {
         let h = self.hier_cfg();
         let line = self.line_of(addr);
-        let coherent = self.caches[p].state(line) != CacheState::Invalid;
+        let coherent = self.caches.state(p, line) != CacheState::Invalid;
         if coherent {
             // Counted as the one-level model counts: a hit or miss in the coherent cache.
             self.stats.hits += 1;
@@ -216,7 +216,7 @@ impl Memory {
             if h.inner > 0 {
                 self.hier[p].inner[0].touch(addr / h.levels[0].line_bytes);
             } else {
-                self.caches[p].touch(line);
+                self.caches.touch(p, line);
             }
             return (0, issue);
         }
@@ -233,7 +233,7 @@ impl Memory {
         }
         let ready = if s <= h.inner {
             if s == h.inner {
-                self.caches[p].touch(line);
+                self.caches.touch(p, line);
             } else {
                 self.hier[p].inner[s].touch(addr / h.levels[s].line_bytes);
             }
@@ -282,7 +282,7 @@ impl Memory {
     /// must stay, the line is simply not cached.
     fn install_private_now(&mut self, p: usize, line: Line) {
         if self.make_room(p, line) {
-            self.caches[p].install(line, CacheState::Modified, false);
+            self.caches.install(p, line, CacheState::Modified, false);
             if let Some(c) = &mut self.checker {
                 c.fill(p, line, &self.data, self.line_words);
             }

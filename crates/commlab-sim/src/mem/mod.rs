@@ -18,7 +18,7 @@ pub(crate) mod hier;
 pub mod protocol;
 
 use crate::machine::{DsmCosts, MachineConfig, MemoryConfig};
-use cache::{Cache, Line};
+use cache::{Caches, Line};
 use commlab_api::Placement;
 use protocol::{
     cache_transition, dir_transition, CacheAction, CacheEvent, CacheState, DirAction, DirEvent, DirGuard, DirState,
@@ -175,7 +175,7 @@ pub(crate) struct Memory {
     home: Vec<u32>,
     dir: Vec<DirEntry>,
     txns: BTreeMap<Line, Txn>,
-    pub caches: Vec<Cache>,
+    pub caches: Caches,
     pub procs: Vec<ProcMem>,
     /// Per node: the directory controller is busy until this time.
     ctrl_busy: Vec<u64>,
@@ -215,7 +215,7 @@ impl Memory {
             home: Vec::new(),
             dir: Vec::new(),
             txns: BTreeMap::new(),
-            caches: (0..n).map(|_| Cache::new(cfg.mem.cache_lines, cfg.mem.associativity as usize)).collect(),
+            caches: Caches::new(n, cfg.mem.cache_lines, cfg.mem.associativity as usize),
             procs: vec![ProcMem::default(); n],
             ctrl_busy: vec![0; n],
             regions: Vec::new(),
@@ -381,7 +381,7 @@ impl Memory {
             let at = self.now + self.t.local_memory_ps;
             return self.send_proto(p, p, ProtoKind::DataExclusive, line, p, at);
         }
-        let upgrade = write && self.caches[p].state(line) == CacheState::Shared;
+        let upgrade = write && self.caches.state(p, line) == CacheState::Shared;
         let kind = match (write, upgrade) {
             (false, _) => ProtoKind::ReadRequest,
             (true, false) => ProtoKind::WriteRequest,
@@ -466,7 +466,7 @@ impl Memory {
             ProtoKind::ForwardWrite => self.cache_event(at_node, line, CacheEvent::ForwardWrite, from),
             ProtoKind::DataShared | ProtoKind::DataExclusive | ProtoKind::PermissionExclusive => {
                 self.fill_has_data = kind != ProtoKind::PermissionExclusive;
-                if !self.fill_has_data && self.caches[at_node].state(line) != CacheState::Shared {
+                if !self.fill_has_data && self.caches.state(at_node, line) != CacheState::Shared {
                     return self.fail_internal(format!(
                         "protocol: ownership without data for line {line} reached cache {at_node}, which does not hold it"
                     ));
@@ -645,7 +645,7 @@ impl Memory {
             self.procs[p].deferred.push((ev, from));
             return;
         }
-        let state = self.caches[p].state(line);
+        let state = self.caches.state(p, line);
         let (next, actions) = match cache_transition(state, ev) {
             Ok(t) => t,
             Err(why) => {
@@ -666,12 +666,12 @@ impl Memory {
         for &a in actions {
             match a {
                 CacheAction::SendInvalidationAck => {
-                    self.caches[p].set_state(line, next);
+                    self.caches.set_state(p, line, next);
                     self.send_proto(p, from, ProtoKind::InvalidationAck, line, p, respond);
                     self.line_lost(p, line);
                 }
                 CacheAction::SendOwnerDataToHome => {
-                    self.caches[p].set_state(line, next);
+                    self.caches.set_state(p, line, next);
                     self.send_proto(p, from, ProtoKind::OwnerData, line, p, respond);
                     if next == CacheState::Invalid {
                         self.line_lost(p, line);
@@ -697,7 +697,7 @@ impl Memory {
     /// demand access.
     pub(crate) fn make_room(&mut self, p: usize, line: Line) -> bool {
         let pm = &self.procs[p];
-        match self.caches[p].victim(line, |l| pm.engaged_with(l)) {
+        match self.caches.victim(p, line, |l| pm.engaged_with(l)) {
             Ok(Some((victim, vstate))) => {
                 self.evict(p, victim, vstate);
                 true
@@ -715,7 +715,7 @@ impl Memory {
         if placed {
             let pm = &self.procs[p];
             let prefetched = pm.prefetches.contains(&line) && pm.waiting != Some(line);
-            self.caches[p].install(line, state, prefetched);
+            self.caches.install(p, line, state, prefetched);
             if let Some(c) = &mut self.checker {
                 c.fill(p, line, &self.data, self.line_words);
             }
@@ -790,8 +790,8 @@ impl Memory {
         }
         let mut dropped = 0;
         for p in 0..self.caches.len() {
-            if self.caches[p].state(line) != CacheState::Invalid {
-                self.caches[p].set_state(line, CacheState::Invalid);
+            if self.caches.state(p, line) != CacheState::Invalid {
+                self.caches.set_state(p, line, CacheState::Invalid);
                 self.line_lost(p, line);
                 dropped += 1;
             }
@@ -807,7 +807,7 @@ impl Memory {
         let Ok((next, actions)) = cache_transition(vstate, CacheEvent::Evict) else {
             return self.fail_internal(format!("protocol: evicting line {victim} in {vstate:?}"));
         };
-        self.caches[p].set_state(victim, next);
+        self.caches.set_state(p, victim, next);
         self.line_lost(p, victim);
         // Private data goes back to the node's own memory; the directory keeps it owned.
         if actions.contains(&CacheAction::SendWritebackToHome) && !self.is_private(victim) {
