@@ -32,13 +32,14 @@ fn available_memory() -> Option<u64> {
 
 /// Refuse (exit 2) a run whose estimated memory exceeds `--max-memory` or, without it, the
 /// memory available. The estimate is the machine's own state (`Simulator::machine_bytes_estimate`:
-/// per processor a 256 KiB coroutine stack, 8 KiB of state and 17 bytes per cache line) plus
+/// per processor a 256 KiB coroutine stack, 8 KiB of state and 18 bytes per cache line) plus
 /// the application's data from its parameters (`commlab_apps::data_bytes_estimate`). It counts
 /// whole stacks and tag arrays, so it is an upper bound for small apps (a stack's untouched
 /// pages take no memory), and it is checked once, before anything is built.
 pub fn check(app: &str, params: &[String], sim: &Simulator, max_memory: Option<u64>) -> Result<(), Failure> {
     let machine = sim.machine_bytes_estimate();
     let nprocs = sim.config().nprocs();
+    check_mappings(app, nprocs, max_map_count())?;
     let data = commlab_apps::data_bytes_estimate(app, params, nprocs).map_err(|e| input(e.to_string()))?;
     let need = machine.total().saturating_add(data);
     let (limit, what) = match max_memory {
@@ -98,6 +99,21 @@ pub fn runs_that_fit(app: &str, params: &[String], sim: &Simulator, max_memory: 
     runs_by_mappings(nprocs, max_map_count()).min(by_memory).clamp(1, jobs.max(1))
 }
 
+/// Refuse (exit 2) a run with more processors than the process's memory mappings can give
+/// stacks to, rather than fail building the machine with an allocation error.
+fn check_mappings(app: &str, nprocs: usize, max_map_count: Option<u64>) -> Result<(), Failure> {
+    if runs_by_mappings(nprocs, max_map_count) > 0 {
+        return Ok(());
+    }
+    let limit = max_map_count.unwrap_or(0);
+    let most = limit.saturating_sub(MAPPINGS_RESERVED) / MAPPINGS_PER_PROCESSOR;
+    Err(input(format!(
+        "{app} on {nprocs} processors needs {} memory mappings for their coroutine stacks (a stack and its guard page each), more than this host's limit of {limit} (vm.max_map_count) allows: use at most {most} processors, or raise the limit (sudo sysctl -w vm.max_map_count={})",
+        (nprocs as u64).saturating_mul(MAPPINGS_PER_PROCESSOR),
+        (nprocs as u64).saturating_mul(MAPPINGS_PER_PROCESSOR).saturating_add(MAPPINGS_RESERVED),
+    )))
+}
+
 /// How many runs of `nprocs` processors the mapping limit admits at once (`usize::MAX` when
 /// the limit is unknown).
 pub fn runs_by_mappings(nprocs: usize, max_map_count: Option<u64>) -> usize {
@@ -126,5 +142,19 @@ mod tests {
         assert_eq!(runs_by_mappings(16384, Some(65530)), 1);
         assert_eq!(runs_by_mappings(1024, Some(65530)), 30);
         assert_eq!(runs_by_mappings(32, None), usize::MAX);
+        assert_eq!(runs_by_mappings(40000, Some(65530)), 0);
+    }
+
+    #[test]
+    fn a_run_beyond_the_mapping_limit_is_refused_naming_the_limit() {
+        assert!(check_mappings("barrier", 31741, Some(65530)).is_ok(), "(65530 - 2048) / 2 = 31741 fit");
+        let Err(err) = check_mappings("barrier", 31742, Some(65530)) else { panic!("31742 processors admitted") };
+        assert_eq!(err.status, 2, "bad input");
+        let text = err.message;
+        assert!(
+            text.contains("31742 processors") && text.contains("65530") && text.contains("at most 31741"),
+            "{text}"
+        );
+        assert!(check_mappings("barrier", 1 << 20, None).is_ok(), "no known limit: nothing to refuse");
     }
 }
