@@ -130,6 +130,45 @@ fn every_microbenchmark_accounts_all_time_on_every_shape() {
     }
 }
 
+/// Every application's deepest coroutine stack stays within `commlab_sim::STACK_USE_BYTES`
+/// (what the memory estimate counts; an eighth of the stack each processor is given), on a
+/// hardware-coherent and a software-DSM
+/// machine (whose access-fault handlers run on the faulting processor's stack). Stack depth
+/// follows call depth, not data size, so the small parameters stand for the defaults.
+#[test]
+fn every_application_fits_its_coroutine_stack_with_room_to_spare() {
+    let machines = [
+        ("alewife", sim(&[], None)),
+        ("blizzard-e", Simulator::new(MachineConfig::preset("blizzard-e", &[], None).unwrap())),
+    ];
+    let mut deepest = (0, String::new());
+    for (name, s) in machines {
+        let control = std::sync::Arc::new(commlab_sim::RunControl::default());
+        control.measure_stacks();
+        let s = s.with_control(std::sync::Arc::clone(&control));
+        for app in APPS {
+            for v in app.variants {
+                if refused(&s, app.name, v) {
+                    continue;
+                }
+                run(&s, app.name, v, &small_params(app.name, &s));
+                let used = control.stack_bytes() as usize;
+                let what = format!("{} [{v}] on {name}", app.name);
+                assert!(used > 0, "{what}: no stack use measured");
+                assert!(
+                    used <= commlab_sim::STACK_USE_BYTES,
+                    "{what}: {used} bytes of stack, more than the {} the memory estimate counts",
+                    commlab_sim::STACK_USE_BYTES
+                );
+                if used > deepest.0 {
+                    deepest = (used, what);
+                }
+            }
+        }
+    }
+    eprintln!("deepest coroutine stack: {} bytes, {}", deepest.0, deepest.1);
+}
+
 #[test]
 fn same_seed_same_results() {
     let s = sim(&["cross_traffic.rate_bytes_per_cycle=4"], Some(16));

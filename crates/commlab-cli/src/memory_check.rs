@@ -32,25 +32,23 @@ fn available_memory() -> Option<u64> {
 
 /// Refuse (exit 2) a run whose estimated memory exceeds `--max-memory` or, without it, the
 /// memory available. The estimate is the machine's own state (`Simulator::machine_bytes_estimate`:
-/// per processor a 256 KiB coroutine stack, 8 KiB of state and 18 bytes per cache line) plus
+/// per processor the 32 KiB of coroutine stack an application may use, 8 KiB of state and 18 bytes per cache line) plus
 /// the application's data from its parameters (`commlab_apps::data_bytes_estimate`). It counts
-/// whole stacks and tag arrays, so it is an upper bound for small apps (a stack's untouched
-/// pages take no memory), and it is checked once, before anything is built.
+/// whole tag arrays, so it is an upper bound for small apps (untouched pages take no memory), and it is checked once, before anything is built.
 pub fn check(app: &str, params: &[String], sim: &Simulator, max_memory: Option<u64>) -> Result<(), Failure> {
     let machine = sim.machine_bytes_estimate();
     let nprocs = sim.config().nprocs();
-    check_mappings(app, nprocs, max_map_count())?;
     let data = commlab_apps::data_bytes_estimate(app, params, nprocs).map_err(|e| input(e.to_string()))?;
     let need = machine.total().saturating_add(data);
     let (limit, what) = match max_memory {
         Some(m) => (m, format!("the --max-memory limit of {}", show_bytes(m))),
         None => match available_memory() {
             Some(m) => (m, format!("the {} of memory available", show_bytes(m))),
-            None => return Ok(()),
+            None => return check_mappings(app, nprocs, max_map_count()),
         },
     };
     if need <= limit {
-        return Ok(());
+        return check_mappings(app, nprocs, max_map_count());
     }
     // Name the input that weighs most.
     let cause = if data >= machine.caches && data >= machine.processors {
@@ -63,7 +61,7 @@ pub fn check(app: &str, params: &[String], sim: &Simulator, max_memory: Option<u
     } else if machine.caches >= machine.processors {
         format!("memory.cache_bytes = {} on each of {nprocs} processors", sim.config().spec.memory.cache_bytes)
     } else {
-        format!("{nprocs} processors (256 KiB coroutine stack each)")
+        format!("{nprocs} processors (40 KiB of stack and state each)")
     };
     Err(input(format!(
         "{} needs an estimated {} of memory, more than {what}: mostly from {cause} (processors {}, caches {}, application data {}); give smaller sizes{}",

@@ -57,7 +57,7 @@ mod queue;
 mod stats;
 pub mod topology;
 
-pub use engine::{RunControl, SimError};
+pub use engine::{RunControl, SimError, STACK_BYTES, STACK_USE_BYTES};
 
 use commlab_api::{Backend, BarrierKind, Program, RunOutput};
 use machine::MachineConfig;
@@ -104,9 +104,9 @@ impl Simulator {
 /// an application's data estimate to refuse a run that cannot fit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MachineBytes {
-    /// `nprocs x (256 KiB coroutine stack + 8 KiB of per-processor state)`.
+    /// `nprocs x (32 KiB of coroutine stack in use + 8 KiB of per-processor state)`.
     pub processors: u64,
-    /// `nprocs x cache lines x 17 bytes` (a line's tag, state and LRU stamp).
+    /// `nprocs x cache lines x 18 bytes` (a line's tag, state, LRU stamp and prefetch flag).
     pub caches: u64,
 }
 

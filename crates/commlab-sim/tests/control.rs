@@ -71,7 +71,7 @@ fn a_control_never_stopped_changes_nothing() {
 fn machine_memory_estimate_counts_stacks_and_cache_tags() {
     let s = sim();
     let b = s.machine_bytes_estimate();
-    assert_eq!(b.processors, 8 * (256 + 8) * 1024);
+    assert_eq!(b.processors, 8 * (32 + 8) * 1024, "the stack in use and the processor's state");
     let lines = s.config().mem.cache_lines;
     assert_eq!(b.caches, 8 * lines * (8 + 1 + 8 + 1), "tag, state, LRU stamp, prefetch flag");
     assert_eq!(b.total(), b.processors + b.caches);

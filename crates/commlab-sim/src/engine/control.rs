@@ -16,6 +16,9 @@ pub struct RunControl {
     /// What the program last said of its progress (`Node::progress`): steps done and total.
     work_done: AtomicU64,
     work_total: AtomicU64,
+    /// Measure how deep the coroutine stacks went ([`RunControl::measure_stacks`]).
+    measure_stacks: AtomicBool,
+    stack_bytes: AtomicU64,
 }
 
 impl RunControl {
@@ -38,6 +41,26 @@ impl RunControl {
     /// says nothing).
     pub fn work(&self) -> (u64, u64) {
         (self.work_done.load(Ordering::Relaxed), self.work_total.load(Ordering::Relaxed))
+    }
+
+    /// Have runs record their processors' deepest stack use ([`RunControl::stack_bytes`]). It
+    /// costs a scan of every stack after the run, so it is off unless asked for.
+    pub fn measure_stacks(&self) {
+        self.measure_stacks.store(true, Ordering::Relaxed);
+    }
+
+    /// The deepest any processor's coroutine stack went, in bytes, in the last completed run
+    /// that measured it (0 before one). How much of [`crate::STACK_BYTES`] the application uses.
+    pub fn stack_bytes(&self) -> u64 {
+        self.stack_bytes.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn measuring_stacks(&self) -> bool {
+        self.measure_stacks.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn record_stack_bytes(&self, bytes: u64) {
+        self.stack_bytes.store(bytes, Ordering::Relaxed);
     }
 
     pub(crate) fn publish(&self, events: u64, now_ps: u64, work: (u64, u64)) {

@@ -36,8 +36,14 @@ use std::sync::Arc;
 /// How many events run between two looks at the run's [`RunControl`] (a power of two).
 const CONTROL_EVERY_EVENTS: u64 = 1 << 12;
 
-/// Bytes of each processor's coroutine stack.
-const STACK_BYTES: usize = 256 * 1024;
+/// Bytes of each processor's coroutine stack (a multiple of the page size): address space,
+/// of which only the pages a processor touches take memory. Far above what applications use
+/// (below), for the margin unoptimised builds need.
+pub const STACK_BYTES: usize = 256 * 1024;
+/// The most of its stack an application may use, and what the memory estimate counts per
+/// stack. Measured with [`RunControl::measure_stacks`]: the deepest of every application and
+/// variant is about 9 KB in a release build; a test fails any that goes beyond this.
+pub const STACK_USE_BYTES: usize = 32 * 1024;
 /// Host bytes per processor besides its stack and cache tags (its `Proc`, memory-side and
 /// network state, inbox), rounded up from measurements.
 const PROC_BYTES: u64 = 8 * 1024;
@@ -53,7 +59,7 @@ pub(crate) fn machine_bytes(cfg: &MachineConfig) -> (u64, u64) {
     let n = cfg.nprocs() as u64;
     let ways = cfg.mem.associativity.max(1);
     let cache_lines = (cfg.mem.cache_lines / ways).max(1).saturating_mul(ways);
-    let procs = (STACK_BYTES as u64 + PROC_BYTES).saturating_mul(n);
+    let procs = (STACK_USE_BYTES as u64 + PROC_BYTES).saturating_mul(n);
     (procs, cache_lines.saturating_mul(CACHE_BYTES_PER_LINE).saturating_mul(n))
 }
 
@@ -720,11 +726,32 @@ pub fn run<P: Program>(
     if w.procs_done < n {
         return Err(SimError::Deadlock(w.deadlock_report()));
     }
-    drop(coros);
+    if let Some(c) = control.filter(|c| c.measuring_stacks()) {
+        let deepest = coros.into_iter().map(|co| stack_bytes_used(&co.into_stack())).max().unwrap_or(0);
+        c.record_stack_bytes(deepest as u64);
+    } else {
+        drop(coros);
+    }
     let stats = collect_stats(&world, events, started.elapsed().as_secs_f64())?;
     let memory = std::mem::take(&mut world.mem.data);
     let states = world.procs.into_iter().map(|p| p.state).collect();
     Ok(RunOutput { states, memory, stats })
+}
+
+/// How deep a finished coroutine's stack went: its usable part (the top `STACK_BYTES`, above
+/// the guard page) starts as fresh zeroed memory, so the lowest word written non-zero bounds
+/// the deepest frame (a deepest frame that stored only zeros would go unseen: tests keep a wide
+/// margin).
+fn stack_bytes_used(stack: &DefaultStack) -> usize {
+    use corosensei::stack::Stack;
+    let top = stack.base().get();
+    let lowest = top - STACK_BYTES;
+    let words = STACK_BYTES / 8;
+    // SAFETY: [lowest, top) is the stack's readable and writable part (the guard page lies
+    // below `lowest`), and its coroutine has finished, so nothing writes it any more.
+    let memory = unsafe { std::slice::from_raw_parts(lowest as *const u64, words) };
+    let first_used = memory.iter().position(|&w| w != 0).unwrap_or(words);
+    (words - first_used) * 8
 }
 
 fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, SimError> {
