@@ -14,15 +14,29 @@
 //!   array, homed at it; the consumer (processor 0) then loads it (coherent misses to the
 //!   producer's cache, or to its memory when the array outgrows that cache); copies store into
 //!   the consumer's private array. Only the consumer's pass is timed.
+//! - `get` (one-sided fetch, the T3D's and T3E's way): before each pass the producer writes
+//!   its array as for `fetch`; the consumer pulls it into an array homed at itself by strided
+//!   gets, one per start `k` (the machine splits each into its requests), and a `quiet`. Only
+//!   the gets and the `quiet` are timed.
+//! - `put` (one-sided deposit): the producer pushes its array, written before the pass, into
+//!   an array homed at the consumer, which touched it first (stored zeros before the first
+//!   pass) and reads it after every pass; one strided put per start `k` and a `quiet`, timed
+//!   on the producer.
 //!
-//! One-sided `fetch`/`deposit` by get/put (the T3D and T3E, which have no coherent caching of
-//! remote data) belong in [`Variant`] beside `Fetch` when `Node::get`/`put` exist: the consumer's
-//! pass becomes strided `get`s (or the producer's strided `put`s) and a `quiet`.
+//! For `get` and `put` the kernel says which side of the transfer is strided: `copy-sload` the
+//! source (the j-th word read lands at word j), `copy-sstore` the destination (word j lands at
+//! the j-th strided place), `load-sum` both (word i lands at word i, the whole transfer in
+//! strided order). So the remote side is strided in `load-sum` and in `copy-sload` (get) or
+//! `copy-sstore` (put). After the transfer (untimed), the consumer loads the destination:
+//! every word must be the producer's value of this pass, and load-sum sums it. Both need a
+//! machine with one-sided access (`Backend::one_sided`; the simulator's `[remote]` section)
+//! and refuse others with an input error.
 //!
 //! Per word the loop costs `costs.accum_word` (load-sum: the add and the loop's increment,
 //! compare and branch; the load simulated) or `costs.memcpy_word` (copies: the two index
 //! increments, compare and branch; the load and the store simulated): the same loops as the
-//! `accum` and `memcpy` benchmarks, so the same cost entries.
+//! `accum` and `memcpy` benchmarks, so the same cost entries. `get` and `put` have no loop per
+//! word: the machine's `[remote]` costs (issue, outstanding words, service) are the transfer.
 //!
 //! `counters.mbytes_per_s`: array bytes per pass x passes / the timed passes' time. The check:
 //! every pass's sum (load-sum) or copy (copies) equals the sequential answer.
@@ -35,8 +49,8 @@ use std::sync::Arc;
 
 pub const INFO: AppInfo = AppInfo {
     name: "copy-transfer",
-    summary: "MB/s of strided loads (load-sum) and strided copies (copy-sload, copy-sstore), local or fetched through coherence; counters.mbytes_per_s",
-    variants: &["local", "fetch"],
+    summary: "MB/s of strided loads (load-sum) and strided copies (copy-sload, copy-sstore): local, fetched through coherence, or moved by one-sided get/put; counters.mbytes_per_s",
+    variants: &["local", "fetch", "get", "put"],
     params: &[
         ParamDoc { name: "kernel", default: "load-sum", doc: "load-sum, copy-sload or copy-sstore" },
         ParamDoc { name: "stride", default: "1", doc: "words between consecutive references (1 to 4096)" },
@@ -67,7 +81,25 @@ enum Variant {
     Local,
     /// Shared memory written by the producer, loaded through coherence.
     Fetch,
-    // Here: `Get` and `Put` (one-sided fetch and deposit) once the Node has them.
+    /// The producer's array pulled by the consumer's one-sided gets.
+    Get,
+    /// The producer's array pushed by its one-sided puts into the consumer's.
+    Put,
+}
+
+impl Variant {
+    fn one_sided(self) -> bool {
+        matches!(self, Variant::Get | Variant::Put)
+    }
+
+    /// The processor whose time is measured.
+    fn timed(self) -> ProcId {
+        if self == Variant::Put {
+            PRODUCER
+        } else {
+            CONSUMER
+        }
+    }
 }
 
 const CONSUMER: ProcId = 0;
@@ -130,14 +162,49 @@ impl CopyTransfer {
                     node.private_write(dst.word(to));
                     node.compute(self.word_cycles);
                 }
-                let order: Vec<usize> = strided(n, self.stride).collect();
-                let ok = (0..n).all(|j| {
-                    let (from, to) = if self.kernel == Kernel::CopySload { (order[j], j) } else { (j, order[j]) };
-                    copy[to] == element(from, pass)
-                });
-                (0, ok)
+                (0, self.placed_right(&copy, pass))
             }
         }
+    }
+
+    /// Whether `got` (the destination after a pass) holds pass `pass`'s array where the
+    /// kernel puts it: copy-sload the j-th word read at word j, copy-sstore word j at the j-th
+    /// strided place, load-sum (one-sided only) word i at word i.
+    fn placed_right(&self, got: &[u64], pass: usize) -> bool {
+        let n = self.words;
+        if self.kernel == Kernel::LoadSum {
+            return got.len() == n && (0..n).all(|i| got[i] == element(i, pass));
+        }
+        let order: Vec<usize> = strided(n, self.stride).collect();
+        got.len() == n
+            && (0..n).all(|j| {
+                let (from, to) = if self.kernel == Kernel::CopySload { (order[j], j) } else { (j, order[j]) };
+                got[to] == element(from, pass)
+            })
+    }
+
+    /// One pass of a one-sided variant: a strided get (by the consumer) or put (by the
+    /// producer) per start `k`, from `src` (the producer's array) to `dst` (the consumer's),
+    /// then `quiet`.
+    fn transfer<N: Node<State = State>>(&self, node: &mut N, src: Addr, dst: Addr) {
+        let (n, s) = (self.words, self.stride);
+        // Words already moved: where a contiguous side continues.
+        let mut done = 0;
+        for k in 0..s {
+            let count = (n - k).div_ceil(s);
+            let (d, ds, r, rs) = match self.kernel {
+                Kernel::LoadSum => (dst.word(k), s, src.word(k), s),
+                Kernel::CopySload => (dst.word(done), 1, src.word(k), s),
+                Kernel::CopySstore => (dst.word(k), s, src.word(done), 1),
+            };
+            if self.variant == Variant::Put {
+                node.put(d, ds, r, rs, count);
+            } else {
+                node.get(d, ds, r, rs, count);
+            }
+            done += count;
+        }
+        node.quiet();
     }
 }
 
@@ -158,6 +225,7 @@ impl Program for CopyTransfer {
             (Variant::Local, _) => vec![self.words, self.words],
             (Variant::Fetch, Kernel::LoadSum) => Vec::new(),
             (Variant::Fetch, _) => vec![self.words],
+            (Variant::Get | Variant::Put, _) => Vec::new(),
         }
     }
     fn init_state(&self, _: ProcId, _: usize) -> State {
@@ -214,6 +282,41 @@ impl Program for CopyTransfer {
                     node.barrier();
                 }
             }
+            Variant::Get | Variant::Put => {
+                let src = node.alloc_shared(self.words, Placement::OnNode(PRODUCER));
+                let dst = node.alloc_shared(self.words, Placement::OnNode(CONSUMER));
+                // The consumer touches its array first.
+                if id == CONSUMER {
+                    for i in 0..self.words {
+                        node.store(dst.word(i), 0);
+                    }
+                }
+                node.barrier();
+                node.begin_timing();
+                for pass in 0..=self.passes {
+                    if id == PRODUCER {
+                        for i in 0..self.words {
+                            node.store(src.word(i), element(i, pass));
+                        }
+                    }
+                    node.barrier();
+                    if id == self.variant.timed() {
+                        let t0 = node.now_cycles();
+                        self.transfer(node, src, dst);
+                        if pass > 0 {
+                            cycles += node.now_cycles() - t0;
+                        }
+                    }
+                    node.barrier();
+                    if id == CONSUMER {
+                        let got: Vec<u64> = (0..self.words).map(|i| node.load(dst.word(i))).collect();
+                        if pass > 0 {
+                            sums.push(got.iter().fold(0u64, |a, &v| a.wrapping_add(v)));
+                            copies_ok.push(self.placed_right(&got, pass));
+                        }
+                    }
+                }
+            }
         }
         node.state(|s| {
             s.sums = sums;
@@ -223,10 +326,12 @@ impl Program for CopyTransfer {
     }
 }
 
-pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<AppResult, AppError> {
-    let variant = match variant {
+pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Result<AppResult, AppError> {
+    let variant = match variant_name {
         "local" => Variant::Local,
         "fetch" => Variant::Fetch,
+        "get" => Variant::Get,
+        "put" => Variant::Put,
         other => unreachable!("copy-transfer variant `{other}` is listed but not handled"),
     };
     let kernel_name = params.raw("kernel");
@@ -246,9 +351,14 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
             "--param stride={stride}: copy-transfer needs a stride of at most the array's {words} words (--param bytes={bytes})"
         )));
     }
-    if variant == Variant::Fetch && backend.nprocs() < 2 {
+    if variant.one_sided() && !backend.one_sided() {
         return Err(AppError::Input(format!(
-            "copy-transfer fetch needs 2 processors (a producer and a consumer), the machine has {}",
+            "copy-transfer {variant_name} moves data by one-sided gets and puts, and this machine has no one-sided remote access (no [remote] section in its machine file); variants that run here: local, fetch"
+        )));
+    }
+    if variant != Variant::Local && backend.nprocs() < 2 {
+        return Err(AppError::Input(format!(
+            "copy-transfer {variant_name} needs 2 processors (a producer and a consumer), the machine has {}",
             backend.nprocs()
         )));
     }
@@ -256,11 +366,13 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let prog = CopyTransfer { variant, kernel, stride, words, passes, word_cycles };
     let out = backend.run(Arc::new(prog)).map_err(run_err)?;
 
+    // The answers are the consumer's; the time is the timed processor's (the producer's for put).
     let s = &out.states[CONSUMER];
-    let mbytes_per_s = (bytes * passes) as f64 / (s.cycles / backend.cycles_per_us());
+    let cycles = out.states[variant.timed()].cycles;
+    let mbytes_per_s = (bytes * passes) as f64 / (cycles / backend.cycles_per_us());
     let mut counters = BTreeMap::new();
     counters.insert("mbytes_per_s".into(), mbytes_per_s);
-    counters.insert("pass_cycles".into(), s.cycles / passes as f64);
+    counters.insert("pass_cycles".into(), cycles / passes as f64);
     let (ok, detail) = match kernel {
         Kernel::LoadSum => {
             let want: Vec<u64> = (1..=passes)
@@ -269,14 +381,17 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
                     (0..words).map(|i| element(i, p)).fold(0u64, u64::wrapping_add)
                 })
                 .collect();
-            (s.sums == want, format!("sums of {passes} passes {:?} vs sequential {want:?}", s.sums))
+            // One-sided: also every word where it belongs (local and fetch record `true`).
+            let placed = s.copies_ok.len() == passes && s.copies_ok.iter().all(|&b| b);
+            let detail = format!("sums of {passes} passes {:?} vs sequential {want:?}", s.sums);
+            (s.sums == want && placed, if placed { detail } else { format!("{detail}; words misplaced") })
         }
         _ => {
             let good = s.copies_ok.iter().filter(|&&b| b).count();
             (s.copies_ok.len() == passes && good == passes, format!("{good} of {passes} passes copied right"))
         }
     };
-    let ok = ok && s.cycles > 0.0;
+    let ok = ok && cycles > 0.0;
     let check = Check { ok, max_error: if ok { 0.0 } else { 1.0 }, detail };
     Ok(result(out.stats, counters, check))
 }

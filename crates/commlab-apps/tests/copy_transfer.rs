@@ -1,6 +1,8 @@
 //! `copy-transfer` and the memory hierarchy (issue 15): right answers in every kernel and
 //! variant, determinism, time accounting, bad parameters refused, the validation rows that a
-//! faithful model meets, and machines without `[hierarchy]` left exactly as they were.
+//! faithful model meets, and machines without `[hierarchy]` left exactly as they were; the
+//! one-sided variants (`get`, `put`) right, deterministic, strided where the kernel says, and
+//! refused on machines without one-sided access.
 
 use commlab_api::Backend;
 use commlab_apps::validate::validate;
@@ -47,6 +49,73 @@ fn same_inputs_same_results() {
         assert_eq!(a.stats.events, b.stats.events, "{variant}: events");
         assert_eq!(a.counters, b.counters, "{variant}: counters");
     }
+}
+
+#[test]
+fn one_sided_variants_are_right_deterministic_and_account_all_time() {
+    for machine in ["t3e", "t3d"] {
+        let s = common::preset(machine, &[], None);
+        for variant in ["get", "put"] {
+            for kernel in KERNELS {
+                for (stride, bytes) in [(1, "4096"), (5, "6144"), (16, "32768"), (7, "2048")] {
+                    let (k, st, b) = (format!("kernel={kernel}"), format!("stride={stride}"), format!("bytes={bytes}"));
+                    let r = run(&s, variant, &[&k, &st, &b, "passes=2"]);
+                    let what = format!("copy-transfer [{variant}] {k} {st} {b} on {machine}");
+                    assert!(r.check.ok, "{what}: {}", r.check.detail);
+                    assert!(r.counters["mbytes_per_s"] > 0.0, "{what}: no bandwidth");
+                    assert_categories_sum(&r.stats, &what);
+                }
+            }
+            let p = ["kernel=load-sum", "stride=3", "bytes=16384"];
+            let (a, b) = (run(&s, variant, &p), run(&s, variant, &p));
+            let what = format!("[{variant}] on {machine}");
+            assert_eq!(a.stats.procs, b.stats.procs, "{what}: per-processor times");
+            assert_eq!(a.stats.events, b.stats.events, "{what}: events");
+            assert_eq!(a.stats.volume_bytes, b.stats.volume_bytes, "{what}: traffic");
+            assert_eq!(a.counters, b.counters, "{what}: counters");
+        }
+    }
+}
+
+#[test]
+fn one_sided_transfers_are_strided_on_the_side_the_kernel_names() {
+    // On the T3E a vector get or put of 8 words opens one remote memory line when they are
+    // contiguous and 8 when they are 16 words apart, so a transfer whose remote side is strided
+    // (get: copy-sload, the source; put: copy-sstore, the destination) is slower than one whose
+    // local side is (and load-sum strides both).
+    let s = common::preset("t3e", &[], None);
+    let bw = |variant: &str, kernel: &str, stride: &str| {
+        run(&s, variant, &[&format!("kernel={kernel}"), &format!("stride={stride}"), "bytes=65536"]).counters
+            ["mbytes_per_s"]
+    };
+    for (variant, remote, local) in [("get", "copy-sload", "copy-sstore"), ("put", "copy-sstore", "copy-sload")] {
+        let (r, l) = (bw(variant, remote, "16"), bw(variant, local, "16"));
+        assert!(r < l * 0.8, "[{variant}] remote side strided {r} MB/s vs local side strided {l} MB/s");
+        let (sum1, sum16) = (bw(variant, "load-sum", "1"), bw(variant, "load-sum", "16"));
+        assert!(sum16 < sum1 * 0.8, "[{variant}] load-sum stride 16 {sum16} MB/s vs stride 1 {sum1} MB/s");
+    }
+}
+
+#[test]
+fn one_sided_variants_need_one_sided_access() {
+    for machine in ["dec8400", "alewife"] {
+        let s = common::preset(machine, &[], None);
+        for variant in ["get", "put"] {
+            match run_app(&s, "copy-transfer", variant, &[], 1) {
+                Err(AppError::Input(m)) => {
+                    assert!(
+                        m.contains("no one-sided remote access") && m.contains(variant),
+                        "{machine} [{variant}]: {m}"
+                    )
+                }
+                other => panic!("{machine} [{variant}]: expected an input error, got {:?}", other.map(|r| r.check)),
+            }
+        }
+    }
+    let one = common::preset("t3e", &[], Some(1));
+    assert!(
+        matches!(run_app(&one, "copy-transfer", "put", &[], 1), Err(AppError::Input(m)) if m.contains("2 processors"))
+    );
 }
 
 #[test]

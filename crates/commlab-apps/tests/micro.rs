@@ -81,6 +81,7 @@ fn latency_grows_by_router_latency_per_hop() {
 
 /// Variants that need one-sided remote access (`Backend::one_sided`).
 const ONE_SIDED: &[(&str, &[&str])] = &[
+    ("copy-transfer", &["get", "put"]),
     ("fft2d", &["fetch", "deposit", "pack-fetch", "pack-deposit"]),
     ("remote-bw", &["fetch", "deposit", "fetch-single", "deposit-single", "fetch-blocking"]),
 ];

@@ -17,11 +17,20 @@
 //!   figure). Default machine `alewife-sim`.
 //! - `memcpy` (the memcpy app): block size from 16 to 16384 bytes; y = MB/s of each copy
 //!   variant. Default machine `alewife-sim`.
+//! - `copy-transfer` (the copy-transfer app, issue 15): strides 1 to 64 words x working sets
+//!   from 4 KB in powers of two to beyond the machine's last cache level, for `local` and each
+//!   remote variant the machine has (`fetch` through coherence, `get` and `put` where it has
+//!   one-sided access); `--quick`: 4 strides x 3 small sets. A heat map per variant (stride
+//!   across, working set up, colour = MB/s), drawn by the function `commlab characterize`
+//!   draws the host's with; the summary: plateaus per cache level, remote/local ratios.
+//!   Default machine `t3e`.
 //!
 //! Machines are placed on the bisection and latency axes by their figures normalised by
 //! local-miss time (as `commlab machines --table` computes them), converted to this
 //! machine's cycles: bisection bytes per local miss / this machine's local miss, and network
 //! latency in local misses x this machine's local miss.
+
+mod copy_transfer;
 
 use crate::chart::runs::{self as chart_runs, RunBars, Stack};
 use crate::chart::{self, Cross, LineChart, Marker, Series};
@@ -50,7 +59,10 @@ aggregation  iccg only: one message per edge, then buffers of 2 to 16 edges (spe
 volume       traffic volume per variant by class\n  \
 grain        grain app: leaf delay l from 0 to 1000 cycles (log steps); speedup of sm and mp (default machine \
 alewife-sim)\n  \
-memcpy       memcpy app: block size 16 to 16384 bytes; MB/s of each copy variant (default machine alewife-sim)\n\n\
+memcpy       memcpy app: block size 16 to 16384 bytes; MB/s of each copy variant (default machine alewife-sim)\n  \
+copy-transfer  copy-transfer app: MB/s over strides (1 to 64 words) x working sets (4 KB to beyond the last cache \
+level), local and each remote variant the machine has (fetch; get and put with one-sided access), as heat maps; \
+--quick: a few small points (default machine t3e)\n\n\
 Real machines (the presets) are marked on the bisection and latency axes by their figures normalised by \
 local-miss time and expressed in this machine's cycles. Results are appended as they finish; rerun with \
 --resume to continue an interrupted experiment.\n\n\
@@ -60,7 +72,8 @@ commlab experiment latency em3d --points 6\n  \
 commlab experiment aggregation iccg --param matrix=../shared/data/matrices/bcsstk32.mtx.gz\n  \
 commlab experiment volume em3d --out em3d-volume\n  \
 commlab experiment grain --procs 64\n  \
-commlab experiment memcpy";
+commlab experiment memcpy\n  \
+commlab experiment copy-transfer --machine t3d --quick";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Name {
@@ -71,6 +84,7 @@ pub enum Name {
     Volume,
     Grain,
     Memcpy,
+    CopyTransfer,
 }
 
 impl Name {
@@ -79,8 +93,15 @@ impl Name {
         match self {
             Name::Grain => Some("grain"),
             Name::Memcpy => Some("memcpy"),
+            Name::CopyTransfer => Some("copy-transfer"),
             _ => None,
         }
+    }
+
+    /// As typed on the command line.
+    fn text(self) -> String {
+        use clap::ValueEnum;
+        self.to_possible_value().expect("every experiment has a name").get_name().to_string()
     }
 }
 
@@ -89,9 +110,10 @@ pub struct ExperimentArgs {
     /// Which experiment.
     #[arg(value_enum)]
     name: Name,
-    /// Application name (see `commlab apps`); grain and memcpy name their own app.
+    /// Application name (see `commlab apps`); grain, memcpy and copy-transfer name their own app.
     app: Option<String>,
-    /// Variant to run, or `all`.
+    /// Variant to run, several separated by commas, or `all` (copy-transfer: those the machine
+    /// has).
     #[arg(long, default_value = "all")]
     variant: String,
     /// Set an application parameter (repeatable).
@@ -101,7 +123,7 @@ pub struct ExperimentArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// Preset name or path to a machine TOML file [default: alewife; alewife-sim for grain and
-    /// memcpy, the runtime study's machine].
+    /// memcpy, the runtime study's machine; t3e for copy-transfer].
     #[arg(long)]
     machine: Option<String>,
     /// Resize the machine to N processors.
@@ -125,6 +147,9 @@ pub struct ExperimentArgs {
     /// Do not mark where the preset machines sit on the x axis.
     #[arg(long)]
     no_marks: bool,
+    /// copy-transfer only: 4 strides x 3 small working sets (seconds), not the whole surface.
+    #[arg(long)]
+    quick: bool,
 }
 
 /// One finished run, as read back from results.jsonl.
@@ -248,11 +273,18 @@ fn app_name(a: &ExperimentArgs) -> &str {
 
 /// The machine the experiment runs on.
 fn machine_name(a: &ExperimentArgs) -> &str {
-    a.machine.as_deref().unwrap_or(if a.name.own_app().is_some() { "alewife-sim" } else { "alewife" })
+    a.machine.as_deref().unwrap_or(match a.name {
+        Name::CopyTransfer => "t3e",
+        Name::Grain | Name::Memcpy => "alewife-sim",
+        _ => "alewife",
+    })
 }
 
 pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
-    let name = format!("{:?}", a.name).to_lowercase();
+    let name = a.name.text();
+    if a.quick && a.name != Name::CopyTransfer {
+        return Err(input(format!("--quick is for experiment copy-transfer, not {name}")));
+    }
     match (a.name.own_app(), a.app.as_deref()) {
         (Some(own), Some(app)) if app != own => {
             return Err(input(format!("experiment {name} runs the {own} app, not `{app}` (leave the app out)")))
@@ -263,12 +295,13 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
         _ => {}
     }
     let info = commlab_apps::app_info(app_name(&a)).map_err(|e| input(e.to_string()))?;
-    info.select_variants(&a.variant).map_err(|e| input(e.to_string()))?;
+    sweep::select_variants(info, &a.variant).map_err(|e| input(e.to_string()))?;
     let base = machine_arg::load(machine_name(&a), &a.set, a.procs)?;
     let dir = a.out.clone().unwrap_or_else(|| PathBuf::from(format!("experiment-{name}-{}", info.name)));
     match a.name {
         Name::Aggregation | Name::Volume => return run_variants(&a, &dir, &base),
         Name::Grain | Name::Memcpy => return run_param_curve(&a, &dir, &base),
+        Name::CopyTransfer => return copy_transfer::run(&a, &dir, &base),
         _ => {}
     }
     let points = a.points;
@@ -315,7 +348,9 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
             };
             vec![(dir.clone(), axis)]
         }
-        Name::Aggregation | Name::Volume | Name::Grain | Name::Memcpy => unreachable!("handled above"),
+        Name::Aggregation | Name::Volume | Name::Grain | Name::Memcpy | Name::CopyTransfer => {
+            unreachable!("handled above")
+        }
     };
     for (d, axis) in methods {
         std::fs::create_dir_all(&d).map_err(|e| input(format!("cannot create `{}`: {e}", d.display())))?;
@@ -479,7 +514,7 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
         }
         vec!["mp-int", "buffer-2", "buffer-3", "buffer-4", "buffer-8", "buffer-16"]
     } else {
-        info.select_variants(&a.variant).map_err(|e| input(e.to_string()))?
+        sweep::select_variants(info, &a.variant).map_err(|e| input(e.to_string()))?
     };
     std::fs::create_dir_all(dir).map_err(|e| input(format!("cannot create `{}`: {e}", dir.display())))?;
     let path = dir.join("results.jsonl");
@@ -573,7 +608,7 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
             text.push_str(&format!("  {}: {}\n", r.record.variant, parts.join(" ")));
         }
     }
-    let name = format!("{:?}", a.name).to_lowercase();
+    let name = a.name.text();
     let text = format!("{name}: {title}\n{text}");
     write_file(&dir.join("experiment.txt"), &text)?;
     let summary = json!({
@@ -628,7 +663,7 @@ fn param_curve(name: Name) -> ParamCurve {
 /// `grain` and `memcpy`: sweep one app parameter over fixed values and draw one counter of
 /// every variant against it (log x), with crossovers.
 fn run_param_curve(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -> Result<(), Failure> {
-    let name = format!("{:?}", a.name).to_lowercase();
+    let name = a.name.text();
     let info = commlab_apps::app_info(app_name(a)).map_err(|e| input(e.to_string()))?;
     let c = param_curve(a.name);
     if a.param.iter().any(|p| p.split('=').next() == Some(c.key)) {

@@ -274,3 +274,84 @@ fn grain_and_memcpy_experiments_draw_their_counter_against_their_parameter() {
     assert!(mp.windows(2).all(|w| w[1].1 >= w[0].1), "mp MB/s by block size: {mp:?}");
     assert_plots(&d, &["mbytes_per_s"]);
 }
+
+/// MB/s of (variant, stride, working set) in a copy-transfer results file; every point's check
+/// must have passed.
+fn copy_transfer_points(path: &Path) -> Vec<(String, u64, u64, f64)> {
+    json_lines(path)
+        .iter()
+        .map(|l| {
+            let what = format!("{} {}", l["variant"], l["vary"]);
+            assert_eq!(l["check"]["ok"], true, "{what}: {}", l["check"]["detail"]);
+            let mb = l["counters"]["mbytes_per_s"].as_f64().unwrap();
+            assert!(mb > 0.0, "{what}: {mb} MB/s");
+            let n = |k: &str| l["vary"][k].as_u64().unwrap_or_else(|| panic!("{what}: no vary.{k}"));
+            (l["variant"].as_str().unwrap().to_string(), n("stride"), n("bytes"), mb)
+        })
+        .collect()
+}
+
+/// Issue 15: a simulated machine's copy-transfer surfaces, local and each remote variant it
+/// has, as heat maps drawn as `commlab characterize` draws the host's.
+#[test]
+fn copy_transfer_experiment_draws_a_surface_per_variant() {
+    let d = TempDir::new("copy-transfer-t3d");
+    let text = ok(&["experiment", "copy-transfer", "--quick", "--machine", "t3d", "--out", d.arg()]);
+    let points = copy_transfer_points(&d.file("results.jsonl"));
+    let (variants, strides, sizes) = (["local", "fetch", "get", "put"], [1, 2, 3, 16], [4096, 16384, 65536]);
+    assert_eq!(points.len(), variants.len() * strides.len() * sizes.len(), "every point once");
+    let mb = |v: &str, s: u64, w: u64| {
+        points
+            .iter()
+            .find(|p| p.0 == v && p.1 == s && p.2 == w)
+            .unwrap_or_else(|| panic!("no point {v} stride {s} at {w} bytes"))
+            .3
+    };
+    for v in variants {
+        for s in strides {
+            for w in sizes {
+                mb(v, s, w);
+            }
+        }
+    }
+    // Beyond the T3D's 8 KB cache a strided load misses every time, a contiguous one once per
+    // 32-byte line; loads of data another processor just wrote are slower than local ones.
+    assert!(mb("local", 1, 65536) > 2.0 * mb("local", 16, 65536), "{text}");
+    assert!(mb("fetch", 1, 65536) < mb("local", 1, 65536), "{text}");
+    assert_plots(d.path(), &["heatmap-local", "heatmap-fetch", "heatmap-get", "heatmap-put"]);
+    let svg = std::fs::read_to_string(d.file("heatmap-get.svg")).unwrap();
+    let texts = svg_texts(&svg);
+    for needle in ["t3d: copy-transfer load-sum [get]", "stride (64-bit words)", "working set (bytes)", "64K", "16"] {
+        assert!(texts.iter().any(|t| t == needle), "heatmap-get.svg lacks {needle:?}: {texts:?}");
+    }
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(d.file("experiment.json")).unwrap()).unwrap();
+    assert_eq!(summary["levels"][0]["bytes"], 8192);
+    assert_eq!(summary["surfaces_mb_per_s"]["get"].as_array().unwrap().len(), 3, "a row per working set");
+    let ratio = summary["remote_over_local"]["fetch"]["stride_1_largest"].as_f64().unwrap();
+    assert!((ratio - mb("fetch", 1, 65536) / mb("local", 1, 65536)).abs() < 1e-9, "{ratio}");
+    assert!(text.contains("plateaus") && text.contains("memory (beyond the caches; 64K)"), "{text}");
+
+    // On the T3E a vector get of 8 contiguous words opens one remote line, of 8 words 16 apart
+    // eight: stride 1 beats stride 16. A comma list picks variants.
+    let d = TempDir::new("copy-transfer-t3e");
+    ok(&["experiment", "copy-transfer", "--quick", "--machine", "t3e", "--variant", "get,local", "--out", d.arg()]);
+    let points = copy_transfer_points(&d.file("results.jsonl"));
+    assert_eq!(points.len(), 2 * 4 * 3);
+    let get = |s: u64| points.iter().find(|p| p.0 == "get" && p.1 == s && p.2 == 65536).unwrap().3;
+    assert!(get(1) > 1.5 * get(16), "get at stride 1 {} vs 16 {} MB/s", get(1), get(16));
+    assert_plots(d.path(), &["heatmap-local", "heatmap-get"]);
+
+    // Without one-sided access: local and fetch only by default, get refused by name.
+    let d = TempDir::new("copy-transfer-dec8400");
+    ok(&["experiment", "copy-transfer", "--quick", "--machine", "dec8400", "--out", d.arg()]);
+    let points = copy_transfer_points(&d.file("results.jsonl"));
+    assert!(points.iter().all(|p| p.0 == "local" || p.0 == "fetch") && points.len() == 24, "{points:?}");
+    assert!(!d.file("heatmap-get.png").exists());
+    let e = TempDir::new("copy-transfer-refused");
+    bad_input(
+        &["experiment", "copy-transfer", "--quick", "--machine", "dec8400", "--variant", "get", "--out", e.arg()],
+        &["get", "no one-sided remote access"],
+    );
+    bad_input(&["experiment", "copy-transfer", "--quick", "--param", "stride=2", "--out", e.arg()], &["stride"]);
+    bad_input(&["experiment", "bisection", "em3d", "--quick"], &["--quick"]);
+}

@@ -18,10 +18,14 @@ mod topology;
 
 use crate::chart::Marker;
 use crate::failure::{failed, input, Failure};
-use measure::{size_text, Grid, Progress, CHASE};
+use measure::{Grid, Progress, CHASE};
+// What `commlab experiment copy-transfer` shares with the host's characterisation.
+pub(crate) use measure::size_text;
+pub(crate) use plots::bandwidth_heatmap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
+pub(crate) use summary::{geomean, median};
 use topology::Topology;
 
 /// `commlab characterize --help`.

@@ -6,6 +6,36 @@ use super::measure::{size_text, Point, CHASE, CORE_TO_CORE, LOCAL_KERNELS, REMOT
 use crate::chart::{heatmap, line_chart, Heatmap, LineChart, Marker, Series};
 use std::path::{Path, PathBuf};
 
+/// A copy-transfer surface as a heat map into `<stem>.png` and `.svg`: stride (64-bit words)
+/// across, working set up, colour = MB/s (`mb_per_s(stride, working set)`, `None`: a missing
+/// cell). `commlab characterize` draws the host's with it, `commlab experiment copy-transfer`
+/// a simulated machine's.
+pub(crate) fn bandwidth_heatmap(
+    stem: &Path,
+    title: &str,
+    strides: &[usize],
+    sizes: &[u64],
+    mb_per_s: &dyn Fn(usize, u64) -> Option<f64>,
+) -> Result<Vec<PathBuf>, String> {
+    let columns: Vec<String> = strides.iter().map(|s| s.to_string()).collect();
+    let rows: Vec<String> = sizes.iter().map(|&s| size_text(s)).collect();
+    let values: Vec<Vec<f64>> =
+        sizes.iter().map(|&w| strides.iter().map(|&s| mb_per_s(s, w).unwrap_or(f64::NAN)).collect()).collect();
+    heatmap(
+        stem,
+        &Heatmap {
+            title,
+            x_label: "stride (64-bit words)",
+            y_label: "working set (bytes)",
+            unit: "MB/s",
+            columns: &columns,
+            rows: &rows,
+            values: &values,
+            annotate: false,
+        },
+    )
+}
+
 /// Draw every plot into `dir`; returns the files written.
 /// `markers`: the cache sizes, drawn on the load-latency curve.
 pub fn draw(
@@ -17,8 +47,6 @@ pub fn draw(
     markers: &[Marker],
 ) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
-    let columns: Vec<String> = strides.iter().map(|s| s.to_string()).collect();
-    let rows: Vec<String> = sizes.iter().map(|&s| size_text(s)).collect();
     for kernel in LOCAL_KERNELS.iter().chain(&REMOTE_KERNELS) {
         let mut core_sets: Vec<&Vec<usize>> = Vec::new();
         for p in points.iter().filter(|p| p.kernel == *kernel) {
@@ -37,9 +65,7 @@ pub fn draw(
                             && p.working_set_bytes == Some(w)
                     })
                     .and_then(|p| p.mb_per_s)
-                    .unwrap_or(f64::NAN)
             };
-            let values: Vec<Vec<f64>> = sizes.iter().map(|&w| strides.iter().map(|&s| of(s, w)).collect()).collect();
             let on = cores.iter().map(|c| c.to_string()).collect::<Vec<_>>().join("->");
             let title = format!("{host}: {kernel} (core {on})");
             let stem = if cores.len() > 1 {
@@ -50,19 +76,7 @@ pub fn draw(
             } else {
                 dir.join(format!("heatmap-{kernel}"))
             };
-            files.extend(heatmap(
-                &stem,
-                &Heatmap {
-                    title: &title,
-                    x_label: "stride (64-bit words)",
-                    y_label: "working set (bytes)",
-                    unit: "MB/s",
-                    columns: &columns,
-                    rows: &rows,
-                    values: &values,
-                    annotate: false,
-                },
-            )?);
+            files.extend(bandwidth_heatmap(&stem, &title, strides, sizes, &of)?);
         }
     }
     let lat: Vec<&Point> = points.iter().filter(|p| p.kernel == CORE_TO_CORE).collect();

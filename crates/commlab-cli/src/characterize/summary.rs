@@ -84,7 +84,7 @@ pub struct Summary {
     pub wall_seconds: f64,
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
+pub(crate) fn median(mut v: Vec<f64>) -> Option<f64> {
     v.retain(|x| x.is_finite());
     if v.is_empty() {
         return None;
@@ -94,7 +94,7 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
     Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
 }
 
-fn geomean(v: &[f64]) -> Option<f64> {
+pub(crate) fn geomean(v: &[f64]) -> Option<f64> {
     let v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite() && *x > 0.0).collect();
     if v.is_empty() {
         return None;

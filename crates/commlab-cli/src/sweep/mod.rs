@@ -60,7 +60,7 @@ pub struct SweepArgs {
     /// A key to vary and its values: KEY=a:b:steps, KEY=a:b:steps:log or KEY=v1,v2,... (repeatable: a grid).
     #[arg(long = "vary", value_name = "KEY=SPEC", required = true)]
     pub(crate) vary: Vec<String>,
-    /// Variant to run, or `all`.
+    /// Variant to run, several separated by commas, or `all`.
     #[arg(long, default_value = "all")]
     pub(crate) variant: String,
     /// Set an application parameter for every point, e.g. iterations=2 (repeatable).
@@ -379,10 +379,20 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
     report.outcome()
 }
 
+/// The variants `spec` names: `all`, one variant or several separated by commas; each once,
+/// in the app's order.
+pub(crate) fn select_variants(info: &'static commlab_apps::AppInfo, spec: &str) -> Result<Vec<&'static str>, AppError> {
+    let mut named = Vec::new();
+    for v in spec.split(',') {
+        named.extend(info.select_variants(v.trim())?);
+    }
+    Ok(info.variants.iter().copied().filter(|v| named.contains(v)).collect())
+}
+
 /// Check a sweep and read what its results file holds, without running anything.
 pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
     let info = commlab_apps::app_info(&args.app).map_err(|e| input(e.to_string()))?;
-    let variants = info.select_variants(&args.variant).map_err(|e| input(e.to_string()))?;
+    let variants = select_variants(info, &args.variant).map_err(|e| input(e.to_string()))?;
     Params::parse(info, &args.param).map_err(|e| input(e.to_string()))?;
     let base = machine_arg::load(&args.machine, &args.set, args.procs)?;
     let spec = serde_json::to_value(&base.spec).expect("a machine spec serializes");
