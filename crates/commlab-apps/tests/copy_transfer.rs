@@ -163,7 +163,7 @@ fn bad_parameters_are_refused_by_name() {
 
 #[test]
 fn t3d_local_validation_rows_pass() {
-    // The remote deposit row is a known disagreement (51% fast: see the one-sided rows' note).
+    // The remote deposit row is a known disagreement (about 70% fast: see validate.rs's notes).
     let rows = validate("t3d", |_: &[String]| Ok(common::preset("t3d", &[], None))).expect("t3d rows");
     let local: Vec<_> = rows.into_iter().filter(|r| r.name.starts_with("local")).collect();
     assert_eq!(local.len(), 2);

@@ -8,10 +8,16 @@
 //! one word, still pipelined up to the machine's outstanding limit); `fetch-blocking` waits for
 //! each word before asking for the next (naive remote loads). Counters: `mbytes_per_s` (bytes
 //! / time at the machine's clock), `bytes_per_cycle`, `transfer_cycles`.
+//!
+//! The barriers are the shared-memory tree: with the message tree, the idle processors'
+//! arrivals at the closing barrier interrupted processor 0 during its timed transfer (on the
+//! T3E about 4 interrupts of 3600 cycles each inside a 64 KB transfer of about 57 000), which
+//! the study's transfers did not suffer (the T3D and T3E have hardware barrier networks that
+//! interrupt no processor); the shared-memory tree costs processor 0 nothing while it waits.
 
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::Params;
-use commlab_api::{Addr, Backend, Node, Placement, ProcId, Program};
+use commlab_api::{Addr, Backend, BarrierKind, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -55,6 +61,10 @@ fn value(i: usize) -> u64 {
 
 impl Program for RemoteBw {
     type State = State;
+    fn barrier_kind(&self) -> BarrierKind {
+        // Not the message tree, whose arrivals would interrupt processor 0 mid-transfer.
+        BarrierKind::SharedMemory
+    }
     fn init_state(&self, _: ProcId, _: usize) -> State {
         State::default()
     }
