@@ -6,6 +6,7 @@
 
 mod app;
 pub mod copy_transfer;
+pub mod dsmc;
 pub mod em3d;
 mod estimate;
 pub mod fft2d;
