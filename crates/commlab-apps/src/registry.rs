@@ -2,7 +2,7 @@
 
 use crate::app::{AppError, AppInfo, AppResult};
 use crate::params::Params;
-use crate::{copy_transfer, dsmc, em3d, fft2d, iccg, jacobi, lazy, micro, moldyn, runtime, unstruc};
+use crate::{barnes, copy_transfer, dsmc, em3d, fft2d, iccg, jacobi, lazy, micro, moldyn, runtime, unstruc};
 use commlab_api::Backend;
 
 /// Every application commlab knows.
@@ -30,6 +30,7 @@ pub const APPS: &[AppInfo] = &[
     copy_transfer::INFO,
     fft2d::INFO,
     dsmc::INFO,
+    barnes::INFO,
 ];
 
 /// Look an application up by name; the error lists the valid names.
@@ -77,6 +78,7 @@ pub fn run_app<B: Backend>(
         "copy-transfer" => copy_transfer::run(backend, variant, &params)?,
         "fft2d" => fft2d::run(backend, variant, &params, seed)?,
         "dsmc" => dsmc::run(backend, variant, &params, seed)?,
+        "barnes" => barnes::run(backend, variant, &params, seed)?,
         other => unreachable!("app `{other}` is listed but not dispatched"),
     };
     r.app = info.name;
