@@ -63,7 +63,7 @@ pub const INFO: AppInfo = AppInfo {
 
 /// Body-iterations the sequential reference may take (it runs first, with a direct O(N^2)
 /// sum on the initial positions).
-const MAX_BODIES: usize = 65_536;
+const MAX_BODIES: usize = 16_384;
 const MAX_WORK: f64 = 1e6;
 
 fn positive_real(what: &'static str) -> (&'static str, fn(f64) -> bool) {
@@ -73,7 +73,7 @@ fn positive_real(what: &'static str) -> (&'static str, fn(f64) -> bool) {
 pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -> Result<AppResult, AppError> {
     let procs = backend.nprocs();
     let n: usize =
-        params.get("bodies", ("a whole number from 2 to 65536", |v: usize| (2..=MAX_BODIES).contains(&v)))?;
+        params.get("bodies", ("a whole number from 2 to 16384", |v: usize| (2..=MAX_BODIES).contains(&v)))?;
     if n < procs {
         return Err(AppError::Input(format!(
             "--param bodies={n}: barnes needs at least one body per processor ({procs} processors)"
