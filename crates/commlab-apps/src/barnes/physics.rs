@@ -44,8 +44,8 @@ pub struct ComSum {
 impl ComSum {
     pub fn add(&mut self, m: f64, x: &V3) {
         self.m += m;
-        for d in 0..3 {
-            self.s[d] += m * x[d];
+        for (s, c) in self.s.iter_mut().zip(x) {
+            *s += m * c;
         }
     }
     pub fn finish(&self) -> (f64, V3) {

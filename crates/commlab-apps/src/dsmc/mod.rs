@@ -200,8 +200,8 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
                 err = f64::INFINITY;
                 continue;
             }
-            for d in 0..3 {
-                let e = ((g.x[d] - w.x[d]).abs() / dims[d] as f64).max((g.v[d] - w.v[d]).abs() / vmax);
+            for (d, side) in dims.iter().enumerate() {
+                let e = ((g.x[d] - w.x[d]).abs() / *side as f64).max((g.v[d] - w.v[d]).abs() / vmax);
                 err = if e.is_nan() { f64::INFINITY } else { err.max(e) };
             }
         }

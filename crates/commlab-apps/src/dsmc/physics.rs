@@ -21,7 +21,7 @@ pub struct Particle {
 pub const RECORD_WORDS: usize = 8;
 
 impl Particle {
-    pub fn to_words(&self, cell: usize) -> [u64; RECORD_WORDS] {
+    pub fn to_words(self, cell: usize) -> [u64; RECORD_WORDS] {
         let [x, y, z] = self.x.map(f64::to_bits);
         let [a, b, c] = self.v.map(f64::to_bits);
         [self.id, x, y, z, a, b, c, cell as u64]
@@ -105,7 +105,7 @@ impl Rng {
     }
     /// Uniform in `0..n`.
     pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() >> 32) * n as u64 >> 32) as usize
+        (((self.next_u64() >> 32) * n as u64) >> 32) as usize
     }
 }
 
@@ -155,9 +155,9 @@ pub fn collide_cell(grid: &Grid, step: usize, cell: usize, ps: &mut [Particle], 
         };
         let r = 2.0 * (1.0 - s).sqrt();
         let dir = [u * r, w * r, 1.0 - 2.0 * s];
-        for d in 0..3 {
+        for (d, e) in dir.iter().enumerate() {
             let cm = 0.5 * (ps[i].v[d] + ps[j].v[d]);
-            let half = 0.5 * speed * dir[d];
+            let half = 0.5 * speed * e;
             ps[i].v[d] = cm + half;
             ps[j].v[d] = cm - half;
         }
@@ -192,9 +192,9 @@ pub fn moments(ps: &[Particle]) -> ([f64; 3], f64) {
     let mut m = [0.0; 3];
     let mut e = 0.0;
     for p in ps {
-        for d in 0..3 {
-            m[d] += p.v[d];
-            e += 0.5 * p.v[d] * p.v[d];
+        for (md, v) in m.iter_mut().zip(p.v) {
+            *md += v;
+            e += 0.5 * v * v;
         }
     }
     (m, e)
