@@ -5,7 +5,9 @@
 //! variants; [`run_app`] runs one variant on any [`Backend`].
 
 mod app;
+pub mod barnes;
 pub mod copy_transfer;
+pub mod dsmc;
 pub mod em3d;
 mod estimate;
 pub mod fft2d;

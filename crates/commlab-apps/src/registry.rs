@@ -2,7 +2,7 @@
 
 use crate::app::{AppError, AppInfo, AppResult};
 use crate::params::Params;
-use crate::{copy_transfer, em3d, fft2d, iccg, jacobi, lazy, micro, moldyn, runtime, unstruc};
+use crate::{barnes, copy_transfer, dsmc, em3d, fft2d, iccg, jacobi, lazy, micro, moldyn, runtime, unstruc};
 use commlab_api::Backend;
 
 /// Every application commlab knows.
@@ -29,6 +29,8 @@ pub const APPS: &[AppInfo] = &[
     lazy::aq::INFO,
     copy_transfer::INFO,
     fft2d::INFO,
+    dsmc::INFO,
+    barnes::INFO,
 ];
 
 /// Look an application up by name; the error lists the valid names.
@@ -75,6 +77,8 @@ pub fn run_app<B: Backend>(
         "aq" => lazy::aq::run(backend, variant, &params)?,
         "copy-transfer" => copy_transfer::run(backend, variant, &params)?,
         "fft2d" => fft2d::run(backend, variant, &params, seed)?,
+        "dsmc" => dsmc::run(backend, variant, &params, seed)?,
+        "barnes" => barnes::run(backend, variant, &params, seed)?,
         other => unreachable!("app `{other}` is listed but not dispatched"),
     };
     r.app = info.name;

@@ -52,6 +52,8 @@ fn small_params(app: &str, s: &Simulator) -> Vec<String> {
         "aq" => vec!["tolerance=1e-3"],
         "copy-transfer" => vec!["kernel=copy-sload", "stride=3", "bytes=2048"],
         "fft2d" => vec!["n=32"],
+        "dsmc" => vec!["particles=256", "cells_x=8", "cells_y=4", "cells_z=2", "iterations=3"],
+        "barnes" => vec!["bodies=128", "iterations=2"],
         other => panic!("no small parameters for {other}"),
     };
     v.into_iter().map(String::from).collect()

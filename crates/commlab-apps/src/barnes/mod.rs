@@ -1,0 +1,234 @@
+//! `barnes`: Barnes-Hut gravitational N-body simulation with an oct-tree rebuilt every
+//! iteration, after SPLASH-2's `barnes` as the Blizzard/Tempest studies ran it.
+//!
+//! - Physics, generator, sequential tree and reference: `physics.rs`.
+//! - The variants and the speedup baseline: `kernel.rs`. `stache`: one shared tree built
+//!   cooperatively under per-cell locks (SPLASH-2's algorithm) in transparent shared memory;
+//!   `custom`: every processor receives every body's position and mass in bulk messages and
+//!   builds the whole tree privately (no shared tree).
+//!
+//! Bodies are a Plummer sphere numbered in Morton order of their initial positions, split in
+//! equal blocks of numbers among the processors (a static stand-in for SPLASH-2's cost
+//! zones). The root cell is a fixed cube centred at the origin: the smallest power-of-two
+//! half side holding every body at every step of the sequential run.
+//!
+//! Check: every body's final position and velocity equal to the sequential program's. They
+//! must be equal exactly, not within a tolerance: a tree with at most one body per leaf in a
+//! fixed root cube has the same shape whatever order bodies are inserted in (and whichever
+//! processor creates which cell), centres of mass sum children in octant order, and walks
+//! visit them in that order, so every variant does the reference's floating-point
+//! operations in the reference's order. `counters.force_error` reports the tree's
+//! approximation: the RMS difference from the direct O(N^2) sum on the initial positions,
+//! relative to the RMS acceleration (about 1e-2 at theta = 1).
+//!
+//! Size: the study ran 8192 bodies for 8 iterations with the first excluded from timing. The
+//! default here is 2048 bodies and 4 iterations (3 timed), so that `--variant all` on
+//! blizzard-s with 16 processors takes well under a minute of host time; both are parameters.
+//! `theta` 1.0, `dt` 0.025 and `eps` 0.05 are SPLASH-2's defaults.
+//!
+//! `counters.speedup` divides the cycles of the sequential program (the `custom` program on
+//! one processor of the same machine: private data, no access checks, no messages; its first
+//! iteration excluded as well) by this run's.
+//!
+//! Work costs (machine `[costs]`): `barnes_insert_level` per tree level an insertion descends,
+//! `barnes_subdivide` per cell created, `barnes_com_child` per child summed and
+//! `barnes_com_cell` per cell finished in the centre-of-mass pass, `barnes_open` per cell
+//! visited by a walk, `barnes_interact` per body-cell or body-body interaction,
+//! `barnes_update` per body's leapfrog step. The tree's and the bodies' loads and stores are
+//! simulated.
+
+mod kernel;
+mod physics;
+
+use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
+use crate::params::Params;
+use commlab_api::{Backend, Category};
+use kernel::{Costs, Kernel, Mode};
+use physics::{Sim, V3};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub const INFO: AppInfo = AppInfo {
+    name: "barnes",
+    summary: "Barnes-Hut N-body: a shared oct-tree built under per-cell locks (stache), or the tree built privately from bodies exchanged in bulk messages (custom); counters.speedup",
+    variants: &["stache", "custom"],
+    params: &[
+        ParamDoc { name: "bodies", default: "2048", doc: "bodies of the Plummer sphere (at least 2, and 1 per processor); the study ran 8192" },
+        ParamDoc { name: "iterations", default: "4", doc: "time steps, the first not timed (at least 2); the study ran 8" },
+        ParamDoc { name: "theta", default: "1.0", doc: "opening criterion: a cell of side s at distance d is used whole when s < theta d" },
+        ParamDoc { name: "dt", default: "0.025", doc: "time step" },
+        ParamDoc { name: "eps", default: "0.05", doc: "gravitational softening length" },
+    ],
+};
+
+/// Body-iterations the sequential reference may take (it runs first, with a direct O(N^2)
+/// sum on the initial positions).
+const MAX_BODIES: usize = 16_384;
+const MAX_WORK: f64 = 1e6;
+
+fn positive_real(what: &'static str) -> (&'static str, fn(f64) -> bool) {
+    (what, |v: f64| v.is_finite() && v > 0.0)
+}
+
+pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -> Result<AppResult, AppError> {
+    let procs = backend.nprocs();
+    let n: usize =
+        params.get("bodies", ("a whole number from 2 to 16384", |v: usize| (2..=MAX_BODIES).contains(&v)))?;
+    if n < procs {
+        return Err(AppError::Input(format!(
+            "--param bodies={n}: barnes needs at least one body per processor ({procs} processors)"
+        )));
+    }
+    let iterations: usize = params.get(
+        "iterations",
+        ("a whole number from 2 to 1000 (the first is not timed)", |v: usize| (2..=1000).contains(&v)),
+    )?;
+    if n as f64 * iterations as f64 > MAX_WORK {
+        return Err(AppError::Input(format!(
+            "--param iterations={iterations}: barnes allows at most {MAX_WORK:e} body-iterations (bodies x iterations = {}; the sequential reference runs first)",
+            n as f64 * iterations as f64
+        )));
+    }
+    let theta: f64 = params.get("theta", positive_real("a number > 0"))?;
+    let dt: f64 = params.get("dt", ("a number > 0 and at most 1", |v: f64| v.is_finite() && v > 0.0 && v <= 1.0))?;
+    let eps: f64 =
+        params.get("eps", ("a number >= 0 and at most 10", |v: f64| v.is_finite() && (0.0..=10.0).contains(&v)))?;
+    let mode = if variant == "stache" { Mode::Stache } else { Mode::Custom };
+    let costs = Costs::of(backend)?;
+
+    let bodies = physics::generate(n, seed);
+    let extent = bodies.iter().flat_map(|b| b.x).fold(0.0f64, |m, c| m.max(c.abs()));
+    let mut sim = Sim { dt, eps2: eps * eps, theta2: theta * theta, root_half: 1.0 };
+    while sim.root_half <= extent {
+        sim.root_half *= 2.0;
+    }
+    // Double the root until every body stays inside it for the whole run.
+    let reference = loop {
+        let r = physics::reference(&sim, &bodies, iterations);
+        if r.max_depth > physics::MAX_DEPTH {
+            return Err(AppError::Input(format!(
+                "--param bodies={n}: two bodies came closer than the root side / 2^{} (the deepest tree barnes builds); use other bodies, dt or seed",
+                physics::MAX_DEPTH
+            )));
+        }
+        if r.inside {
+            break r;
+        }
+        if sim.root_half > 1e12 {
+            return Err(AppError::Input(format!(
+                "--param dt={dt}: bodies escape beyond 1e12 in {iterations} steps; use a smaller dt"
+            )));
+        }
+        sim.root_half *= 2.0;
+    };
+    let first: Vec<usize> = (0..=procs).map(|p| p * n / procs).collect();
+    let mut owner = vec![0usize; n];
+    for p in 0..procs {
+        owner[first[p]..first[p + 1]].fill(p);
+    }
+    let x0: Vec<V3> = bodies.iter().map(|b| b.x).collect();
+    let v0: Vec<V3> = bodies.iter().map(|b| b.v).collect();
+    let m: Vec<f64> = bodies.iter().map(|b| b.m).collect();
+    let line_bytes = backend.line_bytes();
+    let kernel = |mode, first: Vec<usize>, owner: Vec<usize>| Kernel {
+        mode,
+        sim,
+        iterations,
+        costs,
+        first,
+        owner,
+        x0: x0.clone(),
+        v0: v0.clone(),
+        m: m.clone(),
+        cap: reference.max_cells,
+        line_bytes,
+    };
+    let prog = Arc::new(kernel(mode, first.clone(), owner));
+    let out = backend.run(Arc::clone(&prog)).map_err(run_err)?;
+    let one = backend.with_nprocs(1).map_err(run_err)?;
+    let serial = one.run(Arc::new(kernel(Mode::Custom, vec![0, n], vec![0; n]))).map_err(run_err)?;
+
+    // Gather every body's final position and velocity.
+    let gather = |states: &[kernel::State], memory: &dyn Fn(commlab_api::Addr) -> u64, first: &[usize]| {
+        let mut x: Vec<V3> = Vec::with_capacity(n);
+        let mut v: Vec<V3> = Vec::with_capacity(n);
+        for (p, s) in states.iter().enumerate() {
+            if s.arrays.is_empty() {
+                x.extend_from_slice(&s.x);
+                v.extend_from_slice(&s.v);
+            } else {
+                for i in 0..first[p + 1] - first[p] {
+                    let a = s.arrays[p].word(8 * i);
+                    x.push([0, 1, 2].map(|d| f64::from_bits(memory(a.word(d)))));
+                    v.push([0, 1, 2].map(|d| f64::from_bits(memory(a.word(4 + d)))));
+                }
+            }
+        }
+        (x, v)
+    };
+    let (x, v) = gather(&out.states, &|a| out.load(a), &first);
+    let (sx, sv) = gather(&serial.states, &|a| serial.load(a), &[0, n]);
+    let vmax = reference.v.iter().flatten().fold(0.0f64, |m, c| m.max(c.abs())).max(f64::MIN_POSITIVE);
+    let compare = |x: &[V3], v: &[V3]| -> (usize, f64) {
+        let mut wrong = 0;
+        let mut err = 0.0f64;
+        for b in 0..n {
+            if x[b] != reference.x[b] || v[b] != reference.v[b] {
+                wrong += 1;
+            }
+            for d in 0..3 {
+                let e = ((x[b][d] - reference.x[b][d]).abs() / sim.root_half)
+                    .max((v[b][d] - reference.v[b][d]).abs() / vmax);
+                err = if e.is_nan() { f64::INFINITY } else { err.max(e) };
+            }
+        }
+        (wrong, err)
+    };
+    let (wrong, max_error) = compare(&x, &v);
+    let (serial_wrong, _) = compare(&sx, &sv);
+    let check = Check {
+        ok: wrong == 0 && serial_wrong == 0,
+        max_error,
+        detail: format!(
+            "{n} bodies after {iterations} steps vs the sequential Barnes-Hut (same tree, same order: must be equal exactly): {wrong} differ (baseline: {serial_wrong}), max difference {max_error:.2e} of the root half side / largest speed"
+        ),
+    };
+
+    let mut t = kernel::Tally::default();
+    for s in &out.states {
+        let a = &s.tally;
+        t.cells += a.cells;
+        t.interactions += a.interactions;
+        t.opened += a.opened;
+        t.lock_acquisitions += a.lock_acquisitions;
+        t.lock_releases += a.lock_releases;
+        t.messages += a.messages;
+        t.bodies_sent += a.bodies_sent;
+        t.bodies_received += a.bodies_received;
+    }
+    let timed = (iterations - 1) as f64;
+    let mut c = BTreeMap::new();
+    c.insert("bodies".into(), n as f64);
+    c.insert("tree_cells_max".into(), reference.max_cells as f64);
+    c.insert("tree_depth_max".into(), reference.max_depth as f64);
+    c.insert("root_half_side".into(), sim.root_half);
+    c.insert("force_error".into(), reference.force_error);
+    c.insert("cells_created".into(), t.cells as f64);
+    c.insert("interactions".into(), t.interactions as f64);
+    c.insert("interactions_per_body".into(), t.interactions as f64 / (n * iterations) as f64);
+    c.insert("cells_opened".into(), t.opened as f64);
+    c.insert("lock_acquisitions".into(), t.lock_acquisitions as f64);
+    c.insert("lock_releases".into(), t.lock_releases as f64);
+    c.insert("app_messages".into(), t.messages as f64);
+    c.insert("bodies_sent".into(), t.bodies_sent as f64);
+    c.insert("bodies_received".into(), t.bodies_received as f64);
+    c.insert("cycles_per_iteration".into(), out.stats.cycles / timed);
+    c.insert("serial_cycles".into(), serial.stats.cycles);
+    c.insert("speedup".into(), serial.stats.cycles / out.stats.cycles);
+    c.insert("synchronization_cycles_mean".into(), out.stats.mean(Category::Synchronization));
+    let s = &out.stats.counters;
+    if let (Some(all), Some(local)) = (s.get("cache_misses"), s.get("local_misses")) {
+        c.insert("remote_misses".into(), all - local);
+    }
+    Ok(result(out.stats, c, check))
+}

@@ -1,0 +1,138 @@
+//! DSMC and Barnes-Hut (the Blizzard study's applications) on the simulated machine: both
+//! variants give the sequential program's answer (checked by the apps, exactly) on 1, 2 and 4
+//! processors of blizzard-s and alewife; the work done does not depend on the processor count;
+//! determinism; time accounting; traffic balance; parameter errors.
+
+use commlab_apps::{app_info, run_app, AppError, AppResult};
+use commlab_sim::Simulator;
+
+mod common;
+
+use common::assert_categories_sum;
+
+const DSMC: &[&str] = &["particles=600", "cells_x=8", "cells_y=4", "cells_z=4", "iterations=6"];
+const BARNES: &[&str] = &["bodies=192", "iterations=3"];
+
+fn machines() -> Vec<(String, Simulator)> {
+    let mut v = Vec::new();
+    for name in ["blizzard-s", "alewife"] {
+        for procs in [1, 2, 4] {
+            v.push((format!("{name} {procs}"), common::preset(name, &[], Some(procs))));
+        }
+    }
+    v
+}
+
+fn run(s: &Simulator, app: &str, variant: &str, p: &[&str]) -> AppResult {
+    common::run_seeded(s, app, variant, p, 5)
+}
+
+#[test]
+fn dsmc_matches_the_sequential_program_on_1_2_and_4_processors() {
+    let mut collisions = None;
+    for (shape, s) in machines() {
+        for v in app_info("dsmc").unwrap().variants {
+            let r = run(&s, "dsmc", v, DSMC);
+            let what = format!("dsmc [{v}] on {shape}");
+            let c = &r.counters;
+            assert_categories_sum(&r.stats, &what);
+            assert_eq!(r.check.max_error, 0.0, "{what}: {}", r.check.detail);
+            assert_eq!(c["particles_sent"], c["particles_received"], "{what}: particles sent vs received");
+            assert_eq!(c["lock_acquisitions"], c["lock_releases"], "{what}: locks");
+            assert_eq!(c["particle_steps"], 600.0 * 6.0, "{what}: every particle moved every step");
+            // The collisions are those of the app's own sequential reference, and the same for
+            // every machine, variant and processor count.
+            assert_eq!(c["collisions"], c["reference_collisions"], "{what}");
+            assert!(c["collisions"] > 0.0, "{what}: no collisions");
+            assert_eq!(*collisions.get_or_insert(c["collisions"]), c["collisions"], "{what}: collisions");
+            let procs = s.config().nprocs();
+            if procs == 1 {
+                assert_eq!(c["particles_sent"], 0.0, "{what}: nothing migrates on one processor");
+            } else {
+                assert!(c["particles_sent"] > 0.0, "{what}: particles migrate");
+                assert_eq!(c["particles_sent"], c["reference_migrations"], "{what}: migrations");
+            }
+            if *v == "custom" {
+                assert_eq!(c["lock_acquisitions"], 0.0, "{what}");
+                // One message per neighbour per step; on a 1-D split of 8 slabs every
+                // processor but the ends has two neighbours.
+                assert_eq!(c["app_messages"], (6 * 2 * (procs - 1)) as f64, "{what}: messages");
+            } else {
+                assert_eq!(c["app_messages"], 0.0, "{what}");
+            }
+            assert!(c["speedup"] > 0.0 && c["serial_cycles"] > 0.0, "{what}");
+        }
+    }
+}
+
+#[test]
+fn barnes_matches_the_sequential_program_on_1_2_and_4_processors() {
+    let mut interactions = None;
+    for (shape, s) in machines() {
+        for v in app_info("barnes").unwrap().variants {
+            let r = run(&s, "barnes", v, BARNES);
+            let what = format!("barnes [{v}] on {shape}");
+            let c = &r.counters;
+            assert_categories_sum(&r.stats, &what);
+            assert_eq!(r.check.max_error, 0.0, "{what}: {}", r.check.detail);
+            assert_eq!(c["lock_acquisitions"], c["lock_releases"], "{what}: locks");
+            assert_eq!(c["bodies_sent"], c["bodies_received"], "{what}: bodies sent vs received");
+            assert!(c["force_error"] > 0.0 && c["force_error"] < 0.1, "{what}: theta 1 error {}", c["force_error"]);
+            // The same tree and walks everywhere: the same interactions.
+            assert!(c["interactions"] > 0.0, "{what}");
+            assert_eq!(*interactions.get_or_insert(c["interactions"]), c["interactions"], "{what}: interactions");
+            let procs = s.config().nprocs();
+            if *v == "custom" {
+                assert_eq!(
+                    c["bodies_sent"],
+                    (3 * 192 * (procs - 1)) as f64,
+                    "{what}: every body to every other processor"
+                );
+                assert_eq!(c["lock_acquisitions"], 0.0, "{what}");
+            } else {
+                assert_eq!(c["app_messages"], 0.0, "{what}");
+                assert!(c["lock_acquisitions"] >= 3.0 * 192.0, "{what}: at least one lock per insertion");
+                // The cells created over the run are those of 3 trees of the reference's shape.
+                assert!(c["cells_created"] <= 3.0 * (c["tree_cells_max"] - 1.0), "{what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn two_runs_are_identical() {
+    let s = common::preset("blizzard-e", &[], Some(4));
+    for (app, p) in [("dsmc", DSMC), ("barnes", BARNES)] {
+        for v in app_info(app).unwrap().variants {
+            let (a, b) = (run(&s, app, v, p), run(&s, app, v, p));
+            assert_eq!(a.stats.cycles, b.stats.cycles, "{app} [{v}]: cycles");
+            assert_eq!(a.stats.procs, b.stats.procs, "{app} [{v}]: per-processor times");
+            assert_eq!(a.stats.volume_bytes, b.stats.volume_bytes, "{app} [{v}]: traffic");
+            assert_eq!(a.counters, b.counters, "{app} [{v}]: counters");
+        }
+    }
+}
+
+#[test]
+fn bad_parameters_are_named() {
+    let s = common::preset("blizzard-s", &[], Some(4));
+    let err = |app: &str, p: &[&str]| match run_app(
+        &s,
+        app,
+        "stache",
+        &p.iter().map(|x| x.to_string()).collect::<Vec<_>>(),
+        1,
+    ) {
+        Err(AppError::Input(m)) => m,
+        other => panic!("{app} {p:?}: expected an input error, got {:?}", other.map(|r| r.check)),
+    };
+    assert!(err("dsmc", &["particles=0"]).starts_with("--param particles=0:"));
+    assert!(err("dsmc", &["cells_x=1", "cells_y=1", "cells_z=2"]).contains("at least one cell per processor"));
+    assert!(err("dsmc", &["dt=5"]).starts_with("--param dt=5:"));
+    assert!(err("dsmc", &["vr_max=nan"]).starts_with("--param vr_max=nan:"));
+    assert!(err("dsmc", &["particles=100000000"]).contains("particle-steps"));
+    assert!(err("barnes", &["bodies=3"]).contains("at least one body per processor"));
+    assert!(err("barnes", &["iterations=1"]).starts_with("--param iterations=1:"));
+    assert!(err("barnes", &["theta=-1"]).starts_with("--param theta=-1:"));
+    assert!(err("barnes", &["bodies=16384", "iterations=100"]).contains("body-iterations"));
+}
