@@ -307,7 +307,8 @@ pub const KEYS: &[KeyDoc] = &[
         doc: "how the simulator runs the network, not a machine property: `hop` (default, the reference) \
               schedules every hop, delivery and wake-up through the event queue; `fold` runs an event at \
               once, without queueing it, when it is due before everything queued (nothing can come \
-              between), which gives identical cycles, statistics and event order with fewer queued events",
+              between), which gives identical cycles, statistics and event order with fewer queued events \
+              (the run's `events` and `limits.max_events` count queued events)",
     },
     KeyDoc {
         key: "cross_traffic.rate_bytes_per_cycle",
