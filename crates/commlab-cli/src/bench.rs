@@ -3,6 +3,11 @@
 //! repetitions. Wall time covers the whole run, set-up included; reference and miss counts
 //! cover the timed region, so the rates are slight underestimates. Speed targets live here, not in
 //! timed unit tests.
+//!
+//! Events per remote miss (events / (cache misses - local misses)) and per message (events /
+//! (messages + protocol messages + one-sided requests)) divide the whole run's events by the
+//! timed region's operations, so set-up events count too; they are blank when the workload has
+//! none of those operations.
 
 use crate::failure::{failed, input, Failure};
 use commlab_sim::machine::MachineConfig;
@@ -213,7 +218,7 @@ const WORKLOADS: &[Workload] = &[
     },
 ];
 
-pub fn run(repeat: usize, json_out: bool, only: Option<&str>) -> Result<(), Failure> {
+pub fn run(repeat: usize, json_out: bool, only: Option<&str>, model: Option<&str>) -> Result<(), Failure> {
     if repeat == 0 {
         return Err(input("--repeat 0: give at least 1 repetition"));
     }
@@ -224,13 +229,16 @@ pub fn run(repeat: usize, json_out: bool, only: Option<&str>) -> Result<(), Fail
     }
     if !json_out {
         println!(
-            "{:<20} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12}   (median of {repeat})",
-            "workload", "events", "wall s", "M events/s", "k msgs/s", "M refs/s", "M misses/s"
+            "{:<20} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12} {:>8} {:>8}   (median of {repeat})",
+            "workload", "events", "wall s", "M events/s", "k msgs/s", "M refs/s", "M misses/s", "ev/miss", "ev/msg"
         );
     }
     let mut em3d_wall = (0.0, 0);
     for w in selected {
-        let set: Vec<String> = w.set.iter().map(|s| s.to_string()).collect();
+        let mut set: Vec<String> = w.set.iter().map(|s| s.to_string()).collect();
+        if let Some(m) = model {
+            set.push(format!("network.model={m}"));
+        }
         let params: Vec<String> = w.params.iter().map(|s| s.to_string()).collect();
         let cfg = MachineConfig::preset(w.machine, &set, Some(w.procs)).map_err(|e| input(e.to_string()))?;
         let sim = Simulator::new(cfg);
@@ -253,24 +261,34 @@ pub fn run(repeat: usize, json_out: bool, only: Option<&str>) -> Result<(), Fail
         // Shared references: hits + misses of the timed region (set-up excluded).
         let hits = r.counters.get("cache_hits").copied().unwrap_or(0.0);
         let misses = r.counters.get("cache_misses").copied().unwrap_or(0.0);
+        let counter = |k: &str| r.counters.get(k).copied().unwrap_or(0.0);
+        let remote_misses = misses - counter("local_misses");
+        let all_msgs = msgs + counter("protocol_messages") + counter("one_sided_requests");
+        let per = |n: f64| (n > 0.0).then(|| events / n);
+        let (per_miss, per_msg) = (per(remote_misses), per(all_msgs));
+        let cell = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.2}"));
         if json_out {
             let j = json!({
                 "workload": w.name, "app": w.app, "variant": w.variant, "procs": w.procs,
                 "events": r.stats.events, "wall_seconds": wall, "events_per_second": events / wall,
                 "messages_per_second": msgs / wall, "repeat": repeat,
                 "shared_refs_per_second": (hits + misses) / wall, "misses_per_second": misses / wall,
+                "remote_misses": remote_misses, "events_per_remote_miss": per_miss,
+                "messages_all": all_msgs, "events_per_message": per_msg,
             });
             println!("{j}");
         } else {
             println!(
-                "{:<20} {:>10} {:>10.4} {:>12.2} {:>12.1} {:>12.1} {:>12.2}",
+                "{:<20} {:>10} {:>10.4} {:>12.2} {:>12.1} {:>12.1} {:>12.2} {:>8} {:>8}",
                 w.name,
                 r.stats.events,
                 wall,
                 events / wall / 1e6,
                 msgs / wall / 1e3,
                 (hits + misses) / wall / 1e6,
-                misses / wall / 1e6
+                misses / wall / 1e6,
+                cell(per_miss),
+                cell(per_msg)
             );
         }
     }

@@ -92,6 +92,9 @@ enum Command {
         /// One JSON object per workload.
         #[arg(long)]
         json: bool,
+        /// Network model for every workload (`network.model`: hop or fold); default: the presets'.
+        #[arg(long)]
+        model: Option<String>,
     },
 }
 
@@ -130,7 +133,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => sweep::run(args),
         Command::Plot(args) => plot::run(args),
         Command::Experiment(args) => experiment::run(args),
-        Command::Bench { repeat, only, json } => bench::run(repeat, json, only.as_deref()),
+        Command::Bench { repeat, only, json, model } => bench::run(repeat, json, only.as_deref(), model.as_deref()),
         Command::Validate { machine, set, json } => validate::run(&machine, &set, json),
         Command::Reproduce(args) => reproduce::run(args),
         Command::Characterize(args) => characterize::run(args),

@@ -32,3 +32,37 @@ pub fn assert_categories_sum(stats: &RunStats, what: &str) {
         );
     }
 }
+
+/// Small parameters for every app and microbenchmark, so whole matrices (micro.rs, net_models.rs)
+/// run quickly.
+pub fn small_params(app: &str, s: &Simulator) -> Vec<String> {
+    let hops = format!("hops={}", s.config().topology.hops(0, 1));
+    let v = match app {
+        "am-latency" => vec![hops.as_str(), "rounds=5"],
+        "am-throughput" => vec!["senders=3", "messages=20", "handler_cycles=50"],
+        "bulk-bw" => vec!["bytes=2048", hops.as_str()],
+        "alltoall-stress" => vec!["messages=20"],
+        "bisection-bw" => vec!["messages=10"],
+        "miss-latency" => vec!["kind=store-3party", "rounds=2", hops.as_str()],
+        "lock-latency" => vec!["kind=shared", "rounds=2", hops.as_str()],
+        "barrier" => vec!["barriers=3"],
+        "mem-refs" => vec!["pattern=misses", "refs=200", "words=256"],
+        "remote-bw" => vec!["bytes=256", "stride=3", hops.as_str()],
+        "em3d" => vec!["nodes=320", "iterations=2"],
+        "iccg" => vec!["fe_elements=8"],
+        "moldyn" => vec!["molecules=256", "iterations=3", "rebuild=2", "list_radius=2.6"],
+        "unstruc" => vec!["nodes=300", "iterations=2"],
+        "rti" => vec![hops.as_str(), "rounds=2"],
+        "memcpy" => vec!["bytes=256", hops.as_str()],
+        "accum" => vec!["words=128", hops.as_str()],
+        "jacobi" => vec!["n=16", "iterations=2"],
+        "grain" => vec!["n=5", "l=20"],
+        "aq" => vec!["tolerance=1e-3"],
+        "copy-transfer" => vec!["kernel=copy-sload", "stride=3", "bytes=2048"],
+        "fft2d" => vec!["n=32"],
+        "dsmc" => vec!["particles=256", "cells_x=8", "cells_y=4", "cells_z=2", "iterations=3"],
+        "barnes" => vec!["bodies=128", "iterations=2"],
+        other => panic!("no small parameters for {other}"),
+    };
+    v.into_iter().map(String::from).collect()
+}

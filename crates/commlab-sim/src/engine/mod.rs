@@ -612,7 +612,7 @@ pub fn run<P: Program>(
         .collect();
     let mut world: Box<World<P::State>> = Box::new(World {
         now: 0,
-        q: EventQueue::new(),
+        q: EventQueue::new(cfg.fold_events),
         net,
         procs,
         handlers: program.handlers(),
@@ -666,8 +666,10 @@ pub fn run<P: Program>(
     let mut events: u64 = 0;
     loop {
         let w = unsafe { &mut *wp };
-        let Some((t, ev)) = w.q.pop() else { break };
-        events += 1;
+        // A folded event (`network.model = "fold"`) is handled exactly where the reference
+        // pops it, but was never queued; `events` counts queued events only.
+        let Some((t, ev, folded)) = w.q.pop() else { break };
+        events += u64::from(!folded);
         w.now = t;
         if events > cfg.max_events {
             return Err(SimError::EventLimit { events: events - 1, cycles: cfg.ps_to_cycles(t) });
@@ -675,7 +677,7 @@ pub fn run<P: Program>(
         if t > cfg.max_time_ps {
             return Err(SimError::TimeLimit { cycles: cfg.ps_to_cycles(t) });
         }
-        if events.is_multiple_of(CONTROL_EVERY_EVENTS) {
+        if !folded && events.is_multiple_of(CONTROL_EVERY_EVENTS) {
             if let Some(c) = control {
                 c.publish(events, t, w.work);
                 if c.stop_requested() {

@@ -277,6 +277,9 @@ pub struct MachineConfig {
     pub remote: Option<RemoteConfig>,
     pub max_events: u64,
     pub max_time_ps: u64,
+    /// `network.model = "fold"`: events due before everything queued run without being queued
+    /// (see [`crate::queue::EventQueue::new`]); `false` is the per-hop reference.
+    pub fold_events: bool,
 }
 
 /// Messaging costs in processor cycles (see [`KEYS`] for meanings), already multiplied by
@@ -981,6 +984,13 @@ impl MachineConfig {
                 })
             }
         };
+        let fold_events = match n.model.as_deref() {
+            None | Some("hop") => false,
+            Some("fold") => true,
+            Some(other) => {
+                return Err(ConfigError::key("network.model", format!("must be \"hop\" or \"fold\", got \"{other}\"")))
+            }
+        };
         let cfg = MachineConfig {
             cycle_ps,
             link_ps_per_byte: 1000.0 / bw,
@@ -998,6 +1008,7 @@ impl MachineConfig {
             remote,
             max_events: spec.limits.max_events,
             max_time_ps: max_time_ps as u64,
+            fold_events,
             topology,
             spec,
         };

@@ -106,6 +106,10 @@ pub struct NetworkSpec {
     pub max_packet_payload_bytes: u64,
     pub ni_input_queue_packets: u32,
     pub ni_output_queue_packets: u32,
+    /// How the simulator drives the network (`hop` or `fold`); not part of the machine's
+    /// timing, which both give identically. Absent means `hop`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 fn default_arity() -> usize {
@@ -296,6 +300,15 @@ pub const KEYS: &[KeyDoc] = &[
         key: "network.ni_output_queue_packets",
         unit: "packets",
         doc: "NI output queue; a sender whose queue is full stalls (memory_ni_wait)",
+    },
+    KeyDoc {
+        key: "network.model",
+        unit: "hop|fold",
+        doc: "how the simulator runs the network, not a machine property: `hop` (default, the reference) \
+              schedules every hop, delivery and wake-up through the event queue; `fold` runs an event at \
+              once, without queueing it, when it is due before everything queued (nothing can come \
+              between), which gives identical cycles, statistics and event order with fewer queued events \
+              (the run's `events` and `limits.max_events` count queued events)",
     },
     KeyDoc {
         key: "cross_traffic.rate_bytes_per_cycle",

@@ -1,0 +1,105 @@
+//! The two ways of running the network (`network.model`): every app and microbenchmark in
+//! every variant, on a mesh with I/O nodes and cross-traffic, a torus, a fat-tree and software
+//! DSM, gives the same result under `fold` as under the per-hop reference `hop`: cycles,
+//! per-processor breakdowns, traffic, per-node and per-link statistics, counters and answer
+//! checks. Only the number of queued events (and wall time) may differ, and `fold` must queue
+//! fewer events over the whole matrix (else it folds nothing and this test proves nothing).
+
+use commlab_api::Backend;
+use commlab_apps::{run_app, AppError, AppResult, APPS};
+use commlab_sim::machine::{preset_text, MachineConfig};
+use commlab_sim::Simulator;
+
+mod common;
+
+use common::small_params;
+
+/// `alewife` plus a `[remote]` section (as in micro.rs), so that the one-sided variants run too.
+fn alewife(set: &[&str], procs: Option<usize>) -> MachineConfig {
+    let text = format!(
+        "{}\n[remote]\nissue_cycles = 4\nmax_outstanding_words = 16\nwords_per_request = 4\nrequest_bytes = 16\n\
+         service_cycles = 10\nservice_line_cycles = 3\nservice_word_cycles = 2\n",
+        preset_text("alewife").expect("preset")
+    );
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    MachineConfig::load(&text, "alewife+remote", &set, procs).expect("machine")
+}
+
+/// The shapes, each as a function of the `network.model` setting.
+type Shape = (&'static str, Box<dyn Fn(&str) -> MachineConfig>);
+
+fn shapes() -> Vec<Shape> {
+    vec![
+        (
+            "mesh 4x4 with I/O nodes and cross-traffic",
+            Box::new(|m: &str| {
+                alewife(&["network.io_nodes=true", "cross_traffic.rate_bytes_per_cycle=4", m], Some(16))
+            }),
+        ),
+        (
+            "torus 4x2x2",
+            Box::new(|m: &str| {
+                alewife(&["network.topology=torus", "network.dims=[4,2,2]", "network.io_nodes=false", m], None)
+            }),
+        ),
+        ("fat-tree 16", Box::new(|m: &str| alewife(&["network.topology=fat-tree", "network.nprocs=16", m], None))),
+        (
+            "blizzard-e 16 (software DSM)",
+            Box::new(|m: &str| MachineConfig::preset("blizzard-e", &[m.to_string()], None).expect("preset")),
+        ),
+    ]
+}
+
+/// Everything a run reports except the simulator's own effort (events, wall time), as text so
+/// that NaN counters compare equal to themselves.
+fn outcome(r: Result<AppResult, AppError>) -> (String, u64) {
+    match r {
+        Ok(mut r) => {
+            let events = r.stats.events;
+            r.stats.events = 0;
+            r.stats.wall_seconds = 0.0;
+            (format!("{r:?}"), events)
+        }
+        Err(e) => (format!("{e:?}"), 0),
+    }
+}
+
+#[test]
+fn fold_gives_the_per_hop_results_on_every_app_and_shape() {
+    let (mut hop_events, mut fold_events, mut runs) = (0u64, 0u64, 0);
+    for (shape, make) in shapes() {
+        let hop = Simulator::new(make("network.model=hop"));
+        let fold = Simulator::new(make("network.model=fold"));
+        assert!(!hop.config().fold_events && fold.config().fold_events);
+        for app in APPS {
+            for v in app.variants {
+                let params = small_params(app.name, &hop);
+                let (a, ea) = outcome(run_app(&hop, app.name, v, &params, 7));
+                let (b, eb) = outcome(run_app(&fold, app.name, v, &params, 7));
+                let what = format!("{} [{v}] on {shape}", app.name);
+                assert_eq!(a, b, "{what}: hop and fold differ");
+                if ea > 0 {
+                    assert!(a.contains("ok: true"), "{what}: answer check failed: {a}");
+                    assert!(eb <= ea, "{what}: fold queued {eb} events, hop {ea}");
+                    runs += 1;
+                }
+                hop_events += ea;
+                fold_events += eb;
+            }
+        }
+        // One-sided variants are refused on blizzard-e (no [remote]); the others all ran.
+        assert!(hop.one_sided() || shape.contains("DSM"), "{shape} lacks one-sided access");
+    }
+    assert!(runs > 100, "only {runs} runs completed");
+    assert!(
+        fold_events < hop_events,
+        "fold queued {fold_events} events over the matrix, hop {hop_events}: nothing was folded"
+    );
+}
+
+#[test]
+fn an_unknown_network_model_is_refused_by_name() {
+    let e = MachineConfig::preset("alewife", &["network.model=flit".to_string()], None).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("network.model") && msg.contains("flit"), "{msg}");
+}
