@@ -319,6 +319,39 @@ pub fn run(args: Args) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The host's own figures a native run is compared with, measured on the spot by the kernels
+/// `characterize` uses (`commlab run am-latency|bulk-bw --machine host` adds them to the
+/// record).
+pub(crate) mod reference {
+    use super::kernels;
+
+    /// Core-to-core one-way latency in ns between OS cores `a` and `b`: as `characterize
+    /// --quick` measures it (a cache-line ping-pong, 30 samples of 1000 round trips, the best
+    /// sample's round trip halved).
+    pub fn core_to_core_ns(a: usize, b: usize) -> f64 {
+        kernels::ping_pong_ns(a, b, 1000, 30)
+    }
+
+    /// The same through two lines, one each way: the floor of a message through a polled
+    /// queue ([`kernels::two_line_ping_pong_ns`]).
+    pub fn two_line_ns(a: usize, b: usize) -> f64 {
+        kernels::two_line_ping_pong_ns(a, b, 1000, 30)
+    }
+
+    /// memcpy bandwidth in MB/s (10^6 bytes) for copies of `bytes` bytes on OS core `core`
+    /// (warm buffers, best of 5 samples: [`kernels::memcpy_secs`]).
+    pub fn memcpy_mb_per_s(core: usize, bytes: usize) -> f64 {
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                kernels::pin(core);
+                bytes as f64 / kernels::memcpy_secs(bytes, 5) / 1e6
+            })
+            .join()
+            .expect("memcpy thread")
+        })
+    }
+}
+
 fn write(path: &std::path::Path, text: &str) -> Result<(), Failure> {
     std::fs::write(path, text).map_err(|e| failed(format!("cannot write `{}`: {e}", path.display())))
 }
