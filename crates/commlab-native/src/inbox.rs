@@ -344,15 +344,23 @@ impl Drop for Channels {
     }
 }
 
-/// Bulk payload buffers: one pool per receiving processor (by processor number), kept for the
+/// Bulk payload buffers: one pool per sending processor (by processor number), kept for the
 /// life of the process and shared by its runs. Class `k` of a pool holds empty `Vec`s of
-/// capacity `2^k` words. A send takes a buffer of the size it needs from its *receiver's* pool
-/// (or allocates one) and copies the regions into it with a plain memcpy; the receiver puts it
-/// back in its own pool after the handler. The receiving processor's thread pre-faults its pool
-/// before the program starts ([`BufferPool::prefault`]), so a transfer lands in memory that
-/// was set up once, as a DMA engine's receive buffers are, not in fresh pages the operating
-/// system must fault in and zero (which made a first 4 MB transfer 10 to 30 times slower than
-/// memcpy), and the pages are the receiver's (first touch: its memory node).
+/// capacity `2^k` words. A send takes a buffer of the size it needs from its *own* pool (or
+/// allocates one) and copies the regions into it with a plain memcpy; the receiver puts it back
+/// in the sender's pool after the handler. Each processor's thread fills its pool before the
+/// program starts ([`BufferPool::prefault`]), so a transfer lands in memory that was set up
+/// once, as a DMA engine's buffers are, not in fresh pages the operating system must fault in
+/// and zero (which made a first 4 MB transfer 10 to 30 times slower than memcpy).
+///
+/// Why the sender's pool and not the receiver's: on a coherent host the payload is in the
+/// sender's caches after its copy whatever buffer it went to, and the handler's reads fetch it
+/// from there. A buffer the receiver touched last (its pool's) makes the sender's copy take
+/// every line from the receiver's caches first, so the lines cross between the cores twice;
+/// a buffer of the sender's crosses once, when the handler reads it. The consequence for the
+/// figures: a transfer's time (send start to handler entry) is the sender's local copy and the
+/// notification, and moving the lines to the receiver's core is handler time (message
+/// overhead), paid as the handler reads them.
 pub(crate) struct BufferPool {
     classes: [SegQueue<Vec<u64>>; 48],
 }
@@ -382,17 +390,22 @@ impl BufferPool {
         pools[p].clone()
     }
 
-    /// Make sure the pool has a buffer of every class in [`PREFAULT_CLASSES`], every page of it
-    /// written once (on the receiving processor's thread, before its program starts).
+    /// Make sure the pool has a buffer of every class in [`PREFAULT_CLASSES`], all of it
+    /// written (zeroed) once, on the owning processor's thread before its program starts: its
+    /// pages are that processor's (first touch) and its lines in that core's caches.
     pub fn prefault(&self) {
         for k in PREFAULT_CLASSES {
             if !self.classes[k].is_empty() {
                 continue;
             }
             let mut v: Vec<u64> = Vec::with_capacity(1 << k);
+            // Through `black_box`: a fresh allocation followed by a zeroing memset is otherwise
+            // turned into a zeroed allocation (calloc), which maps fresh pages untouched, and
+            // the first transfer into the buffer paid every page fault (4 MB: 2 GB/s).
+            let p = std::hint::black_box(v.as_mut_ptr());
             // SAFETY: the capacity is `2^k` words; writing the spare capacity is allowed (the
             // length stays 0).
-            unsafe { std::ptr::write_bytes(v.as_mut_ptr(), 0, 1 << k) };
+            unsafe { std::ptr::write_bytes(p, 0, 1 << k) };
             v.clear();
             self.classes[k].push(v);
         }

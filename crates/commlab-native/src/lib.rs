@@ -29,11 +29,17 @@
 //!   polls itself (a null message crosses between cores as that one line). The arguments travel
 //!   inline (at most [`MAX_AM_ARGS`] words), a bulk message's regions are copied (one memcpy
 //!   per region, no per-word atomics, no DMA alignment padding) into a buffer from the
-//!   *receiver's* pool and handed to it. Each processor's pool lives as long as the process and
-//!   is filled before its program starts, by its own thread, with one zeroed buffer of every
-//!   power-of-two size from 4 KiB to 4 MiB (just under 8 MiB per processor number, resident
-//!   for the process: the memory cost of never faulting pages in during a transfer of up to
-//!   4 MiB); the receiver puts a buffer back after its handler (at most 8 per size kept).
+//!   *sender's* pool and handed to the receiver. Each processor's pool lives as long as the
+//!   process and is filled before its program starts, by its own thread, with one zeroed buffer
+//!   of every power-of-two size from 4 KiB to 4 MiB (just under 8 MiB per processor number,
+//!   resident for the process: the memory cost of never faulting pages in during a transfer of
+//!   up to 4 MiB); the receiver gives a buffer back after its handler (at most 8 per size
+//!   kept). The sender's buffer, not the receiver's: the copied lines are in the sender's
+//!   caches either way, and a buffer the receiver used last would make them cross between the
+//!   cores twice (taken from the receiver for the copy, fetched back by the handler) instead of
+//!   once, when the handler reads them; so a transfer's time (send start to handler entry) is
+//!   the sender's copy and the notification, and moving the payload to the receiver's core is
+//!   the handler's time (message overhead).
 //!   Larger transfers, or more in flight at once than the pool holds, allocate, and pay the
 //!   operating system's page faults the first time. Handlers run on the receiving processor's own
 //!   thread, on its `&mut State`, only inside its `Node` calls, so the state needs no lock and

@@ -90,12 +90,9 @@ struct Comm<'a> {
 }
 
 impl Comm<'_> {
-    /// A bulk message's payload for `dest` (checked by the send that follows).
-    fn payload(&self, dest: ProcId, regions: &[&[u64]]) -> Vec<u64> {
-        match self.shared.pools.get(dest) {
-            Some(pool) => gather(pool, regions),
-            None => Vec::new(),
-        }
+    /// A bulk message's payload, in a buffer from the sender's own pool.
+    fn payload(&self, regions: &[&[u64]]) -> Vec<u64> {
+        gather(&self.shared.pools[self.id], regions)
     }
 
     /// Check and deliver a message.
@@ -129,7 +126,7 @@ impl Comm<'_> {
 }
 
 /// Concatenate the regions of a bulk message (natively no DMA alignment: no padding) into a
-/// buffer from the receiver's pool: one memcpy per region (`extend_from_slice` of `u64`s), no
+/// buffer from the sender's pool: one memcpy per region (`extend_from_slice` of `u64`s), no
 /// per-word atomics.
 fn gather(pool: &BufferPool, regions: &[&[u64]]) -> Vec<u64> {
     let mut out = pool.take(regions.iter().map(|r| r.len()).sum());
@@ -162,7 +159,7 @@ impl HandlerCtx for Ctx<'_, '_> {
         self.comm.send(dest, Target::App(handler.0), args, Vec::new());
     }
     fn send_bulk(&mut self, dest: ProcId, handler: HandlerId, args: &[u64], regions: &[&[u64]]) {
-        let payload = self.comm.payload(dest, regions);
+        let payload = self.comm.payload(regions);
         self.comm.send(dest, Target::App(handler.0), args, payload);
     }
 }
@@ -317,7 +314,8 @@ impl<'a, S> NativeNode<'a, S> {
             Target::BarrierArrive => self.comm.barrier.arrivals += 1,
             Target::BarrierRelease(e) => self.comm.barrier.released = self.comm.barrier.released.max(e),
         }
-        shared.pools[self.id].give(m.payload);
+        // Back to the sender's pool.
+        shared.pools[src].give(m.payload);
         shared.channels.done(&mut self.rx[src], src, self.id, &mut self.handled);
     }
 
@@ -543,7 +541,7 @@ impl<S> Node for NativeNode<'_, S> {
     fn send_bulk(&mut self, dest: ProcId, handler: HandlerId, args: &[u64], regions: &[&[u64]]) {
         self.tick();
         let prev = self.enter(MESSAGE);
-        let payload = self.comm.payload(dest, regions);
+        let payload = self.comm.payload(regions);
         self.comm.send(dest, Target::App(handler.0), args, payload);
         self.leave(prev);
     }
