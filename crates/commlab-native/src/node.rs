@@ -849,10 +849,10 @@ mod tests {
 
     #[test]
     fn short_send_costs_grow_with_the_arguments_and_are_sane() {
-        let clock = Clock::new(crate::host_clock().mhz);
+        let clock = Clock::new(crate::clock::host_clock().mhz);
         let t = short_send_ticks(&clock);
         assert!(t.windows(2).all(|w| w[0] <= w[1]), "{t:?}");
         // A send is at least a store: a whole second per send would be a broken calibration.
-        assert!(clock.cycles(t[MAX_ARGS]) < 1e3 * crate::host_clock().mhz * 1e3, "{t:?}");
+        assert!(clock.cycles(t[MAX_ARGS]) < 1e3 * crate::clock::host_clock().mhz * 1e3, "{t:?}");
     }
 }
