@@ -69,6 +69,8 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
             AppError::Input(m) => input(m),
             AppError::Run(m) => failed(format!("{} [{v}] on the host: {m}", info.name)),
         })?;
+        let mut r = r;
+        add_references(&backend, &mut r);
         if !r.check.ok {
             failed_checks.push(format!("{} [{v}]: answer check failed: {}", info.name, r.check.detail));
         }
@@ -95,6 +97,53 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
     }
 }
 
+/// The host's own reference beside a microbenchmark's native figure, measured now on the same
+/// cores (so the comparison needs no separate `commlab characterize` run):
+/// - `am-latency`: `one_way_ns` (the app's `one_way_cycles` at the measured clock), the
+///   core-to-core one-way latency between the two processors' cores (`core_to_core_ns`, a
+///   cache-line ping-pong as `characterize` measures it) and their ratio
+///   (`one_way_over_core_to_core`), and the same ping-pong on two lines, one each way
+///   (`two_line_ns`: the floor of any polled queue, where each way moves a line twice) and the
+///   ratio to it (`one_way_over_two_line`);
+/// - `bulk-bw`: the transfer's `mb_per_s`, memcpy's bandwidth for the same size on the
+///   sender's core (`memcpy_mb_per_s`, warm buffers, best of 5) and their ratio
+///   (`bulk_over_memcpy`).
+///
+/// Nothing is added when the two processors share a core or threads are not pinned.
+fn add_references(backend: &NativeBackend, r: &mut commlab_apps::AppResult) {
+    use crate::characterize::reference;
+    let mhz = backend.cycles_per_us();
+    match r.app {
+        "am-latency" => {
+            let partner = r.counters.get("partner").map_or(1, |&p| p as usize);
+            let (Some(a), Some(b)) = (backend.core_of(0), backend.core_of(partner)) else { return };
+            let Some(&cycles) = r.counters.get("one_way_cycles") else { return };
+            if a == b {
+                return;
+            }
+            let one_way = cycles * 1e3 / mhz;
+            let c2c = reference::core_to_core_ns(a, b);
+            let floor = reference::two_line_ns(a, b);
+            r.counters.insert("one_way_ns".into(), one_way);
+            r.counters.insert("core_to_core_ns".into(), c2c);
+            r.counters.insert("one_way_over_core_to_core".into(), one_way / c2c);
+            r.counters.insert("two_line_ns".into(), floor);
+            r.counters.insert("one_way_over_two_line".into(), one_way / floor);
+        }
+        "bulk-bw" => {
+            let Some(core) = backend.core_of(0) else { return };
+            let Some(&per_cycle) = r.counters.get("bytes_per_cycle") else { return };
+            let Some(bytes) = r.params.get("bytes").and_then(|b| b.parse::<usize>().ok()) else { return };
+            let mb = per_cycle * mhz;
+            let memcpy = reference::memcpy_mb_per_s(core, bytes);
+            r.counters.insert("mb_per_s".into(), mb);
+            r.counters.insert("memcpy_mb_per_s".into(), memcpy);
+            r.counters.insert("bulk_over_memcpy".into(), mb / memcpy);
+        }
+        _ => {}
+    }
+}
+
 /// Standard output, or `--out FILE` (its missing directory created).
 fn write(path: Option<&std::path::Path>, text: &str) -> Result<(), Failure> {
     let Some(p) = path else {
@@ -109,4 +158,41 @@ fn write(path: Option<&std::path::Path>, text: &str) -> Result<(), Failure> {
         std::fs::create_dir_all(dir).map_err(fail)?;
     }
     std::fs::write(p, text).map_err(fail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(app: &str, params: &[&str]) -> (NativeBackend, commlab_apps::AppResult) {
+        let backend = NativeBackend::with_procs(2).expect("2 processors");
+        let params: Vec<String> = params.iter().map(|p| p.to_string()).collect();
+        let mut r = commlab_apps::run_app(&backend, app, "mp-poll", &params, 1).expect("runs");
+        assert!(r.check.ok, "{app}: {}", r.check.detail);
+        add_references(&backend, &mut r);
+        (backend, r)
+    }
+
+    #[test]
+    fn am_latency_and_bulk_bw_records_carry_the_hosts_reference_beside_them() {
+        let (backend, r) = run("am-latency", &["rounds=5"]);
+        if backend.core_of(0) == backend.core_of(1) {
+            // One core: the two processors share it, and there is no pair to compare with.
+            assert!(!r.counters.contains_key("core_to_core_ns"));
+            return;
+        }
+        let c = &r.counters;
+        let ns = c["one_way_cycles"] * 1e3 / backend.cycles_per_us();
+        assert!((c["one_way_ns"] - ns).abs() <= 1e-9 * ns, "{c:?}");
+        assert!(c["core_to_core_ns"] > 0.0 && c["two_line_ns"] > 0.0, "{c:?}");
+        assert!((c["one_way_over_core_to_core"] - ns / c["core_to_core_ns"]).abs() <= 1e-9 * ns, "{c:?}");
+        assert!((c["one_way_over_two_line"] - ns / c["two_line_ns"]).abs() <= 1e-9 * ns, "{c:?}");
+
+        let (backend, r) = run("bulk-bw", &["bytes=65536"]);
+        let c = &r.counters;
+        let mb = 65536.0 / c["transfer_cycles"] * backend.cycles_per_us();
+        assert!((c["mb_per_s"] - mb).abs() <= 1e-9 * mb, "{c:?}");
+        assert!(c["memcpy_mb_per_s"] > 0.0, "{c:?}");
+        assert!((c["bulk_over_memcpy"] - mb / c["memcpy_mb_per_s"]).abs() <= 1e-9 * mb, "{c:?}");
+    }
 }

@@ -1,6 +1,7 @@
 //! One-way latency on this host, three ways, as medians and minimums over many round trips:
-//! a raw cache-line ping-pong between two pinned threads (the floor any message pays), a null
-//! active message through the native backend in polling and in interrupt mode.
+//! a raw cache-line ping-pong between two pinned threads (one line bounced: one transfer each
+//! way, where a message through a polled queue moves its line twice), a null active message
+//! through the native backend in polling and in interrupt mode.
 //!
 //! `cargo run --release -p commlab-native --example pingpong [ROUNDS]`
 

@@ -57,14 +57,15 @@ pub(crate) struct Clock {
     /// The counter at `origin` when ticks are TSC counts.
     tsc_origin: Option<u64>,
     cycles_per_tick: f64,
+    ticks_per_ns: f64,
 }
 
 impl Clock {
     pub fn new(mhz: f64) -> Clock {
         let origin = Instant::now();
         match invariant_tsc() {
-            true => Clock { origin, tsc_origin: Some(read_tsc()), cycles_per_tick: 1.0 },
-            false => Clock { origin, tsc_origin: None, cycles_per_tick: mhz / 1e3 },
+            true => Clock { origin, tsc_origin: Some(read_tsc()), cycles_per_tick: 1.0, ticks_per_ns: mhz / 1e3 },
+            false => Clock { origin, tsc_origin: None, cycles_per_tick: mhz / 1e3, ticks_per_ns: 1.0 },
         }
     }
 
@@ -75,6 +76,26 @@ impl Clock {
             Some(t0) => read_tsc().saturating_sub(t0),
             None => self.origin.elapsed().as_nanos() as u64,
         }
+    }
+
+    /// Ticks since the run began, read only after every earlier instruction has completed
+    /// (`lfence` first): what the program's `now_cycles` returns. An unfenced `rdtsc` may be
+    /// executed ahead of the loads before it, and a handler's reading then came out *before*
+    /// the load that saw its message returned (one-way message times shorter than a cache line
+    /// takes to cross between the cores); the accounting reads need no fence.
+    #[inline]
+    pub fn now_ordered(&self) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: LFENCE exists on every x86_64 processor (SSE2) and has no preconditions.
+        unsafe {
+            core::arch::x86_64::_mm_lfence()
+        };
+        self.now()
+    }
+
+    /// Ticks in `ns` nanoseconds.
+    pub fn ticks_of_ns(&self, ns: u64) -> u64 {
+        (ns as f64 * self.ticks_per_ns) as u64
     }
 
     /// Ticks in host cycles (the rate [`host_clock`] reports).

@@ -27,10 +27,21 @@
 //!   (sender, receiver) pair: a chain of blocks of 64-byte-aligned slots, the slot's sequence
 //!   number, the header and the first two arguments in one cache line, which the receiver
 //!   polls itself (a null message crosses between cores as that one line). The arguments travel
-//!   inline (at most [`MAX_AM_ARGS`] words), a bulk message's regions are copied (memcpy,
-//!   no DMA alignment padding) into a buffer handed to the receiver. Buffers are recycled by
-//!   size class for the life of the process, so only the first transfer of a size pays the
-//!   operating system's page faults for fresh memory. Handlers run on the receiving processor's own
+//!   inline (at most [`MAX_AM_ARGS`] words), a bulk message's regions are copied (one memcpy
+//!   per region, no per-word atomics, no DMA alignment padding) into a buffer from the
+//!   *sender's* pool and handed to the receiver. Each processor's pool lives as long as the
+//!   process and is filled before its program starts, by its own thread, with one zeroed buffer
+//!   of every power-of-two size from 4 KiB to 4 MiB (just under 8 MiB per processor number,
+//!   resident for the process: the memory cost of never faulting pages in during a transfer of
+//!   up to 4 MiB); the receiver gives a buffer back after its handler (at most 8 per size
+//!   kept). The sender's buffer, not the receiver's: the copied lines are in the sender's
+//!   caches either way, and a buffer the receiver used last would make them cross between the
+//!   cores twice (taken from the receiver for the copy, fetched back by the handler) instead of
+//!   once, when the handler reads them; so a transfer's time (send start to handler entry) is
+//!   the sender's copy and the notification, and moving the payload to the receiver's core is
+//!   the handler's time (message overhead).
+//!   Larger transfers, or more in flight at once than the pool holds, allocate, and pay the
+//!   operating system's page faults the first time. Handlers run on the receiving processor's own
 //!   thread, on its `&mut State`, only inside its `Node` calls, so the state needs no lock and
 //!   handlers are atomic with respect to the main thread, as the interface promises.
 //!   *Polling*: handlers run in `poll()` and in every wait (`wait_until`, `spin_until`,
@@ -53,7 +64,19 @@
 //! every core; else the monotonic clock, [`std::time::Instant`]) and split into the simulator's
 //! four categories by timing the `Node` calls: sends and handlers are message overhead; waits,
 //! locks and barriers synchronization (the handlers run inside them are message overhead);
-//! everything else, the application's own code between calls, is compute. Loads, stores,
+//! everything else, the application's own code between calls, is compute. A wait reads the
+//! clock once per look, first, and charges the span since the previous look to
+//! synchronization, or to message overhead if that look ran handlers, so a handler starts
+//! with no clock read between the message's arrival and its entry. A send without payload
+//! (`send_am`) is not timed with the clock either: two reads (about 16 ns each on the
+//! development VM) cost several times its own few stores, and the first would delay the
+//! message; instead its cost, measured once per process (the median of 1000 sends into a
+//! private channel, less the cost of reading the clock), is moved from compute to message
+//! overhead at the next clock read, never more than the compute time since the previous one,
+//! so the categories still sum to the busy time. `send_bulk` (a copy) is timed with the clock.
+//! `now_cycles` (the program's clock) reads the counter after an `lfence`, so that it is not
+//! executed ahead of the load that saw a message: unfenced, a handler's reading could come out
+//! earlier than the message's arrival. Loads, stores,
 //! atomics and prefetches are *not* timed one by one (reading the clock costs more than a
 //! cache hit, and timing them would slow the shared-memory variants more than the others):
 //! their time, hits and misses alike, is in compute, so natively `memory_ni_wait` is 0 (queues
@@ -68,8 +91,18 @@
 //! their argument and payload bytes are the `data` traffic class (no coherence traffic is
 //! visible natively: the other classes are 0).
 //!
-//! **Waiting** spins (with the CPU's pause hint once in 64 looks) for up to 1 ms, then yields the core at every look;
-//! with more processors than cores it yields at once, so the one waited for can run.
+//! **Waiting** spins (with the CPU's pause hint once in 64 looks) for up to 1 ms since the
+//! last message, then yields the core once in 64 looks; with more processors than cores it
+//! yields from the start, so the one waited for can run.
+//!
+//! **Latency.** A null message's one-way time (send start to handler entry) cannot approach
+//! the core-to-core latency `commlab characterize` reports: that figure is a cache line
+//! bounced between two cores, each writing the line it has just read, one line transfer each
+//! way. A message goes through a line the receiver is polling, so it moves twice (the sender
+//! takes the line back before its store can complete, then the receiver's load fetches it):
+//! the same ping-pong on two lines, one each way, measured about 2.2x the one-line figure on
+//! the development VM (`commlab run am-latency --machine host` reports both beside the
+//! message's time: `core_to_core_ns`, `two_line_ns`).
 //!
 //! **Hangs.** The calling thread watches the run: when every processor is waiting (or has
 //! finished), no message is queued or being handled, and every waiting processor has looked
@@ -168,6 +201,11 @@ impl NativeBackend {
         self
     }
 
+    /// The OS core processor `p`'s thread is pinned to (`None` when threads are not pinned).
+    pub fn core_of(&self, p: ProcId) -> Option<usize> {
+        (self.pin && !self.cores.is_empty()).then(|| self.cores[p % self.cores.len()].id)
+    }
+
     /// More processors than the host has cores: they share cores (waits yield the core).
     pub fn oversubscribed(&self) -> bool {
         self.nprocs > self.cores()
@@ -262,7 +300,8 @@ fn run<P: Program>(b: &NativeBackend, program: Arc<P>) -> Result<RunOutput<P::St
     // yield can lose the core for a whole time slice), or yields at
     // once when processors share cores: the one it waits for may need this core.
     let spin_ns = if b.oversubscribed() { 0 } else { 1_000_000 };
-    let shared = Shared::new(n, clock::Clock::new(b.clock.mhz), spin_ns);
+    let clock = clock::Clock::new(b.clock.mhz);
+    let shared = Shared::new(n, clock, spin_ns, node::short_send_ticks(&clock));
     type Joined<S> = std::thread::Result<ProcResult<S>>;
     let joined: Vec<Joined<P::State>> = std::thread::scope(|scope| {
         let mut threads = Vec::with_capacity(n);
@@ -274,6 +313,7 @@ fn run<P: Program>(b: &NativeBackend, program: Arc<P>) -> Result<RunOutput<P::St
                     core_affinity::set_for_current(c);
                 }
                 let body = std::panic::AssertUnwindSafe(|| {
+                    shared.pools[id].prefault();
                     let state = program.init_state(id, n);
                     let sizes = program.private_arrays(id);
                     let mut node = NativeNode::new(id, shared, handlers, state, mode, kind, arity, &sizes);

@@ -1,7 +1,8 @@
 //! `NativeNode`: the [`Node`] interface on one OS thread, and the handler context.
 
 use crate::arena::LINE_WORDS;
-use crate::inbox::{self, RxEnd, Slot, Target, TxEnd, MAX_ARGS};
+use crate::clock::Clock;
+use crate::inbox::{BufferPool, RxEnd, Slot, Target, TxEnd, MAX_ARGS};
 use crate::shared::{Abort, Shared, WaitInfo, WaitKind};
 use commlab_api::{
     Addr, BarrierKind, Category, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, ReceiveMode,
@@ -15,6 +16,10 @@ pub(crate) struct Account {
     pub by_cat: [u64; 4],
     cur: usize,
     last: u64,
+    /// Message overhead of sends made since the last switch without reading the clock (short
+    /// sends from compute, at their measured cost): moved out of the current category's span
+    /// at the next switch, at most all of it, so the categories still sum to the busy time.
+    owed: u64,
     /// When the timed region began on this processor (`begin_timing`, else the thread start).
     pub start: u64,
     pub began: bool,
@@ -31,7 +36,10 @@ impl Account {
     #[inline]
     fn switch(&mut self, now: u64, cat: usize) -> usize {
         let now = now.max(self.last);
-        self.by_cat[self.cur] += now - self.last;
+        let span = now - self.last;
+        let owed = std::mem::take(&mut self.owed).min(span);
+        self.by_cat[MESSAGE] += owed;
+        self.by_cat[self.cur] += span - owed;
         self.last = now;
         std::mem::replace(&mut self.cur, cat)
     }
@@ -82,6 +90,11 @@ struct Comm<'a> {
 }
 
 impl Comm<'_> {
+    /// A bulk message's payload, in a buffer from the sender's own pool.
+    fn payload(&self, regions: &[&[u64]]) -> Vec<u64> {
+        gather(&self.shared.pools[self.id], regions)
+    }
+
     /// Check and deliver a message.
     fn send(&mut self, dest: ProcId, target: Target, args: &[u64], payload: Vec<u64>) {
         let n = self.shared.nprocs;
@@ -112,9 +125,11 @@ impl Comm<'_> {
     }
 }
 
-/// Concatenate the regions of a bulk message (natively no DMA alignment: no padding).
-fn gather(regions: &[&[u64]]) -> Vec<u64> {
-    let mut out = inbox::buffer(regions.iter().map(|r| r.len()).sum());
+/// Concatenate the regions of a bulk message (natively no DMA alignment: no padding) into a
+/// buffer from the sender's pool: one memcpy per region (`extend_from_slice` of `u64`s), no
+/// per-word atomics.
+fn gather(pool: &BufferPool, regions: &[&[u64]]) -> Vec<u64> {
+    let mut out = pool.take(regions.iter().map(|r| r.len()).sum());
     for r in regions {
         out.extend_from_slice(r);
     }
@@ -136,7 +151,7 @@ impl HandlerCtx for Ctx<'_, '_> {
     }
     fn now_cycles(&self) -> f64 {
         let c = &self.comm.shared.clock;
-        c.cycles(c.now())
+        c.cycles(c.now_ordered())
     }
     fn compute(&mut self, _cycles: u64) {}
     fn private_hits(&mut self, _words: u64) {}
@@ -144,39 +159,8 @@ impl HandlerCtx for Ctx<'_, '_> {
         self.comm.send(dest, Target::App(handler.0), args, Vec::new());
     }
     fn send_bulk(&mut self, dest: ProcId, handler: HandlerId, args: &[u64], regions: &[&[u64]]) {
-        self.comm.send(dest, Target::App(handler.0), args, gather(regions));
-    }
-}
-
-/// Busy-waiting that stays polite on a shared or oversubscribed host: spin for up to
-/// `spin_ns` since the wait began (thousands of times what a message or a store from another
-/// core takes), then give the core away on every look (so more threads than cores still
-/// progress; a yield is a system call, a few hundred nanoseconds when nothing else runs).
-struct Backoff {
-    spins: u32,
-    since: Option<std::time::Instant>,
-    spin_ns: u64,
-}
-
-impl Backoff {
-    fn new(spin_ns: u64) -> Backoff {
-        Backoff { spins: 0, since: None, spin_ns }
-    }
-
-    #[inline]
-    fn snooze(&mut self) {
-        self.spins = self.spins.wrapping_add(1);
-        // Look at the clock (and pause) once every 64 looks: a pause on every look, about 100 ns
-        // on current Intel cores, made a null message's one-way time 40% longer.
-        if !self.spins.is_multiple_of(64) {
-            return;
-        }
-        let since = *self.since.get_or_insert_with(std::time::Instant::now);
-        if since.elapsed().as_nanos() as u64 >= self.spin_ns {
-            std::thread::yield_now();
-        } else {
-            std::hint::spin_loop();
-        }
+        let payload = self.comm.payload(regions);
+        self.comm.send(dest, Target::App(handler.0), args, payload);
     }
 }
 
@@ -205,6 +189,7 @@ pub(crate) struct NativeNode<'a, S> {
 }
 
 /// Category indices.
+const COMPUTE: usize = Category::Compute as usize;
 const MESSAGE: usize = Category::MessageOverhead as usize;
 const SYNC: usize = Category::Synchronization as usize;
 
@@ -278,32 +263,38 @@ impl<'a, S> NativeNode<'a, S> {
     }
 
     /// Run the handler of every message waiting, looking at the channels from every sender
-    /// in turn until none has one (timed as message overhead); whether there was one.
+    /// in turn until none has one (timed as message overhead: the clock is read only when a
+    /// message has come); whether there was one.
     fn drain(&mut self) -> bool {
+        if !self.any_waiting() {
+            return false;
+        }
+        let prev = self.enter(MESSAGE);
+        while self.handle_waiting() {}
+        self.leave(prev);
+        true
+    }
+
+    /// Whether a message from any sender has come (one load per sender, no clock).
+    #[inline]
+    fn any_waiting(&mut self) -> bool {
         let shared: &'a Shared = self.shared;
-        let n = shared.nprocs;
-        let mut prev = None;
-        loop {
-            let mut got = false;
-            for src in 0..n {
-                let Some(slot) = shared.channels.look(&mut self.rx[src], src, self.id) else { continue };
-                if prev.is_none() {
-                    prev = Some(self.enter(MESSAGE));
-                }
+        (0..shared.nprocs).any(|src| shared.channels.look(&mut self.rx[src], src, self.id).is_some())
+    }
+
+    /// One pass over the senders, running the handler of every message that has come from
+    /// each (not timed here: the caller accounts for the time); whether there was one.
+    #[inline]
+    fn handle_waiting(&mut self) -> bool {
+        let shared: &'a Shared = self.shared;
+        let mut got = false;
+        for src in 0..shared.nprocs {
+            while let Some(slot) = shared.channels.look(&mut self.rx[src], src, self.id) {
                 self.handle(src, slot);
                 got = true;
             }
-            if !got {
-                break;
-            }
         }
-        match prev {
-            Some(p) => {
-                self.leave(p);
-                true
-            }
-            None => false,
-        }
+        got
     }
 
     /// Run the handler of the message from `src` in `slot`.
@@ -323,7 +314,8 @@ impl<'a, S> NativeNode<'a, S> {
             Target::BarrierArrive => self.comm.barrier.arrivals += 1,
             Target::BarrierRelease(e) => self.comm.barrier.released = self.comm.barrier.released.max(e),
         }
-        inbox::recycle(m.payload);
+        // Back to the sender's pool.
+        shared.pools[src].give(m.payload);
         shared.channels.done(&mut self.rx[src], src, self.id, &mut self.handled);
     }
 
@@ -343,7 +335,17 @@ impl<'a, S> NativeNode<'a, S> {
     }
 
     /// Wait until `done` holds, running handlers (in either receive mode) as messages come,
-    /// and telling the watchdog what this processor waits for.
+    /// and telling the watchdog what this processor waits for. Called in synchronization time.
+    ///
+    /// Each look reads the clock once, first: the span since the previous look is charged to
+    /// synchronization, or to message overhead when that look ran handlers. So a message found
+    /// goes to its handler with no clock read in between (the read at the top of the look is
+    /// its start), and a look costs one clock read whether or not a message came. The look
+    /// spins for up to `spin_ticks` since the last message (thousands of times what a message or
+    /// a store from another core takes), with the CPU's pause hint once in 64 looks (a pause on
+    /// every look, about 30 ns on this host's cores, delays seeing a message by half that on
+    /// average), then gives the core away on every look (so more threads than cores still
+    /// progress; a yield is a system call, a few hundred nanoseconds when nothing else runs).
     fn wait(&mut self, info: WaitInfo, mut done: impl FnMut(&mut Self) -> bool) {
         self.drain();
         if done(self) {
@@ -353,25 +355,37 @@ impl<'a, S> NativeNode<'a, S> {
         *status.info.lock().unwrap_or_else(|e| e.into_inner()) = info;
         self.gen += 1;
         status.gen.store(self.gen, Ordering::SeqCst);
-        let mut backoff = Backoff::new(self.shared.spin_ns);
+        let clock: Clock = self.shared.clock;
+        let spin = self.shared.spin_ticks;
+        let mut since = clock.now();
+        let mut looks: u64 = 0;
         loop {
+            let now = clock.now();
+            self.acct.switch(now, SYNC);
             if self.shared.abort.load(Ordering::Relaxed) {
                 std::panic::resume_unwind(Box::new(Abort));
             }
-            if self.drain() {
-                // Messages keep coming: spin on before yielding.
-                backoff = Backoff::new(self.shared.spin_ns);
+            if self.handle_waiting() {
+                // The span from `now` to the next read (the handlers) is message overhead;
+                // messages keep coming: spin on before yielding.
+                self.acct.cur = MESSAGE;
+                since = now;
             }
             if done(self) {
                 break;
             }
-            // Published once in 64 looks: a SeqCst store is a full fence, too dear for every
-            // look (the watchdog only needs the count to move).
-            self.checks += 1;
-            if self.checks.is_multiple_of(64) {
-                self.shared.status[self.id].checks.store(self.checks / 64, Ordering::SeqCst);
+            looks += 1;
+            if looks.is_multiple_of(64) {
+                // Published once in 64 looks: a SeqCst store is a full fence, too dear for every
+                // look (the watchdog only needs the count to move).
+                self.checks += 1;
+                self.shared.status[self.id].checks.store(self.checks, Ordering::SeqCst);
+                if now.saturating_sub(since) >= spin {
+                    std::thread::yield_now();
+                } else {
+                    std::hint::spin_loop();
+                }
             }
-            backoff.snooze();
         }
         self.gen += 1;
         self.shared.status[self.id].gen.store(self.gen, Ordering::SeqCst);
@@ -408,12 +422,6 @@ impl<'a, S> NativeNode<'a, S> {
         }
     }
 
-    fn send(&mut self, dest: ProcId, target: Target, args: &[u64], payload: Vec<u64>, cat: usize) {
-        let prev = self.enter(cat);
-        self.comm.send(dest, target, args, payload);
-        self.leave(prev);
-    }
-
     fn barrier_messages(&mut self) {
         let epoch = self.comm.barrier.epoch + 1;
         self.comm.barrier.epoch = epoch;
@@ -425,7 +433,7 @@ impl<'a, S> NativeNode<'a, S> {
         self.comm.barrier.arrivals -= nchildren;
         match parent {
             Some(parent) => {
-                self.send(parent, Target::BarrierArrive, &[], Vec::new(), SYNC);
+                self.comm.send(parent, Target::BarrierArrive, &[], Vec::new());
                 self.wait(self.info(WaitKind::BarrierMessages, "barrier (release)", epoch), |me| {
                     me.comm.barrier.released >= epoch
                 });
@@ -433,7 +441,7 @@ impl<'a, S> NativeNode<'a, S> {
             None => self.comm.barrier.released = epoch,
         }
         for c in children {
-            self.send(c, Target::BarrierRelease(epoch), &[epoch], Vec::new(), SYNC);
+            self.comm.send(c, Target::BarrierRelease(epoch), &[epoch], Vec::new());
         }
     }
 
@@ -497,7 +505,7 @@ impl<S> Node for NativeNode<'_, S> {
 
     fn now_cycles(&self) -> f64 {
         let c = &self.shared.clock;
-        c.cycles(c.now())
+        c.cycles(c.now_ordered())
     }
 
     fn state<R>(&mut self, f: impl FnOnce(&mut S) -> R) -> R {
@@ -518,21 +526,28 @@ impl<S> Node for NativeNode<'_, S> {
         self.tick();
     }
 
+    /// Not timed with the clock (two reads would cost several times the send's own stores,
+    /// and the first would delay the message): the send's cost measured for this many
+    /// argument words ([`short_send_ticks`]) is moved from compute to message overhead.
     fn send_am(&mut self, dest: ProcId, handler: HandlerId, args: &[u64]) {
         self.tick();
-        self.send(dest, Target::App(handler.0), args, Vec::new(), MESSAGE);
+        self.comm.send(dest, Target::App(handler.0), args, Vec::new());
+        if self.acct.cur == COMPUTE {
+            self.acct.owed += self.shared.send_ticks[args.len().min(MAX_ARGS)];
+        }
     }
 
+    /// Timed with the clock: the copy into the receiver's buffer is the send's work.
     fn send_bulk(&mut self, dest: ProcId, handler: HandlerId, args: &[u64], regions: &[&[u64]]) {
         self.tick();
         let prev = self.enter(MESSAGE);
-        let payload = gather(regions);
+        let payload = self.comm.payload(regions);
         self.comm.send(dest, Target::App(handler.0), args, payload);
         self.leave(prev);
     }
 
-    /// Runs the waiting handlers; a poll that finds nothing costs one load of the inbox's
-    /// count and is not timed apart (it is counted as compute).
+    /// Runs the waiting handlers; a poll that finds nothing costs one load per sender (of
+    /// the slot its next message will be in), reads no clock and is counted as compute.
     fn poll(&mut self) {
         self.drain();
     }
@@ -757,5 +772,87 @@ fn prefetch(w: &AtomicU64, write: bool) {
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = (w, write);
+    }
+}
+
+/// What a send without payload costs natively, in clock ticks, by number of argument words:
+/// measured once per process on the calling thread, as the median over 1000 sends into a
+/// private channel (the same code as every send) of the clock read after the send less the
+/// read before, less the median of two reads back to back; linear between 0 and
+/// [`MAX_ARGS`] words (each word is one more store).
+pub(crate) fn short_send_ticks(clock: &Clock) -> [u64; MAX_ARGS + 1] {
+    static TICKS: std::sync::OnceLock<[u64; MAX_ARGS + 1]> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        const N: usize = 1000;
+        let shared = Shared::new(1, *clock, 0, [0; MAX_ARGS + 1]);
+        let (tx, mut rx) = shared.channels.ends();
+        let mut comm = Comm {
+            id: 0,
+            shared: &shared,
+            nhandlers: 1,
+            counts: Counts::default(),
+            barrier: BarrierState::default(),
+            tx,
+            sent: 0,
+        };
+        let median = |mut v: Vec<u64>| {
+            v.sort_unstable();
+            v[v.len() / 2]
+        };
+        let pair = median(
+            (0..N)
+                .map(|_| {
+                    let a = clock.now();
+                    clock.now().saturating_sub(a)
+                })
+                .collect(),
+        );
+        let args = [0u64; MAX_ARGS];
+        let mut handled = 0;
+        let mut cost = |words: usize| {
+            let mut t = Vec::with_capacity(N);
+            for _ in 0..N {
+                let a = clock.now();
+                comm.send(0, Target::App(0), &args[..words], Vec::new());
+                t.push(clock.now().saturating_sub(a));
+                if let Some(slot) = shared.channels.look(&mut rx[0], 0, 0) {
+                    let _ = shared.channels.take(slot);
+                    shared.channels.done(&mut rx[0], 0, 0, &mut handled);
+                }
+            }
+            median(t).saturating_sub(pair)
+        };
+        let (none, full) = (cost(0), cost(MAX_ARGS));
+        std::array::from_fn(|k| none + (full.saturating_sub(none) * k as u64).div_ceil(MAX_ARGS as u64))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owed_send_time_moves_to_message_overhead_and_the_categories_still_sum() {
+        let mut a = Account::new(100);
+        // 50 ticks of compute, 30 of them owed to sends.
+        a.owed = 30;
+        assert_eq!(a.switch(150, SYNC), COMPUTE);
+        assert_eq!((a.by_cat[COMPUTE], a.by_cat[MESSAGE], a.owed), (20, 30, 0));
+        a.switch(170, COMPUTE);
+        assert_eq!(a.by_cat[SYNC], 20);
+        // More owed than the span: only the span moves.
+        a.owed = 500;
+        a.end(180);
+        assert_eq!((a.by_cat[COMPUTE], a.by_cat[MESSAGE]), (20, 40));
+        assert_eq!(a.by_cat.iter().sum::<u64>(), a.finish - a.start);
+    }
+
+    #[test]
+    fn short_send_costs_grow_with_the_arguments_and_are_sane() {
+        let clock = Clock::new(crate::clock::host_clock().mhz);
+        let t = short_send_ticks(&clock);
+        assert!(t.windows(2).all(|w| w[0] <= w[1]), "{t:?}");
+        // A send is at least a store: a whole second per send would be a broken calibration.
+        assert!(clock.cycles(t[MAX_ARGS]) < 1e3 * crate::clock::host_clock().mhz * 1e3, "{t:?}");
     }
 }

@@ -4,7 +4,7 @@
 use crate::arena::Arena;
 use crate::clock::Clock;
 use crate::error::NativeError;
-use crate::inbox::Channels;
+use crate::inbox::{BufferPool, Channels};
 use commlab_api::ReceiveMode;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -40,18 +40,24 @@ pub(crate) struct WaitInfo {
 pub(crate) struct Status {
     /// Odd while the processor is inside a wait; one more at every entry and exit.
     pub gen: AtomicU64,
-    /// Conditions evaluated (and found false) so far.
+    /// Looks at the condition (each finding it false) so far, in 64s.
     pub checks: AtomicU64,
     pub info: Mutex<WaitInfo>,
 }
 
 pub(crate) struct Shared {
     pub nprocs: usize,
-    /// How long a wait spins before it yields the core at every look.
-    pub spin_ns: u64,
+    /// How long (clock ticks) a wait spins after the last message before it yields the core
+    /// once in 64 looks.
+    pub spin_ticks: u64,
     pub clock: Clock,
     pub arena: Arena,
     pub channels: Channels,
+    /// Every processor's pool of bulk receive buffers (the process's, kept across runs).
+    pub pools: Vec<std::sync::Arc<BufferPool>>,
+    /// What a send without payload costs, in clock ticks, by number of argument words
+    /// (measured once per process by `node::short_send_ticks`).
+    pub send_ticks: [u64; crate::inbox::MAX_ARGS + 1],
     /// The shared-memory barrier: per processor a counter its children add to and a flag its
     /// parent sets, each on its own line.
     pub bar_count: Vec<CachePadded<AtomicU64>>,
@@ -69,14 +75,16 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub fn new(nprocs: usize, clock: Clock, spin_ns: u64) -> Shared {
+    pub fn new(nprocs: usize, clock: Clock, spin_ns: u64, send_ticks: [u64; crate::inbox::MAX_ARGS + 1]) -> Shared {
         let info = WaitInfo { kind: WaitKind::Cond, what: "", detail: 0, mode: ReceiveMode::Interrupt };
         Shared {
             nprocs,
-            spin_ns,
+            spin_ticks: clock.ticks_of_ns(spin_ns),
             clock,
             arena: Arena::new(),
             channels: Channels::new(nprocs),
+            pools: (0..nprocs).map(BufferPool::of).collect(),
+            send_ticks,
             bar_count: (0..nprocs).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
             bar_flag: (0..nprocs).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
             timing_started: AtomicBool::new(false),

@@ -112,6 +112,23 @@ pub fn copy_scatter(src: &[AtomicU64], dst: &[AtomicU64], s: usize) {
     black_box(dst);
 }
 
+/// **memcpy**: the best time in seconds of one `copy_from_slice` (the C library's memcpy) of
+/// `bytes` bytes between two plain buffers of the calling thread (written first, so their pages
+/// are its and primed in its caches), `samples` samples of enough copies to move 1 MB at least.
+/// Not a grid kernel: the reference a native bulk transfer is compared with (`commlab run
+/// bulk-bw --machine host`), since the native backend copies a bulk message's payload with
+/// memcpy.
+pub fn memcpy_secs(bytes: usize, samples: usize) -> f64 {
+    let words = (bytes / 8).max(1);
+    let src: Vec<u64> = (0..words as u64).collect();
+    let mut dst = vec![1u64; words];
+    let passes = (1usize << 20).div_ceil(8 * words);
+    best_per_pass(samples, passes, || {
+        dst.copy_from_slice(black_box(&src));
+        black_box(&mut dst);
+    })
+}
+
 /// Seconds of `f`, timed with the monotonic clock.
 pub fn timed(f: impl FnOnce()) -> f64 {
     let t = Instant::now();
@@ -199,6 +216,53 @@ pub fn ping_pong_ns(a: usize, b: usize, rounds: u64, samples: usize) -> f64 {
                             std::hint::spin_loop();
                         }
                         k += 1;
+                    }
+                });
+                best = best.min(t);
+            }
+            best
+        });
+        mine.join().expect("ping-pong thread") * 1e9 / (2 * rounds) as f64
+    })
+}
+
+/// One-way latency in ns of a message through a polled queue at its cheapest: as
+/// [`ping_pong_ns`], but the two directions on two lines (`a` writes a counter into one, `b`,
+/// which polls it, answers in the other), as in any queue from one core to another, where the
+/// receiver polls the line the sender writes next. Each way then moves the line twice (the
+/// sender must take it back from the core polling it before its store, then that core's load
+/// fetches it), where the single line of [`ping_pong_ns`] moves once (each core writes the line
+/// it has just read): the floor of a native active message's one-way time on this host.
+pub fn two_line_ping_pong_ns(a: usize, b: usize, rounds: u64, samples: usize) -> f64 {
+    let (there, back) = (Flag::default(), Flag::default());
+    let start = Rendezvous::default();
+    let total = rounds * samples as u64;
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            pin(b);
+            let mut calls = 0;
+            start.wait(&mut calls);
+            for k in 1..=total {
+                while there.0.load(Acquire) != k {
+                    std::hint::spin_loop();
+                }
+                back.0.store(k, Release);
+            }
+        });
+        let mine = sc.spawn(|| {
+            pin(a);
+            let mut calls = 0;
+            start.wait(&mut calls);
+            let mut best = f64::INFINITY;
+            let mut k = 0;
+            for _ in 0..samples {
+                let t = timed(|| {
+                    for _ in 0..rounds {
+                        k += 1;
+                        there.0.store(k, Release);
+                        while back.0.load(Acquire) != k {
+                            std::hint::spin_loop();
+                        }
                     }
                 });
                 best = best.min(t);

@@ -126,10 +126,37 @@ fn parse_strides(s: &str) -> Result<Vec<usize>, Failure> {
     Ok(out)
 }
 
+/// A size in bytes, or with K, M, G, T or P (`run`'s parser, repeated here: `run` reaches
+/// `host`, which takes its reference figures from this module).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let t = t.strip_suffix("iB").or_else(|| t.strip_suffix('B')).unwrap_or(t);
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_uppercase() {
+                'K' => 1u64 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                'T' => 1 << 40,
+                'P' => 1 << 50,
+                _ => 0,
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if mult > 0 && v.is_finite() && v > 0.0 && v * (mult as f64) < u64::MAX as f64 => {
+            Ok((v * mult as f64) as u64)
+        }
+        _ => Err(format!("`{s}` is not a size (give bytes, or a number with K, M, G or T, e.g. 2G)")),
+    }
+}
+
 fn parse_sizes(s: &str) -> Result<Vec<u64>, Failure> {
     let mut out = Vec::new();
     for part in s.split(',') {
-        let v = crate::run::parse_size(part).map_err(|e| input(format!("--sizes: {e}"))).and_then(|v| {
+        let v = parse_size(part).map_err(|e| input(format!("--sizes: {e}"))).and_then(|v| {
             if (1 << 10..=4 << 30).contains(&v) {
                 Ok(v / 8 * 8)
             } else {
@@ -321,6 +348,39 @@ pub fn run(args: Args) -> Result<(), Failure> {
     };
     stdout.write_all(shown.as_bytes()).map_err(|e| failed(format!("cannot print the summary: {e}")))?;
     Ok(())
+}
+
+/// The host's own figures a native run is compared with, measured on the spot by the kernels
+/// `characterize` uses (`commlab run am-latency|bulk-bw --machine host` adds them to the
+/// record).
+pub(crate) mod reference {
+    use super::kernels;
+
+    /// Core-to-core one-way latency in ns between OS cores `a` and `b`: as `characterize
+    /// --quick` measures it (a cache-line ping-pong, 30 samples of 1000 round trips, the best
+    /// sample's round trip halved).
+    pub fn core_to_core_ns(a: usize, b: usize) -> f64 {
+        kernels::ping_pong_ns(a, b, 1000, 30)
+    }
+
+    /// The same through two lines, one each way: the floor of a message through a polled
+    /// queue ([`kernels::two_line_ping_pong_ns`]).
+    pub fn two_line_ns(a: usize, b: usize) -> f64 {
+        kernels::two_line_ping_pong_ns(a, b, 1000, 30)
+    }
+
+    /// memcpy bandwidth in MB/s (10^6 bytes) for copies of `bytes` bytes on OS core `core`
+    /// (warm buffers, best of 5 samples: [`kernels::memcpy_secs`]).
+    pub fn memcpy_mb_per_s(core: usize, bytes: usize) -> f64 {
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                kernels::pin(core);
+                bytes as f64 / kernels::memcpy_secs(bytes, 5) / 1e6
+            })
+            .join()
+            .expect("memcpy thread")
+        })
+    }
 }
 
 fn write(path: &std::path::Path, text: &str) -> Result<(), Failure> {
