@@ -208,6 +208,18 @@ fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
     std::fs::write(path, text).map_err(|e| failed(format!("writing `{}`: {e}", path.display())))
 }
 
+/// Write an experiment's `experiment.json` (`summary`) and `experiment.txt` (`text`) into `dir`;
+/// returns `text` followed by the plots' paths, as the experiment prints it.
+fn write_summary(dir: &Path, summary: &Value, text: String, plots: &[PathBuf]) -> Result<String, Failure> {
+    write_file(&dir.join("experiment.json"), &(serde_json::to_string_pretty(summary).expect("json") + "\n"))?;
+    write_file(&dir.join("experiment.txt"), &text)?;
+    let mut shown = text;
+    for f in plots {
+        shown.push_str(&format!("  plot: {}\n", f.display()));
+    }
+    Ok(shown)
+}
+
 /// Where the presets sit on an axis: `f(row, base local miss)`, each preset measured at the
 /// run's processor count (`procs`, resized as `--procs` resizes; `None`: at its own size);
 /// those outside `[lo, hi]` are listed apart, as are presets that cannot take that size.
@@ -476,12 +488,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
             "machines_off_axis": off_axis,
             "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
         });
-        write_file(&d.join("experiment.json"), &(serde_json::to_string_pretty(&summary).expect("json") + "\n"))?;
-        write_file(&d.join("experiment.txt"), &text)?;
-        for f in &files {
-            text.push_str(&format!("  plot: {}\n", f.display()));
-        }
-        report.push_str(&text);
+        report.push_str(&write_summary(&d, &summary, text, &files)?);
     }
     print!("{report}");
     outcome
@@ -610,17 +617,12 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
     }
     let name = a.name.text();
     let text = format!("{name}: {title}\n{text}");
-    write_file(&dir.join("experiment.txt"), &text)?;
     let summary = json!({
         "experiment": name, "app": info.name, "machine": base.spec.name, "procs": base.nprocs(),
         "runs": rows.iter().map(|r| &r.record).collect::<Vec<_>>(),
         "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
     });
-    write_file(&dir.join("experiment.json"), &(serde_json::to_string_pretty(&summary).expect("json") + "\n"))?;
-    print!("{text}");
-    for f in &files {
-        println!("  plot: {}", f.display());
-    }
+    print!("{}", write_summary(dir, &summary, text, &files)?);
     if problems.is_empty() {
         Ok(())
     } else {
@@ -732,12 +734,7 @@ fn run_param_curve(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig
         "crossovers": found,
         "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
     });
-    write_file(&dir.join("experiment.json"), &(serde_json::to_string_pretty(&summary).expect("json") + "\n"))?;
-    write_file(&dir.join("experiment.txt"), &text)?;
-    for f in &files {
-        text.push_str(&format!("  plot: {}\n", f.display()));
-    }
-    print!("{text}");
+    print!("{}", write_summary(dir, &summary, text, &files)?);
     if outcome.is_ok() && rows.is_empty() {
         outcome = Err(failed(format!("experiment {name}: no runs finished")));
     }

@@ -21,6 +21,33 @@ fn show_bytes(b: u64) -> String {
     }
 }
 
+/// A size given by the user (`--max-memory`, `characterize --sizes`): bytes, or a number with K,
+/// M, G, T or P (powers of 1024; an optional B or iB).
+pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let t = t.strip_suffix("iB").or_else(|| t.strip_suffix('B')).unwrap_or(t);
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_uppercase() {
+                'K' => 1u64 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                'T' => 1 << 40,
+                'P' => 1 << 50,
+                _ => 0,
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if mult > 0 && v.is_finite() && v > 0.0 && v * (mult as f64) < u64::MAX as f64 => {
+            Ok((v * mult as f64) as u64)
+        }
+        _ => Err(format!("`{s}` is not a size (give bytes, or a number with K, M, G or T, e.g. 2G)")),
+    }
+}
+
 /// The memory the host can give a new process now: `MemAvailable` of /proc/meminfo (Linux);
 /// None where it cannot be read (then only `--max-memory` limits a run).
 fn available_memory() -> Option<u64> {

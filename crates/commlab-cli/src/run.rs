@@ -59,7 +59,7 @@ pub struct RunArgs {
     max_wall: Option<f64>,
     /// Refuse a run whose estimated memory exceeds SIZE (bytes, or with K, M, G, T: powers of
     /// 1024; P too), e.g. 2G. Without it the limit is the memory available (MemAvailable).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::memory_check::parse_size)]
     max_memory: Option<u64>,
     /// Also write per-processor or per-link statistics of every run: per-node=FILE (each
     /// processor's time breakdown, messages sent and received, misses, LimitLESS traps) or
@@ -74,32 +74,6 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v < 1e9 => Ok(v),
         _ => Err(format!("`{s}` is not a number of seconds > 0 (e.g. 60 or 0.5)")),
-    }
-}
-
-/// `--max-memory`: bytes, or a number with K, M, G, T or P (powers of 1024; an optional B or iB).
-pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let t = t.strip_suffix("iB").or_else(|| t.strip_suffix('B')).unwrap_or(t);
-    let (num, mult) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let m = match c.to_ascii_uppercase() {
-                'K' => 1u64 << 10,
-                'M' => 1 << 20,
-                'G' => 1 << 30,
-                'T' => 1 << 40,
-                'P' => 1 << 50,
-                _ => 0,
-            };
-            (&t[..i], m)
-        }
-        _ => (t, 1),
-    };
-    match num.trim().parse::<f64>() {
-        Ok(v) if mult > 0 && v.is_finite() && v > 0.0 && v * (mult as f64) < u64::MAX as f64 => {
-            Ok((v * mult as f64) as u64)
-        }
-        _ => Err(format!("`{s}` is not a size (give bytes, or a number with K, M, G or T, e.g. 2G)")),
     }
 }
 

@@ -126,37 +126,10 @@ fn parse_strides(s: &str) -> Result<Vec<usize>, Failure> {
     Ok(out)
 }
 
-/// A size in bytes, or with K, M, G, T or P (`run`'s parser, repeated here: `run` reaches
-/// `host`, which takes its reference figures from this module).
-fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let t = t.strip_suffix("iB").or_else(|| t.strip_suffix('B')).unwrap_or(t);
-    let (num, mult) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let m = match c.to_ascii_uppercase() {
-                'K' => 1u64 << 10,
-                'M' => 1 << 20,
-                'G' => 1 << 30,
-                'T' => 1 << 40,
-                'P' => 1 << 50,
-                _ => 0,
-            };
-            (&t[..i], m)
-        }
-        _ => (t, 1),
-    };
-    match num.trim().parse::<f64>() {
-        Ok(v) if mult > 0 && v.is_finite() && v > 0.0 && v * (mult as f64) < u64::MAX as f64 => {
-            Ok((v * mult as f64) as u64)
-        }
-        _ => Err(format!("`{s}` is not a size (give bytes, or a number with K, M, G or T, e.g. 2G)")),
-    }
-}
-
 fn parse_sizes(s: &str) -> Result<Vec<u64>, Failure> {
     let mut out = Vec::new();
     for part in s.split(',') {
-        let v = parse_size(part).map_err(|e| input(format!("--sizes: {e}"))).and_then(|v| {
+        let v = crate::memory_check::parse_size(part).map_err(|e| input(format!("--sizes: {e}"))).and_then(|v| {
             if (1 << 10..=4 << 30).contains(&v) {
                 Ok(v / 8 * 8)
             } else {

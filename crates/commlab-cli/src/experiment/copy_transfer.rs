@@ -10,7 +10,7 @@
 //! it; memory: beyond twice the last level) at stride 1 and 16, and each remote variant's MB/s
 //! over local's.
 
-use super::{read_rows, sweep_args, write_file, ExperimentArgs};
+use super::{read_rows, sweep_args, write_summary, ExperimentArgs};
 use crate::characterize::{bandwidth_heatmap, geomean, median, size_text};
 use crate::failure::{failed, input, Failure};
 use crate::sweep;
@@ -196,12 +196,7 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path, base: &MachineConfig) -> Resul
         "remote_over_local": ratios,
         "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
     });
-    write_file(&dir.join("experiment.json"), &(serde_json::to_string_pretty(&summary).expect("json") + "\n"))?;
-    write_file(&dir.join("experiment.txt"), &text)?;
-    for f in &files {
-        text.push_str(&format!("  plot: {}\n", f.display()));
-    }
-    print!("{text}");
+    print!("{}", write_summary(dir, &summary, text, &files)?);
     if outcome.is_ok() && rows.is_empty() {
         outcome = Err(failed("experiment copy-transfer: no runs finished".to_string()));
     }

@@ -89,7 +89,7 @@ pub struct SweepArgs {
     pub(crate) resume: bool,
     /// Refuse a point whose estimated memory exceeds SIZE (as `commlab run --max-memory`);
     /// without it, the memory available. Each of the --jobs workers runs one point at a time.
-    #[arg(long, value_name = "SIZE", value_parser = crate::run::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::memory_check::parse_size)]
     pub(crate) max_memory: Option<u64>,
     /// Experiments print their own summary instead of the sweep's.
     #[arg(skip)]
