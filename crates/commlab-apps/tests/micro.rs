@@ -233,6 +233,23 @@ fn bulk_bandwidth_approaches_link_bandwidth_for_large_transfers() {
 }
 
 #[test]
+fn repeated_bulk_transfers_report_the_fastest_and_keep_the_first() {
+    let s = sim(&[], None);
+    let once = run(&s, "bulk-bw", "mp-poll", &["bytes=4096"]);
+    let thrice = run(&s, "bulk-bw", "mp-poll", &["bytes=4096", "repeat=3"]);
+    assert!(thrice.check.ok, "{}", thrice.check.detail);
+    assert!(thrice.check.detail.starts_with("3 of 3 transfers"), "{}", thrice.check.detail);
+    let (first, best) = (thrice.counters["first_transfer_cycles"], thrice.counters["transfer_cycles"]);
+    // The first of three transfers runs the same program prefix as a single transfer.
+    assert_eq!(first, once.counters["transfer_cycles"]);
+    assert!(best <= first, "fastest {best} vs first {first}");
+    assert_eq!(thrice.counters["bytes_per_cycle"], 4096.0 / best);
+    assert!(!once.counters.contains_key("first_transfer_cycles"));
+    let bad = run_app(&s, "bulk-bw", "mp-poll", &["repeat=0".to_string()], 1);
+    assert!(matches!(bad, Err(AppError::Input(ref m)) if m.contains("repeat")), "{bad:?}");
+}
+
+#[test]
 fn polling_receive_avoids_interrupt_cost() {
     let s = sim(&[], None);
     let int = run(&s, "am-latency", "mp-int", &["hops=3"]).counters["one_way_cycles"];

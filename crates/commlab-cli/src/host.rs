@@ -107,7 +107,9 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
 ///   ratio to it (`one_way_over_two_line`);
 /// - `bulk-bw`: the transfer's `mb_per_s`, memcpy's bandwidth for the same size on the
 ///   sender's core (`memcpy_mb_per_s`, warm buffers, best of 5) and their ratio
-///   (`bulk_over_memcpy`).
+///   (`bulk_over_memcpy`). memcpy's figure is a best of repetitions, so the like-for-like
+///   bulk figure is `--param repeat=5` (the fastest of five transfers); a single transfer
+///   meets cold caches.
 ///
 /// Nothing is added when the two processors share a core or threads are not pinned.
 fn add_references(backend: &NativeBackend, r: &mut commlab_apps::AppResult) {

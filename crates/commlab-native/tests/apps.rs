@@ -13,7 +13,7 @@ fn small_params(app: &str) -> Vec<String> {
     let v = match app {
         "am-latency" => vec!["rounds=5"],
         "am-throughput" => vec!["senders=1", "messages=20", "handler_cycles=50"],
-        "bulk-bw" => vec!["bytes=2048"],
+        "bulk-bw" => vec!["bytes=2048", "repeat=2"],
         "alltoall-stress" => vec!["messages=20"],
         "bisection-bw" => vec!["messages=10"],
         "miss-latency" => vec!["kind=store-3party", "rounds=2"],
