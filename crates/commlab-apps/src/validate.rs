@@ -339,6 +339,11 @@ fn largest_message<B: Backend>(b: &B) -> Result<(usize, Option<String>), AppErro
 /// 64 KB (L2), 1 MB (the DEC 8400's 4 MB board cache; DRAM on the T3D and T3E), 8 MB (the
 /// DEC 8400's DRAM). Remote rows: the `fetch` variant (data the producer just wrote).
 ///
+/// The DEC 8400's remote rows read lines the producer's board cache holds dirty: on its
+/// snooping bus (`memory.snooping`) the owner is asked as the memory's read starts and the
+/// data leaves when both are done, so a contiguous remote line costs the memory read, not the
+/// memory read followed by the owner's (the directory's order, which read 115 MB/s).
+///
 /// Rows that still disagree, and the mechanism believed missing (cycle accounting in
 /// processor cycles; "implied" is what the published figure leaves once the modelled parts
 /// are taken out):
@@ -353,10 +358,6 @@ fn largest_message<B: Backend>(b: &B) -> Result<(usize, Option<String>), AppErro
 /// - DEC 8400 DRAM contiguous (16% fast): the published contiguous and strided DRAM rows
 ///   imply about 105 and 83 cycles per board-cache miss; the model has one miss time (80 +
 ///   the loop) for both. Not identified.
-/// - DEC 8400 remote contiguous (18% slow): a dirty line's read waits for the home's memory
-///   access (`dir_cycles`, 60) before the owner is asked (20); on the TLSB the owner's
-///   snoop answer overlaps the memory read (with `dir_cycles` at the snoop's 20 the row reads
-///   152). The protocol (mem/mod.rs) has no overlap of the two.
 /// - T3D remote deposits, strided (about 70% fast): the model is bound by the 24-byte packet
 ///   per word on the 2-byte-per-cycle link (12 cycles a word; with an unbounded link it reads
 ///   239 MB/s); the published 55 MB/s is 22

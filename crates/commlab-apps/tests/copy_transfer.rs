@@ -195,3 +195,45 @@ fn machines_without_a_hierarchy_are_unchanged() {
         }
     }
 }
+
+/// `memory.snooping` (the DEC 8400's bus): a dirty owner is asked as the memory's read starts,
+/// and the data leaves when both are done. So a miss to a dirty line saves the shorter of the
+/// two: for a line dirty in the home's own cache, min(dir, home_cache + forward_reply); for a
+/// line dirty at a third node, whose answer crosses the bus twice, the whole memory read
+/// (dir). Other misses do not change, and a software-DSM machine refuses the key.
+#[test]
+fn snooping_overlaps_the_owners_supply_with_the_memory_read() {
+    let miss = |kind: &str, set: &[&str]| {
+        let s = common::preset("dec8400", set, None);
+        let hops = format!("hops={}", s.config().topology.hops(0, 1));
+        let r = common::run_seeded(&s, "miss-latency", "sm", &[format!("kind={kind}"), hops], 1);
+        assert_categories_sum(&r.stats, &format!("miss-latency {kind} {set:?}"));
+        r.counters["miss_cycles"]
+    };
+    for dir in [60u64, 10] {
+        let d = format!("memory.dir_cycles={dir}");
+        let m = MachineConfig::preset("dec8400", &[d.clone()], None).expect("dec8400");
+        let (home_cache, forward_reply) = (m.spec.memory.home_cache_cycles, m.spec.memory.forward_reply_cycles);
+        for (kind, saved) in [
+            ("load-2party", dir.min(home_cache + forward_reply)),
+            ("store-2party", dir.min(home_cache + forward_reply)),
+            ("load-3party", dir),
+            ("store-3party", dir),
+            ("load-remote", 0),
+            ("store-remote", 0),
+        ] {
+            let (directory, snooping) =
+                (miss(kind, &[&d, "memory.snooping=false"]), miss(kind, &[&d, "memory.snooping=true"]));
+            assert!(
+                (directory - snooping - saved as f64).abs() < 0.01, // picoseconds per cycle are rounded
+                "{kind}, dir_cycles {dir}: directory {directory:.3}, snooping {snooping:.3} cycles; expected {saved} saved"
+            );
+        }
+    }
+    assert!(MachineConfig::preset("dec8400", &[], None).expect("dec8400").mem.snooping, "dec8400 opts in");
+    for name in preset_names().into_iter().filter(|&n| n != "dec8400") {
+        assert!(!MachineConfig::preset(name, &[], None).expect("preset").mem.snooping, "{name} snoops");
+    }
+    let err = MachineConfig::preset("blizzard-s", &["memory.snooping=true".into()], None).unwrap_err();
+    assert!(err.to_string().contains("memory.snooping"), "{err}");
+}
