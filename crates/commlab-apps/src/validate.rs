@@ -371,6 +371,17 @@ fn largest_message<B: Backend>(b: &B) -> Result<(usize, Option<String>), AppErro
 ///   copy-transfer on alewife and blizzard-*, whose results stay unchanged in this work; it is
 ///   the lead's decision. Either loop leaves L1 and L3 contiguous outside 15%: the published
 ///   2.18 cycles a word is neither 3 nor 1.75.
+/// - T3D DRAM contiguous (21% slow): a line from the read-ahead buffer takes the published 15
+///   clocks (Grassl, STREAM mailing list, 1995; the preset assumed 8 before, with which this
+///   row read 200), and the non-unrolled loop 4 cycles a word (issue + `accum_word` 3 on the
+///   21064): 31 cycles a 32-byte line, 155 MB/s. The published 195 implies about 24.6 cycles a
+///   line, 2.4 a word of loop. The unrolled loop again: on the 21064, which pairs one integer
+///   operation with a load, store or branch (the preset's `accum_word` note), characterize's
+///   iteration is 9 integer operations beside its 4 loads and the branch, 9 cycles per 4
+///   words; charged that way (the same temporary build, 5 cycles of loop per 4 words) the
+///   rows read contiguous 200 (+3%) and strided 49.5 (+15.1%). The strided row now uses the
+///   local miss (22 + 1 cycles, the machine table's 23), close to Grassl's 21 clocks a line
+///   for a page hit without read-ahead; his page miss is 37.
 /// - DEC 8400 DRAM contiguous (16% fast): the published contiguous and strided DRAM rows
 ///   imply about 105 and 83 cycles per board-cache miss; the model has one miss time (80 +
 ///   the loop) for both. Not identified.
