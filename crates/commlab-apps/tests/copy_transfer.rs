@@ -233,7 +233,7 @@ fn snooping_overlaps_the_owners_supply_with_the_memory_read() {
     };
     for dir in [60u64, 10] {
         let d = format!("memory.dir_cycles={dir}");
-        let m = MachineConfig::preset("dec8400", &[d.clone()], None).expect("dec8400");
+        let m = MachineConfig::preset("dec8400", std::slice::from_ref(&d), None).expect("dec8400");
         let (home_cache, forward_reply) = (m.spec.memory.home_cache_cycles, m.spec.memory.forward_reply_cycles);
         for (kind, saved) in [
             ("load-2party", dir.min(home_cache + forward_reply)),
