@@ -605,7 +605,10 @@ impl Memory {
                     if m.snooping {
                         // A snooping bus: the owning cache sees the request as the memory
                         // does, so it is asked now; the memory's read (up to `t`) goes on
-                        // beside it and the reply waits for both (at OwnerData).
+                        // beside it and the reply waits for both (at OwnerData). The forward may
+                        // be sent before an earlier grant of the line to that owner has left the
+                        // home; it still reaches the owner after its data, as both leave the
+                        // home in the order sent (the NI output queue, `local_fifo`).
                         self.txns.get_mut(&line).expect("a forward belongs to a transaction").memory_ready = t;
                         t = start;
                     }
