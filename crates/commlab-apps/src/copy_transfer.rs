@@ -35,8 +35,11 @@
 //! Per word the loop costs `costs.accum_word` (load-sum: the add and the loop's increment,
 //! compare and branch; the load simulated) or `costs.memcpy_word` (copies: the two index
 //! increments, compare and branch; the load and the store simulated): the same loops as the
-//! `accum` and `memcpy` benchmarks, so the same cost entries. `get` and `put` have no loop per
-//! word: the machine's `[remote]` costs (issue, outstanding words, service) are the transfer.
+//! `accum` and `memcpy` benchmarks, so the same cost entries. These are loops that are not
+//! unrolled, whereas `characterize`'s kernels are unrolled four ways; what that difference does
+//! to the DEC 8400's rows, and why the loop is unchanged, is written in `validate.rs` above
+//! `copy_transfer()`. `get` and `put` have no loop per word: the machine's `[remote]` costs
+//! (issue, outstanding words, service) are the transfer.
 //!
 //! `counters.mbytes_per_s`: array bytes per pass x passes / the timed passes' time. The check:
 //! every pass's sum (load-sum) or copy (copies) equals the sequential answer.

@@ -339,30 +339,63 @@ fn largest_message<B: Backend>(b: &B) -> Result<(usize, Option<String>), AppErro
 /// 64 KB (L2), 1 MB (the DEC 8400's 4 MB board cache; DRAM on the T3D and T3E), 8 MB (the
 /// DEC 8400's DRAM). Remote rows: the `fetch` variant (data the producer just wrote).
 ///
+/// The DEC 8400's remote rows read lines the producer's board cache holds dirty: on its
+/// snooping bus (`memory.snooping`) the owner is asked as the memory's read starts and the
+/// data leaves when both are done, so a contiguous remote line costs the memory read, not the
+/// memory read followed by the owner's (the directory's order, which read 115 MB/s).
+///
 /// Rows that still disagree, and the mechanism believed missing (cycle accounting in
 /// processor cycles; "implied" is what the published figure leaves once the modelled parts
 /// are taken out):
 /// - DEC 8400 L1, L2 and L3 contiguous (about 27%, 24%, 36% slow): the loop. The model charges
-///   a non-unrolled load-sum loop, 3 cycles a word (the load's issue cycle + `accum_word`; on
-///   the 21164's issue rules, ld/add/add/cmp/bne on two integer pipes and two aligned issue
-///   blocks is indeed 3). The published 1100 MB/s implies 2.18 cycles a word, i.e. code the
-///   study's compiler unrolled or scheduled (unrolled by 2: 2 cycles; by 4: about 1.4). The
-///   L2 row's extra cost over L1 (published: 5 cycles per 32-byte L1 line) matches the
-///   model's L2 latency (6), so L2 is off only by the loop; L3 additionally implies a
-///   board-cache fill of about 10 cycles (modelled: 20, assumed). Needs the study's loop.
+///   a non-unrolled load-sum loop, 3 cycles a word (the load's issue cycle + `accum_word`):
+///   ld/add/add/cmp/bne are 5 integer-pipe instructions, and the 21164 issues at most two
+///   integer instructions a cycle (pipes E0 and E1; Edmondson et al., DTJ 7(1), 1995), in
+///   order, from naturally aligned groups of four, not advancing to the next group until the
+///   current one has issued (21164PC Hardware Reference Manual 2.1.1.1, the same issue unit),
+///   so 3. The published 1100 MB/s implies 2.18 cycles a word. The L2 row's extra cost over L1
+///   (published: 5 cycles per 32-byte L1 line) matches the model's L2 latency (6), so L2 is off
+///   only by the loop; L3 additionally implies a board-cache fill of about 10 cycles
+///   (modelled: 20, assumed).
+///   Which loop: issue 15 defines copy-transfer as `characterize`'s benchmarks, whose kernels
+///   are unrolled four ways with independent accumulators (issue 16; characterize/kernels.rs),
+///   so by definition the simulated loop is that one. On the 21164 it is 14 integer
+///   instructions per 4 words (4 LDQ, 4 ADDQ; 3 address adds, since an Alpha load takes a
+///   register plus a constant and the stride is a run-time value; the pointer advance, compare
+///   and branch): at least 7 cycles, 1.75 a word. Charged that way (a temporary build, 3
+///   cycles of loop per 4 words) the DEC 8400 rows read L1 1372 (+25%), L2 738 (+5%), L3
+///   strided 110 (-8%), L3 contiguous 480 (-20%), DRAM strided 29.4 (+5%), DRAM contiguous
+///   192 (+28%), remote contiguous 145 (+4%), remote DRAM strided 20.8 (-5%); the T3E rows
+///   do not move (bus- and miss-bound). Not changed: it needs the unrolled iteration's cost
+///   for every preset's processor (19 presets; load-sum and both copy kernels), and it moves
+///   copy-transfer on alewife and blizzard-*, whose results stay unchanged in this work; it is
+///   the lead's decision. Either loop leaves L1 and L3 contiguous outside 15%: the published
+///   2.18 cycles a word is neither 3 nor 1.75.
+/// - T3D DRAM contiguous (21% slow): a line from the read-ahead buffer takes the published 15
+///   clocks (Grassl, STREAM mailing list, 1995; the preset assumed 8 before, with which this
+///   row read 200), and the non-unrolled loop 4 cycles a word (issue + `accum_word` 3 on the
+///   21064): 31 cycles a 32-byte line, 155 MB/s. The published 195 implies about 24.6 cycles a
+///   line, 2.4 a word of loop. The unrolled loop again: on the 21064, which pairs one integer
+///   operation with a load, store or branch (the preset's `accum_word` note), characterize's
+///   iteration is 9 integer operations beside its 4 loads and the branch, 9 cycles per 4
+///   words; charged that way (the same temporary build, 5 cycles of loop per 4 words) the
+///   rows read contiguous 200 (+3%) and strided 49.5 (+15.1%). The strided row now uses the
+///   local miss (22 + 1 cycles, the machine table's 23), close to Grassl's 21 clocks a line
+///   for a page hit without read-ahead; his page miss is 37.
 /// - DEC 8400 DRAM contiguous (16% fast): the published contiguous and strided DRAM rows
 ///   imply about 105 and 83 cycles per board-cache miss; the model has one miss time (80 +
 ///   the loop) for both. Not identified.
-/// - DEC 8400 remote contiguous (18% slow): a dirty line's read waits for the home's memory
-///   access (`dir_cycles`, 60) before the owner is asked (20); on the TLSB the owner's
-///   snoop answer overlaps the memory read (with `dir_cycles` at the snoop's 20 the row reads
-///   152). The protocol (mem/mod.rs) has no overlap of the two.
 /// - T3D remote deposits, strided (about 70% fast): the model is bound by the 24-byte packet
 ///   per word on the 2-byte-per-cycle link (12 cycles a word; with an unbounded link it reads
 ///   239 MB/s); the published 55 MB/s is 22
-///   cycles a word. The limit is believed to be the 21064's write path (each strided store a
-///   partial line in one of its 4 write buffers, written out one at a time to the shell), for
-///   which no published timing was found.
+///   cycles a word. The limit is believed to be the 21064's write path: it has 4 write
+///   buffers of one 32-byte line each, and a store to a fifth line writes a partially full
+///   buffer out (C. Grassl, Cray, on the T3D's memory, STREAM mailing list, 31 Jan 1995), so
+///   every strided store is a one-word write-out. No published time of a write-out to the
+///   remote path was found. The local one does not explain it: the T3D's local stores run at
+///   462 MB/s in whole lines (Grassl via McCalpin, "Sustainable memory bandwidth", appendix
+///   A), about 10 cycles a write-out, and a write-out of one word every 10 cycles would give
+///   about 115 MB/s, not 55. Not modelled.
 /// - T3E contiguous deposit (16% slow): bound by the injection link held for the one-sided
 ///   NI latency plus the 88-byte packet; with the NI latency out of the way
 ///   (`--set remote.ni_latency_cycles=1`) fetch and deposit read 436 and 416 MB/s (+25%, +19%),

@@ -161,15 +161,36 @@ fn bad_parameters_are_refused_by_name() {
     );
 }
 
+/// The T3D's local rows: the strided one meets the published figure; the contiguous one is
+/// what the published read-ahead time (15 clocks a line) and the load-sum loop make it, one
+/// line's words at (issue + `accum_word`) each plus one read-ahead hit per line (the 21064
+/// waits for each miss), which is about 21% below the published 195 MB/s (a known disagreement:
+/// see validate.rs's notes on the loop).
 #[test]
-fn t3d_local_validation_rows_pass() {
-    // The remote deposit row is a known disagreement (about 70% fast: see validate.rs's notes).
+fn t3d_local_rows_follow_the_read_ahead_and_the_loop() {
     let rows = validate("t3d", |_: &[String]| Ok(common::preset("t3d", &[], None))).expect("t3d rows");
-    let local: Vec<_> = rows.into_iter().filter(|r| r.name.starts_with("local")).collect();
-    assert_eq!(local.len(), 2);
-    for r in local {
-        assert!(r.ok(), "{}: measured {:.1} vs published {:.1} MB/s", r.name, r.measured, r.published);
-    }
+    let row = |name: &str| rows.iter().find(|r| r.name == name).unwrap_or_else(|| panic!("no row {name}"));
+    let strided = row("local loads from DRAM, strided");
+    assert!(
+        strided.ok(),
+        "{}: measured {:.1} vs published {:.1} MB/s",
+        strided.name,
+        strided.measured,
+        strided.published
+    );
+    let cfg = MachineConfig::preset("t3d", &[], None).expect("t3d");
+    let spec = &cfg.spec;
+    let words = (spec.memory.line_bytes / 8) as f64;
+    let accum = Simulator::new(cfg.clone()).cost_cycles("accum_word").expect("accum_word") as f64;
+    let read_ahead = spec.hierarchy.as_ref().and_then(|h| h.stream.as_ref()).expect("read-ahead").hit_cycles as f64;
+    let line_cycles = words * (spec.memory.hit_cycles as f64 + accum) + read_ahead;
+    let expected = spec.memory.line_bytes as f64 * spec.processor.clock_mhz / line_cycles;
+    let contiguous = row("local loads from DRAM, contiguous");
+    assert!(
+        (contiguous.measured - expected).abs() <= 0.01 * expected,
+        "t3d contiguous: measured {:.2} MB/s, expected {expected:.2} ({line_cycles} cycles a line)",
+        contiguous.measured
+    );
 }
 
 /// The hierarchy's keys are left out of a machine that does not use them, so its TOML (what
@@ -194,4 +215,63 @@ fn machines_without_a_hierarchy_are_unchanged() {
             assert!(s.cost_cycles(c).is_ok(), "{n} lacks costs.{c}");
         }
     }
+}
+
+/// `memory.snooping` (the DEC 8400's bus): a dirty owner is asked as the memory's read starts,
+/// and the data leaves when both are done. So a miss to a dirty line saves the shorter of the
+/// two: for a line dirty in the home's own cache, min(dir, home_cache + forward_reply); for a
+/// line dirty at a third node, whose answer crosses the bus twice, the whole memory read
+/// (dir). Other misses do not change, and a software-DSM machine refuses the key.
+#[test]
+fn snooping_overlaps_the_owners_supply_with_the_memory_read() {
+    let miss = |kind: &str, set: &[&str]| {
+        let s = common::preset("dec8400", set, None);
+        let hops = format!("hops={}", s.config().topology.hops(0, 1));
+        let r = common::run_seeded(&s, "miss-latency", "sm", &[format!("kind={kind}"), hops], 1);
+        assert_categories_sum(&r.stats, &format!("miss-latency {kind} {set:?}"));
+        r.counters["miss_cycles"]
+    };
+    for dir in [60u64, 10] {
+        let d = format!("memory.dir_cycles={dir}");
+        let m = MachineConfig::preset("dec8400", std::slice::from_ref(&d), None).expect("dec8400");
+        let (home_cache, forward_reply) = (m.spec.memory.home_cache_cycles, m.spec.memory.forward_reply_cycles);
+        for (kind, saved) in [
+            ("load-2party", dir.min(home_cache + forward_reply)),
+            ("store-2party", dir.min(home_cache + forward_reply)),
+            ("load-3party", dir),
+            ("store-3party", dir),
+            ("load-remote", 0),
+            ("store-remote", 0),
+        ] {
+            let (directory, snooping) =
+                (miss(kind, &[&d, "memory.snooping=false"]), miss(kind, &[&d, "memory.snooping=true"]));
+            assert!(
+                (directory - snooping - saved as f64).abs() < 0.01, // picoseconds per cycle are rounded
+                "{kind}, dir_cycles {dir}: directory {directory:.3}, snooping {snooping:.3} cycles; expected {saved} saved"
+            );
+        }
+    }
+    assert!(MachineConfig::preset("dec8400", &[], None).expect("dec8400").mem.snooping, "dec8400 opts in");
+    for name in preset_names().into_iter().filter(|&n| n != "dec8400") {
+        assert!(!MachineConfig::preset(name, &[], None).expect("preset").mem.snooping, "{name} snoops");
+    }
+    let err = MachineConfig::preset("blizzard-s", &["memory.snooping=true".into()], None).unwrap_err();
+    assert!(err.to_string().contains("memory.snooping"), "{err}");
+}
+
+/// The DEC 8400 rows the model meets: both remote rows (the contiguous one by the snooping
+/// bus: the directory's order read 115 MB/s, 18% below the published 140) and the strided
+/// local rows. The contiguous local rows are known disagreements (see validate.rs's notes).
+#[test]
+fn dec8400_remote_and_strided_rows_pass() {
+    let rows = validate("dec8400", |_: &[String]| Ok(common::preset("dec8400", &[], None))).expect("dec8400 rows");
+    let meets: Vec<_> = rows.iter().filter(|r| r.name.starts_with("remote") || r.name.contains("strided")).collect();
+    assert_eq!(meets.len(), 4, "{:?}", rows.iter().map(|r| &r.name).collect::<Vec<_>>());
+    for r in meets {
+        assert!(r.ok(), "{}: measured {:.1} vs published {:.1} MB/s", r.name, r.measured, r.published);
+    }
+    let directory = validate("dec8400", |_: &[String]| Ok(common::preset("dec8400", &["memory.snooping=false"], None)))
+        .expect("rows");
+    let remote = directory.iter().find(|r| r.name.starts_with("remote loads (producer's cache)")).expect("row");
+    assert!(!remote.ok(), "without snooping the remote contiguous row reads {:.1} MB/s", remote.measured);
 }

@@ -1,7 +1,8 @@
 //! The one-sided rows of `commlab validate` on the T3D and T3E (issue 15): `remote-bw` times a
 //! transfer that nothing else on processor 0 disturbs, the rows are all measured, and the T3E's
 //! fetch rows meet the published figures. The rows that still disagree (the T3D's strided
-//! deposits, the T3E's contiguous deposit and local DRAM rows) are reported, not asserted: see
+//! deposits and contiguous local loads, the T3E's contiguous deposit and local DRAM rows) are
+//! reported, not asserted: see
 //! `validate.rs`'s notes on the mechanisms believed missing.
 
 use commlab_apps::validate::{validate, Row};

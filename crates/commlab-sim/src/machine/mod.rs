@@ -351,6 +351,9 @@ pub struct MemoryConfig {
     pub home_cache_ps: u64,
     pub owner_ps: u64,
     pub forward_reply_ps: u64,
+    /// `memory.snooping`: a forward to a dirty owner leaves as the memory's read starts, and
+    /// the reply waits for both.
+    pub snooping: bool,
     pub inv_send_ps: u64,
     pub ack_ps: u64,
     /// LimitLESS trap handler body for a read beyond the hardware pointers (the home
@@ -842,6 +845,12 @@ impl MachineConfig {
             ));
         }
         at_least("memory.hw_pointers", mem.hw_pointers, 1)?;
+        if mem.snooping && mem.model != "hardware" {
+            return Err(ConfigError::key(
+                "memory.snooping",
+                "a snooping bus is hardware coherence; it needs memory.model = \"hardware\"",
+            ));
+        }
         let software = match (mem.model.as_str(), &spec.dsm) {
             ("hardware", _) => None,
             ("software", None) => {
@@ -927,6 +936,7 @@ impl MachineConfig {
             home_cache_ps: ps(mem.home_cache_cycles),
             owner_ps: ps(mem.owner_cycles),
             forward_reply_ps: ps(mem.forward_reply_cycles),
+            snooping: mem.snooping,
             inv_send_ps: ps(mem.inv_send_cycles),
             ack_ps: ps(mem.ack_cycles),
             sw_read_ps: ps(mem.sw_read_cycles),

@@ -236,6 +236,11 @@ pub struct MemorySpec {
     /// Latency-emulation knob: extra cycles before every remote miss's request leaves.
     #[serde(default)]
     pub remote_miss_delay_cycles: u64,
+    /// A snooping bus: a dirty owner is asked as the memory starts its read, and supplies the
+    /// line when both are done (false, the default, and absent from the TOML: a directory that
+    /// forwards after its memory access).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub snooping: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -429,6 +434,11 @@ pub const KEYS: &[KeyDoc] = &[
     },
     KeyDoc { key: "memory.owner_cycles", unit: "cycles", doc: "a cache answering a forward or an invalidation" },
     KeyDoc { key: "memory.forward_reply_cycles", unit: "cycles", doc: "home turning an owner's data into the reply" },
+    KeyDoc {
+        key: "memory.snooping",
+        unit: "bool",
+        doc: "a snooping bus instead of a directory (default false): a request reaches the owning cache as it reaches memory, so a dirty owner is asked at once, in parallel with the memory's read (dir_cycles, or local_miss_cycles for the home's own miss), and the data leaves when both are done; the memory's copy is not used. Hardware coherence only",
+    },
     KeyDoc {
         key: "memory.inv_send_cycles",
         unit: "cycles",

@@ -60,6 +60,9 @@ struct Txn {
     acks_left: u32,
     /// Requests that arrived while the line was busy.
     queue: VecDeque<Req>,
+    /// Snooping (`memory.snooping`): when the memory's read that ran beside a forward to the
+    /// owner is done; the reply leaves no earlier.
+    memory_ready: u64,
 }
 
 /// A request at the home.
@@ -485,7 +488,7 @@ impl Memory {
             t.queue.push_back(req);
             return;
         }
-        self.txns.insert(line, Txn { req, acks_left: 0, queue: VecDeque::new() });
+        self.txns.insert(line, Txn { req, acks_left: 0, queue: VecDeque::new(), memory_ready: 0 });
         let ev = if write { DirEvent::WriteRequest } else { DirEvent::ReadRequest };
         self.home_event(home, line, ev, requester);
     }
@@ -522,6 +525,11 @@ impl Memory {
         }
         if matches!(ev, DirEvent::OwnerData) {
             t = start + m.forward_reply_ps;
+            if m.snooping {
+                // The bus's data slot follows the memory's read, which ran beside the owner's;
+                // the owner drives the data instead of the memory.
+                t = t.max(txn.map_or(0, |x| x.memory_ready));
+            }
         }
         // Only an upgrade from a listed sharer gets ownership without the data (a sharer entry
         // may be stale: the cache dropped its clean copy silently).
@@ -594,6 +602,16 @@ impl Memory {
                     let kind = if write { ProtoKind::ForwardWrite } else { ProtoKind::ForwardRead };
                     self.stats.forwards += 1;
                     t += sw.map_or(0, |sw| sw.send_small_ps);
+                    if m.snooping {
+                        // A snooping bus: the owning cache sees the request as the memory
+                        // does, so it is asked now; the memory's read (up to `t`) goes on
+                        // beside it and the reply waits for both (at OwnerData). The forward may
+                        // be sent before an earlier grant of the line to that owner has left the
+                        // home; it still reaches the owner after its data, as both leave the
+                        // home in the order sent (the NI output queue, `local_fifo`).
+                        self.txns.get_mut(&line).expect("a forward belongs to a transaction").memory_ready = t;
+                        t = start;
+                    }
                     self.send_proto(home, owner, kind, line, requester, t);
                 }
                 DirAction::WriteDataToMemory => {} // functional data is already in memory
@@ -613,7 +631,7 @@ impl Memory {
                     let txn = self.txns.remove(&line).expect("a transaction ends");
                     let mut queue = txn.queue;
                     if let Some(req) = queue.pop_front() {
-                        self.txns.insert(line, Txn { req, acks_left: 0, queue });
+                        self.txns.insert(line, Txn { req, acks_left: 0, queue, memory_ready: 0 });
                         let ev = if req.write { DirEvent::WriteRequest } else { DirEvent::ReadRequest };
                         self.home_event(home, line, ev, req.requester as usize);
                     }
