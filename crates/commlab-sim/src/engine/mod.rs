@@ -18,6 +18,7 @@ pub use control::RunControl;
 
 use crate::machine::MachineConfig;
 use crate::mem::Memory;
+use crate::msg::flow::Flow;
 use crate::msg::{self, Ctx, MessageRecord, Target};
 use crate::net::{NetEvent, Network, Packet};
 use crate::queue::{EventQueue, Liveness, Priority};
@@ -200,6 +201,8 @@ pub(crate) enum Wait {
     Spin(&'static str, crate::mem::cache::Line),
     /// Room for a one-sided request (`remote.max_outstanding_words`), or (`quiet`) all done.
     OneSided,
+    /// Flow-control credit for a send to this processor (`messaging.flow_window_messages`).
+    Credit(u32),
 }
 
 #[derive(Default)]
@@ -256,6 +259,8 @@ pub(crate) struct World<S> {
     /// what it has served.
     pub remote_busy: Vec<u64>,
     pub one_sided: one_sided::OneSidedStats,
+    /// Credit-based flow control of application messages (off unless the machine sets a window).
+    pub flow: Flow,
 }
 
 impl<S> World<S> {
@@ -306,6 +311,7 @@ impl<S> World<S> {
         };
         let arg_bytes = 8 * args.len() as u64;
         let msg = self.alloc_msg(MessageRecord { src: src as u32, target, args, payload });
+        self.flow.attach_credits(msg, src, dst, target);
         let sizes: Vec<u64> = msg::packet_payloads(payload_bytes, cfg.max_packet_payload_bytes).collect();
         let n = sizes.len();
         let mut carried = 0u64;
@@ -379,7 +385,7 @@ impl<S> World<S> {
         // Getting into the handler, then reading the message's arguments (protocol messages
         // and traps are handled by the memory system, not read by a handler).
         let read = match rec.target {
-            Target::App(_) | Target::BarrierArrive | Target::BarrierRelease => {
+            Target::App(_) | Target::BarrierArrive | Target::BarrierRelease | Target::FlowAck => {
                 cfg.msg.receive_cost_cycles(rec.args.len())
             }
             Target::Protocol { .. }
@@ -389,8 +395,22 @@ impl<S> World<S> {
             | Target::OneSidedReply { .. } => 0,
         };
         let entry = if interrupt { cfg.msg.interrupt_entry_cycles } else { cfg.msg.poll_dispatch_cycles } + read;
-        let mut ctx =
-            Ctx { id: p, nprocs, cfg: &cfg, start_ps: now, offset_cycles: entry, sends: Vec::new(), error: None };
+        let mut ctx = Ctx {
+            id: p,
+            nprocs,
+            cfg: &cfg,
+            start_ps: now,
+            offset_cycles: entry,
+            sends: Vec::new(),
+            error: None,
+            flow: &mut self.flow,
+        };
+        // Flow control: the message's credit is now owed to its sender, and credits it carries
+        // come back (letting buffered messages to their giver go).
+        let src = rec.src as usize;
+        if ctx.flow.started(p, src, msg_id, rec.target) > 0 {
+            ctx.drain_to(src);
+        }
         let proc = &mut self.procs[p];
         proc.handler_active = true;
         if !matches!(rec.target, Target::Trap { .. }) {
@@ -404,7 +424,7 @@ impl<S> World<S> {
             }
             Target::BarrierArrive => proc.barrier.arrivals += 1,
             Target::BarrierRelease => proc.barrier.released = proc.barrier.released.max(rec.args[0]),
-            Target::Protocol { .. } | Target::Trap { .. } => {}
+            Target::Protocol { .. } | Target::Trap { .. } | Target::FlowAck => {}
             Target::Sink | Target::OneSidedRequest { .. } | Target::OneSidedReply { .. } => {
                 unreachable!("cross-traffic and one-sided messages never reach a processor's inbox")
             }
@@ -427,6 +447,7 @@ impl<S> World<S> {
             self.finish_handler_start(p, now, duration_ps, Vec::new());
             return;
         }
+        ctx.acknowledge(src);
         let (sends, error) = (std::mem::take(&mut ctx.sends), ctx.error.take());
         drop(ctx);
         if let Some(e) = error {
@@ -531,6 +552,7 @@ impl<S> World<S> {
                         Wait::Miss(line) => format!("waits for a miss on line {line}"),
                         Wait::PrefetchBuffer => "waits for a prefetch-buffer entry".to_string(),
                         Wait::OneSided => "waits for its one-sided (get/put) requests".to_string(),
+                        Wait::Credit(d) => format!("waits for flow-control credit to send to P{d}"),
                         Wait::Spin(what, line) => {
                             let addr = line * self.cfg.mem.line_bytes;
                             let holder = self
@@ -631,6 +653,7 @@ pub fn run<P: Program>(
         cross_interval_ps,
         remote_busy: vec![0; n],
         one_sided: one_sided::OneSidedStats::default(),
+        flow: Flow::new(cfg.msg.flow_window_messages, n),
         cfg: Arc::clone(&cfg),
     });
     let wp: *mut World<P::State> = &mut *world;
@@ -728,6 +751,12 @@ pub fn run<P: Program>(
     if w.procs_done < n {
         return Err(SimError::Deadlock(w.deadlock_report()));
     }
+    if w.flow.buffered_now() > 0 {
+        return Err(SimError::Internal(format!(
+            "flow control: {} messages still buffered when the run ended",
+            w.flow.buffered_now()
+        )));
+    }
     if let Some(c) = control.filter(|c| c.measuring_stacks()) {
         let deepest = coros.into_iter().map(|co| stack_bytes_used(&co.into_stack())).max().unwrap_or(0);
         c.record_stack_bytes(deepest as u64);
@@ -802,6 +831,15 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         counters.insert("one_sided_requests".to_string(), w.one_sided.requests as f64);
         counters.insert("one_sided_words".to_string(), w.one_sided.words as f64);
         counters.insert("one_sided_invalidations".to_string(), w.one_sided.invalidations as f64);
+    }
+    if w.flow.window > 0 {
+        let f = &w.flow.stats;
+        counters.insert("flow_buffered".to_string(), f.buffered as f64);
+        counters.insert("flow_deadlock_detections".to_string(), f.detections as f64);
+        counters.insert("flow_spurious_detections".to_string(), f.spurious as f64);
+        counters.insert("flow_credit_waits".to_string(), f.credit_waits as f64);
+        counters.insert("flow_acks".to_string(), f.acks as f64);
+        counters.insert("flow_piggybacked_credits".to_string(), f.piggybacked as f64);
     }
     // Utilisation of router-to-router links over the timed region.
     let topo = &w.net.topo;

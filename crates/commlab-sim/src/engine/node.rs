@@ -2,6 +2,7 @@
 
 use super::{MainState, SimError, Wait, World};
 use crate::mem::protocol::CacheState;
+use crate::msg::flow::{Buffered, Decision};
 use crate::msg::{self, Target};
 use commlab_api::{Addr, BarrierKind, Category, HandlerId, Node, Placement, ProcId, ReceiveMode};
 use corosensei::Yielder;
@@ -382,8 +383,35 @@ impl<'y, S> SimNode<'y, S> {
         let id = self.id;
         let max_payload = self.w().cfg.max_packet_payload_bytes;
         let npackets = (8 * (args.len() + payload.len()) as u64).div_ceil(max_payload).max(1) as u32;
-        while !self.w().net.output_has_room(id, npackets) {
-            self.block(Wait::NiOutput, Category::MemoryNiWait);
+        let flow = self.w().flow.applies(id, dest, target);
+        let mut waited = false;
+        loop {
+            if !self.w().net.output_has_room(id, npackets) {
+                self.block(Wait::NiOutput, Category::MemoryNiWait);
+                continue;
+            }
+            if flow {
+                match self.w().flow.decide(id, dest, true) {
+                    Decision::Send => {}
+                    Decision::Wait => {
+                        if !waited {
+                            waited = true;
+                            self.w().flow.stats.credit_waits += 1;
+                        }
+                        self.block(Wait::Credit(dest as u32), Category::MemoryNiWait);
+                        continue;
+                    }
+                    Decision::Buffer => {
+                        let b = Buffered { target, args: args.to_vec(), payload, regions };
+                        self.w().flow.buffer(id, dest, b);
+                        let cfg = &self.w().cfg;
+                        let ps = cfg.cycles_to_ps(cfg.msg.flow_buffer_cycles as f64);
+                        self.timed(ps, cat);
+                        return;
+                    }
+                }
+            }
+            break;
         }
         let w = self.w();
         let now = w.now;

@@ -1,8 +1,11 @@
 //! Active messages and DMA bulk transfer: message records, packetization, the handler context,
 //! and the combining tree of the message barrier.
 
+pub(crate) mod flow;
+
 use crate::machine::MachineConfig;
 use commlab_api::{HandlerCtx, HandlerId, ProcId};
+use flow::{Buffered, Decision, Flow};
 
 /// What runs when a message arrives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +31,9 @@ pub(crate) enum Target {
     /// The answer to a one-sided request. `args`: (get) where the values go; `payload`: the
     /// values (empty for a put's acknowledgement).
     OneSidedReply { put: bool, words: u32 },
+    /// A flow-control acknowledgement returning credits (see `flow.rs`): header only, its
+    /// handler has no body.
+    FlowAck,
 }
 
 /// A message in flight or waiting in an NI input queue.
@@ -98,6 +104,8 @@ pub(crate) struct Ctx<'a> {
     pub offset_cycles: u64,
     pub sends: Vec<HandlerSend>,
     pub error: Option<String>,
+    /// The message layer's flow control (its sends on a full window are buffered).
+    pub flow: &'a mut Flow,
 }
 
 impl HandlerCtx for Ctx<'_> {
@@ -137,13 +145,47 @@ impl Ctx<'_> {
             return;
         }
         self.offset_cycles += self.cfg.msg.send_cost_cycles(args.len(), regions);
-        self.sends.push(HandlerSend {
-            dest,
-            target: Target::App(handler),
-            args: args.to_vec(),
-            payload,
-            at_cycles: self.offset_cycles,
-        });
+        let target = Target::App(handler);
+        if self.flow.applies(self.id, dest, target) && self.flow.decide(self.id, dest, false) == Decision::Buffer {
+            self.offset_cycles += self.cfg.msg.flow_buffer_cycles;
+            self.flow.buffer(self.id, dest, Buffered { target, args: args.to_vec(), payload, regions });
+            return;
+        }
+        self.sends.push(HandlerSend { dest, target, args: args.to_vec(), payload, at_cycles: self.offset_cycles });
+    }
+
+    /// Credits from `src` came back to this processor: inject what its queue to `src` now has
+    /// room for, paying each message's send cost.
+    pub(crate) fn drain_to(&mut self, src: ProcId) {
+        while let Some(b) = self.flow.drain_one(self.id, src) {
+            self.offset_cycles += self.cfg.msg.send_cost_cycles(b.args.len(), b.regions);
+            self.sends.push(HandlerSend {
+                dest: src,
+                target: b.target,
+                args: b.args,
+                payload: b.payload,
+                at_cycles: self.offset_cycles,
+            });
+        }
+    }
+
+    /// The handler of a message from `src` ends: send an explicit acknowledgement if this
+    /// processor owes `src` a batch of credits and none of the handler's sends to `src`
+    /// carries them.
+    pub(crate) fn acknowledge(&mut self, src: ProcId) {
+        if self.flow.ack_due(self.id, src)
+            && !self.sends.iter().any(|s| s.dest == src && self.flow.applies(self.id, src, s.target))
+        {
+            self.offset_cycles += self.cfg.msg.send_cost_cycles(0, None);
+            self.flow.stats.acks += 1;
+            self.sends.push(HandlerSend {
+                dest: src,
+                target: Target::FlowAck,
+                args: Vec::new(),
+                payload: Vec::new(),
+                at_cycles: self.offset_cycles,
+            });
+        }
     }
 }
 
