@@ -294,6 +294,7 @@ fn random_traffic_with_handler_replies_completes_under_every_window() {
             let again = sim.run(Arc::new(Mesh { messages: m, echoes: e, mode })).unwrap();
             assert_eq!((again.stats.cycles, again.stats.counters), (out.stats.cycles, out.stats.counters));
         }
-    } // The traffic exercises every path: buffering, detections and waits for credit.
+    }
+    // The traffic exercises every path: buffering, detections and waits for credit.
     assert!(seen.iter().all(|&c| c > 0.0), "{seen:?}");
 }
