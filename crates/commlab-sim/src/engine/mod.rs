@@ -24,8 +24,8 @@ use crate::net::{NetEvent, Network, Packet};
 use crate::queue::{EventQueue, Liveness, Priority};
 use crate::stats::{TimeAccount, Traffic};
 use commlab_api::{
-    BarrierKind, Category, Handler, LinkStats, Message, NodeCounters, ProcId, ProcTimes, Program, ReceiveMode,
-    RunOutput, RunStats, TrafficClass,
+    AccessTag, BarrierKind, Category, Fault, FaultHandler, Handler, LinkStats, Message, NodeCounters, ProcId,
+    ProcTimes, Program, ReceiveMode, RunOutput, RunStats, TrafficClass,
 };
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult};
@@ -203,6 +203,8 @@ pub(crate) enum Wait {
     OneSided,
     /// Flow-control credit for a send to this processor (`messaging.flow_window_messages`).
     Credit(u32),
+    /// A Tempest user block's tag to allow the access (its fault handler has run).
+    Tag(crate::mem::cache::Line),
 }
 
 #[derive(Default)]
@@ -239,6 +241,8 @@ pub(crate) struct World<S> {
     pub net: Network,
     pub procs: Vec<Proc<S>>,
     pub handlers: Vec<Handler<S>>,
+    /// The program's Tempest fault handler.
+    pub fault_handler: Option<FaultHandler<S>>,
     msgs: Vec<Option<MessageRecord>>,
     free_msgs: Vec<u32>,
     pub traffic: Traffic,
@@ -361,7 +365,7 @@ impl<S> World<S> {
         // requester is stalled).
         let protocol = matches!(
             self.msgs[*proc.inbox.front().expect("non-empty") as usize].as_ref().map(|r| r.target),
-            Some(Target::Protocol { .. } | Target::Trap { .. })
+            Some(Target::Protocol { .. } | Target::Trap { .. } | Target::Fault { .. })
         );
         // A processor waiting in the message barrier has nothing else to do: it polls.
         let in_barrier = matches!(proc.main, MainState::Blocked { wait: Wait::Barrier(_), .. });
@@ -390,11 +394,20 @@ impl<S> World<S> {
             }
             Target::Protocol { .. }
             | Target::Trap { .. }
+            | Target::Fault { .. }
             | Target::Sink
             | Target::OneSidedRequest { .. }
             | Target::OneSidedReply { .. } => 0,
         };
-        let entry = if interrupt { cfg.msg.interrupt_entry_cycles } else { cfg.msg.poll_dispatch_cycles } + read;
+        let entry = match (rec.target, self.mem.sw) {
+            // A block-access fault enters its handler as the default protocol's miss does.
+            (Target::Fault { write, line }, Some(sw)) => {
+                let upgrade = write && self.mem.tempest.tag(p, line, self.mem.home_of(line)) == AccessTag::ReadOnly;
+                cfg.ps_to_cycles(if upgrade { sw.upgrade_fault_ps } else { sw.miss_trap_ps }).ceil() as u64
+            }
+            _ => (if interrupt { cfg.msg.interrupt_entry_cycles } else { cfg.msg.poll_dispatch_cycles }) + read,
+        };
+        let sw_costs = self.mem.sw;
         let mut ctx = Ctx {
             id: p,
             nprocs,
@@ -404,6 +417,7 @@ impl<S> World<S> {
             sends: Vec::new(),
             error: None,
             flow: &mut self.flow,
+            mem: &mut self.mem,
         };
         // Flow control: the message's credit is now owed to its sender, and credits it carries
         // come back (letting buffered messages to their giver go).
@@ -413,7 +427,7 @@ impl<S> World<S> {
         }
         let proc = &mut self.procs[p];
         proc.handler_active = true;
-        if !matches!(rec.target, Target::Trap { .. }) {
+        if !matches!(rec.target, Target::Trap { .. } | Target::Fault { .. }) {
             proc.received += 1;
         }
         proc.acct.switch(Category::MessageOverhead, now);
@@ -425,18 +439,35 @@ impl<S> World<S> {
             Target::BarrierArrive => proc.barrier.arrivals += 1,
             Target::BarrierRelease => proc.barrier.released = proc.barrier.released.max(rec.args[0]),
             Target::Protocol { .. } | Target::Trap { .. } | Target::FlowAck => {}
+            Target::Fault { line, write } => match self.fault_handler {
+                Some(f) => {
+                    let block = commlab_api::Addr(line * cfg.mem.line_bytes);
+                    f(&mut proc.state, &mut ctx, &Fault { block, write });
+                }
+                None => {
+                    ctx.error.get_or_insert(format!(
+                        "a {} fault on Tempest user block {:#x}, but the program has no fault_handler",
+                        if write { "store" } else { "load" },
+                        line * cfg.mem.line_bytes
+                    ));
+                }
+            },
             Target::Sink | Target::OneSidedRequest { .. } | Target::OneSidedReply { .. } => {
                 unreachable!("cross-traffic and one-sided messages never reach a processor's inbox")
             }
         }
-        let exit = if interrupt { cfg.msg.interrupt_exit_cycles } else { 0 };
+        let exit = match (rec.target, sw_costs) {
+            (Target::Fault { .. }, Some(sw)) => cfg.ps_to_cycles(sw.resume_ps).ceil() as u64,
+            _ if interrupt => cfg.msg.interrupt_exit_cycles,
+            _ => 0,
+        };
         let mut duration_ps = cfg.cycles_to_ps((ctx.offset_cycles + exit) as f64);
         if let Target::Trap { body_ps } = rec.target {
             duration_ps += body_ps;
         }
         if let Target::Protocol { kind, line, requester } = rec.target {
             // A software protocol handler: its length is what its actions cost.
-            let (from, sw) = (rec.src as usize, self.mem.sw.expect("software DSM"));
+            let (from, sw) = (rec.src as usize, sw_costs.expect("software DSM"));
             drop(ctx);
             let body_end = now + sw.entry_ps + sw.handler_ps;
             self.mem_call(|mem| {
@@ -478,7 +509,7 @@ impl<S> World<S> {
         let now = self.now;
         let msg_id = self.procs[p].inbox.pop_front().expect("a handler was running");
         let rec = self.take_msg(msg_id);
-        if !matches!(rec.target, Target::Trap { .. }) {
+        if !matches!(rec.target, Target::Trap { .. } | Target::Fault { .. }) {
             self.net.consume(&mut self.q, now, p);
         }
         let proc = &mut self.procs[p];
@@ -553,6 +584,7 @@ impl<S> World<S> {
                         Wait::PrefetchBuffer => "waits for a prefetch-buffer entry".to_string(),
                         Wait::OneSided => "waits for its one-sided (get/put) requests".to_string(),
                         Wait::Credit(d) => format!("waits for flow-control credit to send to P{d}"),
+                        Wait::Tag(line) => format!("waits for Tempest user block {line}'s tag to allow its access"),
                         Wait::Spin(what, line) => {
                             let addr = line * self.cfg.mem.line_bytes;
                             let holder = self
@@ -638,6 +670,7 @@ pub fn run<P: Program>(
         net,
         procs,
         handlers: program.handlers(),
+        fault_handler: program.fault_handler(),
         msgs: Vec::new(),
         free_msgs: Vec::new(),
         traffic: Traffic::default(),
@@ -831,6 +864,12 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         counters.insert("one_sided_requests".to_string(), w.one_sided.requests as f64);
         counters.insert("one_sided_words".to_string(), w.one_sided.words as f64);
         counters.insert("one_sided_invalidations".to_string(), w.one_sided.invalidations as f64);
+    }
+    let t = &w.mem.tempest;
+    if t.faults + t.tag_changes + t.block_copies > 0 {
+        counters.insert("tempest_faults".to_string(), t.faults as f64);
+        counters.insert("tempest_tag_changes".to_string(), t.tag_changes as f64);
+        counters.insert("tempest_block_copies".to_string(), t.block_copies as f64);
     }
     if w.flow.window > 0 {
         let f = &w.flow.stats;
