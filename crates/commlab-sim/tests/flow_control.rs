@@ -214,8 +214,8 @@ struct Mesh {
 }
 
 fn dest(p: usize, k: u64, n: usize) -> usize {
-    let x =
-        (p as u64 * 0x9E37_79B9_7F4A_7C15 ^ k.wrapping_mul(0xBF58_476D_1CE4_E5B9)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    let x = ((p as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ k.wrapping_mul(0xBF58_476D_1CE4_E5B9))
+        .wrapping_mul(0x94D0_49BB_1331_11EB);
     let d = (x >> 33) as usize % (n - 1);
     if d >= p {
         d + 1

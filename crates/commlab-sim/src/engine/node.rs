@@ -464,14 +464,14 @@ impl<'y, S> SimNode<'y, S> {
             };
             if allowed {
                 w.mem.tempest.pending[id] = None;
-                let (lw, word) = (w.mem.line_words(), (addr.0 / 8) as usize % w.mem.line_words());
+                let word = (addr.0 / 8) as usize % w.mem.line_words();
                 let mem = &mut w.mem;
                 let v = match store {
                     Some(v) => {
-                        mem.tempest.write(&mut mem.data, id, line, home, lw, word, v);
+                        mem.tempest.write(&mut mem.data, id, line, home, word, v);
                         v
                     }
-                    None => mem.tempest.read(&mem.data, id, line, home, lw, word),
+                    None => mem.tempest.read(&mem.data, id, line, home, word),
                 };
                 self.last_access = Some((addr.0, false));
                 self.charge_hit(0, write);

@@ -30,10 +30,8 @@ pub(crate) fn tempest_at_barrier(mem: &Memory, nprocs: usize) -> Result<(), Stri
         let home = mem.home_of(line);
         for p in (0..nprocs).filter(|&p| p != home && mem.tempest.readable(p, line, home)) {
             for w in 0..lw {
-                let (mine, theirs) = (
-                    mem.tempest.read(&mem.data, p, line, home, lw, w),
-                    mem.tempest.read(&mem.data, home, line, home, lw, w),
-                );
+                let (mine, theirs) =
+                    (mem.tempest.read(&mem.data, p, line, home, w), mem.tempest.read(&mem.data, home, line, home, w));
                 if mine != theirs {
                     return Err(format!(
                         "at a barrier P{p}'s readable copy of user block {line} has word {w} = {mine}, its home P{home} has {theirs}"

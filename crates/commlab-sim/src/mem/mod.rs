@@ -229,7 +229,7 @@ impl Memory {
             checker: checked.then(|| check::Checker::new(n)),
             hier: cfg.mem.hierarchy.iter().flat_map(|h| (0..n).map(|_| hier::ProcHier::new(h))).collect(),
             drams: cfg.mem.hierarchy.iter().flat_map(|h| (0..n).map(|_| hier::NodeDram::new(h))).collect(),
-            tempest: tempest::Tempest::new(n),
+            tempest: tempest::Tempest::new(n, (cfg.mem.line_bytes / 8) as usize),
         }
     }
 

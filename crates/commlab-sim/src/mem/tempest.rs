@@ -16,6 +16,8 @@ use std::ops::Range;
 
 #[derive(Default)]
 pub(crate) struct Tempest {
+    /// 64-bit words per block (the line size).
+    line_words: usize,
     /// The user regions' lines.
     regions: Vec<Range<Line>>,
     /// Tags that differ from the initial ones, by (node, line).
@@ -30,8 +32,8 @@ pub(crate) struct Tempest {
 }
 
 impl Tempest {
-    pub fn new(n: usize) -> Tempest {
-        Tempest { pending: vec![None; n], ..Tempest::default() }
+    pub fn new(n: usize, line_words: usize) -> Tempest {
+        Tempest { line_words, pending: vec![None; n], ..Tempest::default() }
     }
 
     pub fn add_region(&mut self, lines: Range<Line>) {
@@ -60,23 +62,16 @@ impl Tempest {
     }
 
     /// Word `word` of `node`'s copy of `line` (`data`: the backing store, the home's copy).
-    pub fn read(&self, data: &[u64], node: usize, line: Line, home: usize, line_words: usize, word: usize) -> u64 {
+    pub fn read(&self, data: &[u64], node: usize, line: Line, home: usize, word: usize) -> u64 {
+        let line_words = self.line_words;
         if node == home {
             return data[line as usize * line_words + word];
         }
         self.copies.get(&(node as u32, line)).map_or(0, |c| c[word])
     }
 
-    pub fn write(
-        &mut self,
-        data: &mut [u64],
-        node: usize,
-        line: Line,
-        home: usize,
-        line_words: usize,
-        word: usize,
-        v: u64,
-    ) {
+    pub fn write(&mut self, data: &mut [u64], node: usize, line: Line, home: usize, word: usize, v: u64) {
+        let line_words = self.line_words;
         if node == home {
             data[line as usize * line_words + word] = v;
         } else {

@@ -141,7 +141,7 @@ impl HandlerCtx for Ctx<'_> {
         let Some((line, home)) = self.user_block(block, "block_read") else { return };
         let lw = self.mem.line_words();
         for (w, o) in out.iter_mut().enumerate().take(lw) {
-            *o = self.mem.tempest.read(&self.mem.data, self.id, line, home, lw, w);
+            *o = self.mem.tempest.read(&self.mem.data, self.id, line, home, w);
         }
         self.copy_cost();
     }
@@ -150,7 +150,7 @@ impl HandlerCtx for Ctx<'_> {
         let lw = self.mem.line_words();
         let mem = &mut *self.mem;
         for (w, &v) in data.iter().enumerate().take(lw) {
-            mem.tempest.write(&mut mem.data, self.id, line, home, lw, w, v);
+            mem.tempest.write(&mut mem.data, self.id, line, home, w, v);
         }
         self.copy_cost();
     }
