@@ -86,6 +86,32 @@ pub struct Message<'a> {
     pub payload: &'a [u64],
 }
 
+/// Tempest's fine-grain access tag of one block at one node (software-DSM machines).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccessTag {
+    /// Any access faults.
+    Invalid,
+    /// Loads perform on the node's copy; stores fault.
+    ReadOnly,
+    /// Loads and stores perform on the node's copy.
+    Writable,
+}
+
+/// A block-access fault on a user-protocol region ([`Node::alloc_user_region`]), as the
+/// program's [`Program::fault_handler`] sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fault {
+    /// The faulting block's first word (blocks are [`Backend::line_bytes`] long, aligned).
+    pub block: Addr,
+    /// A store (to a block tagged read-only or invalid) rather than a load.
+    pub write: bool,
+}
+
+/// A user protocol's block-access fault handler: runs on the faulting node like a message
+/// handler (atomically, with a [`HandlerCtx`]); the faulting access retries whenever a handler
+/// on that node has run, until the block's tag allows it.
+pub type FaultHandler<S> = fn(&mut S, &mut dyn HandlerCtx, &Fault);
+
 /// What a running handler may do. Handlers are atomic: they never block.
 pub trait HandlerCtx {
     /// The processor the handler runs on.
@@ -105,6 +131,26 @@ pub trait HandlerCtx {
     /// Send a bulk (DMA) message from inside the handler: as [`Node::send_bulk`], the
     /// handler pays the send and DMA set-up costs and the DMA engine moves `regions`.
     fn send_bulk(&mut self, dest: ProcId, handler: HandlerId, args: &[u64], regions: &[&[u64]]);
+
+    /// Tempest: copy this node's copy of the user-region block at `block` into `out` (one word
+    /// per word of the block), paying the machine's block copy cost. Only reachable on backends
+    /// whose [`Node::alloc_user_region`] succeeds; the default refuses.
+    fn block_read(&mut self, _block: Addr, _out: &mut [u64]) {
+        unreachable!("this backend has no Tempest user regions (alloc_user_region refuses)")
+    }
+    /// Tempest: overwrite this node's copy of a user-region block, paying the block copy cost.
+    fn block_write(&mut self, _block: Addr, _data: &[u64]) {
+        unreachable!("this backend has no Tempest user regions (alloc_user_region refuses)")
+    }
+    /// Tempest: change the access tag of a user-region block at this node, paying the
+    /// machine's tag-change cost.
+    fn set_tag(&mut self, _block: Addr, _tag: AccessTag) {
+        unreachable!("this backend has no Tempest user regions (alloc_user_region refuses)")
+    }
+    /// Tempest: this node's tag of a user-region block (free: the handler reads its own table).
+    fn tag(&self, _block: Addr) -> AccessTag {
+        unreachable!("this backend has no Tempest user regions (alloc_user_region refuses)")
+    }
 }
 
 /// A message handler: plain function over the node's private state.
@@ -149,6 +195,17 @@ pub trait Node {
     fn wait_until(&mut self, what: &'static str, cond: impl FnMut(&Self::State) -> bool);
     /// Global barrier over all processors (message or shared-memory tree: [`Program::barrier_kind`]).
     fn barrier(&mut self);
+
+    /// Tempest: allocate `words` words of shared memory, zeroed, whose blocks (the machine's
+    /// line size) are kept by a user protocol instead of the default one (`stache`): each
+    /// node has its own copy of each block and an access tag, `Writable` at the block's home
+    /// (by `placement`) and `Invalid` elsewhere; loads and stores perform on the node's copy
+    /// when its tag allows and otherwise call [`Program::fault_handler`]. Collective, as
+    /// [`Node::alloc_shared`]. Only on software-DSM machines; elsewhere an error naming the
+    /// machine (the default).
+    fn alloc_user_region(&mut self, _words: usize, _placement: Placement) -> Result<Addr, String> {
+        Err("this backend has no fine-grain access control (Tempest user regions need the simulator's memory.model = \"software\")".to_string())
+    }
 
     /// Allocate `words` 64-bit words of shared memory, zeroed, homed by `placement`.
     /// Collective: every processor makes the same allocations in the same order and gets the
@@ -246,6 +303,11 @@ pub trait Program: Send + Sync + 'static {
     /// children are `k p + 1 ..= k p + k`). `None` (the default): the machine's own for the
     /// barrier kind ([`Backend::barrier_arity`]).
     fn barrier_arity(&self) -> Option<usize> {
+        None
+    }
+    /// The user protocol's block-access fault handler for regions from
+    /// [`Node::alloc_user_region`] (none by default: a fault is then a program error).
+    fn fault_handler(&self) -> Option<FaultHandler<Self::State>> {
         None
     }
     /// The initial private state of processor `id`.

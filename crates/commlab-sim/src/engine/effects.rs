@@ -163,6 +163,9 @@ impl<S> World<S> {
                         }
                         // Software DSM on the compute processor: a handler like any other.
                     }
+                    if let Some(rec) = &self.msgs[msg as usize] {
+                        self.flow.arrived(rec.src as usize, dst, rec.target);
+                    }
                     self.procs[dst].inbox.push_back(msg);
                     self.try_dispatch(dst);
                 }

@@ -18,13 +18,14 @@ pub use control::RunControl;
 
 use crate::machine::MachineConfig;
 use crate::mem::Memory;
+use crate::msg::flow::Flow;
 use crate::msg::{self, Ctx, MessageRecord, Target};
 use crate::net::{NetEvent, Network, Packet};
 use crate::queue::{EventQueue, Liveness, Priority};
 use crate::stats::{TimeAccount, Traffic};
 use commlab_api::{
-    BarrierKind, Category, Handler, LinkStats, Message, NodeCounters, ProcId, ProcTimes, Program, ReceiveMode,
-    RunOutput, RunStats, TrafficClass,
+    AccessTag, BarrierKind, Category, Fault, FaultHandler, Handler, LinkStats, Message, NodeCounters, ProcId,
+    ProcTimes, Program, ReceiveMode, RunOutput, RunStats, TrafficClass,
 };
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult};
@@ -200,6 +201,10 @@ pub(crate) enum Wait {
     Spin(&'static str, crate::mem::cache::Line),
     /// Room for a one-sided request (`remote.max_outstanding_words`), or (`quiet`) all done.
     OneSided,
+    /// Flow-control credit for a send to this processor (`messaging.flow_window_messages`).
+    Credit(u32),
+    /// A Tempest user block's tag to allow the access (its fault handler has run).
+    Tag(crate::mem::cache::Line),
 }
 
 #[derive(Default)]
@@ -236,6 +241,8 @@ pub(crate) struct World<S> {
     pub net: Network,
     pub procs: Vec<Proc<S>>,
     pub handlers: Vec<Handler<S>>,
+    /// The program's Tempest fault handler.
+    pub fault_handler: Option<FaultHandler<S>>,
     msgs: Vec<Option<MessageRecord>>,
     free_msgs: Vec<u32>,
     pub traffic: Traffic,
@@ -256,6 +263,8 @@ pub(crate) struct World<S> {
     /// what it has served.
     pub remote_busy: Vec<u64>,
     pub one_sided: one_sided::OneSidedStats,
+    /// Credit-based flow control of application messages (off unless the machine sets a window).
+    pub flow: Flow,
 }
 
 impl<S> World<S> {
@@ -306,6 +315,7 @@ impl<S> World<S> {
         };
         let arg_bytes = 8 * args.len() as u64;
         let msg = self.alloc_msg(MessageRecord { src: src as u32, target, args, payload });
+        self.flow.attach_credits(msg, src, dst, target);
         let sizes: Vec<u64> = msg::packet_payloads(payload_bytes, cfg.max_packet_payload_bytes).collect();
         let n = sizes.len();
         let mut carried = 0u64;
@@ -355,7 +365,7 @@ impl<S> World<S> {
         // requester is stalled).
         let protocol = matches!(
             self.msgs[*proc.inbox.front().expect("non-empty") as usize].as_ref().map(|r| r.target),
-            Some(Target::Protocol { .. } | Target::Trap { .. })
+            Some(Target::Protocol { .. } | Target::Trap { .. } | Target::Fault { .. })
         );
         // A processor waiting in the message barrier has nothing else to do: it polls.
         let in_barrier = matches!(proc.main, MainState::Blocked { wait: Wait::Barrier(_), .. });
@@ -379,21 +389,45 @@ impl<S> World<S> {
         // Getting into the handler, then reading the message's arguments (protocol messages
         // and traps are handled by the memory system, not read by a handler).
         let read = match rec.target {
-            Target::App(_) | Target::BarrierArrive | Target::BarrierRelease => {
+            Target::App(_) | Target::BarrierArrive | Target::BarrierRelease | Target::FlowAck => {
                 cfg.msg.receive_cost_cycles(rec.args.len())
             }
             Target::Protocol { .. }
             | Target::Trap { .. }
+            | Target::Fault { .. }
             | Target::Sink
             | Target::OneSidedRequest { .. }
             | Target::OneSidedReply { .. } => 0,
         };
-        let entry = if interrupt { cfg.msg.interrupt_entry_cycles } else { cfg.msg.poll_dispatch_cycles } + read;
-        let mut ctx =
-            Ctx { id: p, nprocs, cfg: &cfg, start_ps: now, offset_cycles: entry, sends: Vec::new(), error: None };
+        let entry = match (rec.target, self.mem.sw) {
+            // A block-access fault enters its handler as the default protocol's miss does.
+            (Target::Fault { write, line }, Some(sw)) => {
+                let upgrade = write && self.mem.tempest.tag(p, line, self.mem.home_of(line)) == AccessTag::ReadOnly;
+                cfg.ps_to_cycles(if upgrade { sw.upgrade_fault_ps } else { sw.miss_trap_ps }).ceil() as u64
+            }
+            _ => (if interrupt { cfg.msg.interrupt_entry_cycles } else { cfg.msg.poll_dispatch_cycles }) + read,
+        };
+        let sw_costs = self.mem.sw;
+        let mut ctx = Ctx {
+            id: p,
+            nprocs,
+            cfg: &cfg,
+            start_ps: now,
+            offset_cycles: entry,
+            sends: Vec::new(),
+            error: None,
+            flow: &mut self.flow,
+            mem: &mut self.mem,
+        };
+        // Flow control: the message's credit is now owed to its sender, and credits it carries
+        // come back (letting buffered messages to their giver go).
+        let src = rec.src as usize;
+        if ctx.flow.started(p, src, msg_id, rec.target) > 0 {
+            ctx.drain_to(src);
+        }
         let proc = &mut self.procs[p];
         proc.handler_active = true;
-        if !matches!(rec.target, Target::Trap { .. }) {
+        if !matches!(rec.target, Target::Trap { .. } | Target::Fault { .. }) {
             proc.received += 1;
         }
         proc.acct.switch(Category::MessageOverhead, now);
@@ -404,19 +438,36 @@ impl<S> World<S> {
             }
             Target::BarrierArrive => proc.barrier.arrivals += 1,
             Target::BarrierRelease => proc.barrier.released = proc.barrier.released.max(rec.args[0]),
-            Target::Protocol { .. } | Target::Trap { .. } => {}
+            Target::Protocol { .. } | Target::Trap { .. } | Target::FlowAck => {}
+            Target::Fault { line, write } => match self.fault_handler {
+                Some(f) => {
+                    let block = commlab_api::Addr(line * cfg.mem.line_bytes);
+                    f(&mut proc.state, &mut ctx, &Fault { block, write });
+                }
+                None => {
+                    ctx.error.get_or_insert(format!(
+                        "a {} fault on Tempest user block {:#x}, but the program has no fault_handler",
+                        if write { "store" } else { "load" },
+                        line * cfg.mem.line_bytes
+                    ));
+                }
+            },
             Target::Sink | Target::OneSidedRequest { .. } | Target::OneSidedReply { .. } => {
                 unreachable!("cross-traffic and one-sided messages never reach a processor's inbox")
             }
         }
-        let exit = if interrupt { cfg.msg.interrupt_exit_cycles } else { 0 };
+        let exit = match (rec.target, sw_costs) {
+            (Target::Fault { .. }, Some(sw)) => cfg.ps_to_cycles(sw.resume_ps).ceil() as u64,
+            _ if interrupt => cfg.msg.interrupt_exit_cycles,
+            _ => 0,
+        };
         let mut duration_ps = cfg.cycles_to_ps((ctx.offset_cycles + exit) as f64);
         if let Target::Trap { body_ps } = rec.target {
             duration_ps += body_ps;
         }
         if let Target::Protocol { kind, line, requester } = rec.target {
             // A software protocol handler: its length is what its actions cost.
-            let (from, sw) = (rec.src as usize, self.mem.sw.expect("software DSM"));
+            let (from, sw) = (rec.src as usize, sw_costs.expect("software DSM"));
             drop(ctx);
             let body_end = now + sw.entry_ps + sw.handler_ps;
             self.mem_call(|mem| {
@@ -427,6 +478,7 @@ impl<S> World<S> {
             self.finish_handler_start(p, now, duration_ps, Vec::new());
             return;
         }
+        ctx.acknowledge(src);
         let (sends, error) = (std::mem::take(&mut ctx.sends), ctx.error.take());
         drop(ctx);
         if let Some(e) = error {
@@ -457,7 +509,7 @@ impl<S> World<S> {
         let now = self.now;
         let msg_id = self.procs[p].inbox.pop_front().expect("a handler was running");
         let rec = self.take_msg(msg_id);
-        if !matches!(rec.target, Target::Trap { .. }) {
+        if !matches!(rec.target, Target::Trap { .. } | Target::Fault { .. }) {
             self.net.consume(&mut self.q, now, p);
         }
         let proc = &mut self.procs[p];
@@ -531,6 +583,8 @@ impl<S> World<S> {
                         Wait::Miss(line) => format!("waits for a miss on line {line}"),
                         Wait::PrefetchBuffer => "waits for a prefetch-buffer entry".to_string(),
                         Wait::OneSided => "waits for its one-sided (get/put) requests".to_string(),
+                        Wait::Credit(d) => format!("waits for flow-control credit to send to P{d}"),
+                        Wait::Tag(line) => format!("waits for Tempest user block {line}'s tag to allow its access"),
                         Wait::Spin(what, line) => {
                             let addr = line * self.cfg.mem.line_bytes;
                             let holder = self
@@ -616,6 +670,7 @@ pub fn run<P: Program>(
         net,
         procs,
         handlers: program.handlers(),
+        fault_handler: program.fault_handler(),
         msgs: Vec::new(),
         free_msgs: Vec::new(),
         traffic: Traffic::default(),
@@ -631,6 +686,7 @@ pub fn run<P: Program>(
         cross_interval_ps,
         remote_busy: vec![0; n],
         one_sided: one_sided::OneSidedStats::default(),
+        flow: Flow::new(cfg.msg.flow_window_messages, n),
         cfg: Arc::clone(&cfg),
     });
     let wp: *mut World<P::State> = &mut *world;
@@ -728,6 +784,12 @@ pub fn run<P: Program>(
     if w.procs_done < n {
         return Err(SimError::Deadlock(w.deadlock_report()));
     }
+    if w.flow.buffered_now() > 0 {
+        return Err(SimError::Internal(format!(
+            "flow control: {} messages still buffered when the run ended",
+            w.flow.buffered_now()
+        )));
+    }
     if let Some(c) = control.filter(|c| c.measuring_stacks()) {
         let deepest = coros.into_iter().map(|co| stack_bytes_used(&co.into_stack())).max().unwrap_or(0);
         c.record_stack_bytes(deepest as u64);
@@ -802,6 +864,21 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         counters.insert("one_sided_requests".to_string(), w.one_sided.requests as f64);
         counters.insert("one_sided_words".to_string(), w.one_sided.words as f64);
         counters.insert("one_sided_invalidations".to_string(), w.one_sided.invalidations as f64);
+    }
+    let t = &w.mem.tempest;
+    if t.faults + t.tag_changes + t.block_copies > 0 {
+        counters.insert("tempest_faults".to_string(), t.faults as f64);
+        counters.insert("tempest_tag_changes".to_string(), t.tag_changes as f64);
+        counters.insert("tempest_block_copies".to_string(), t.block_copies as f64);
+    }
+    if w.flow.window > 0 {
+        let f = &w.flow.stats;
+        counters.insert("flow_buffered".to_string(), f.buffered as f64);
+        counters.insert("flow_deadlock_detections".to_string(), f.detections as f64);
+        counters.insert("flow_spurious_detections".to_string(), f.spurious as f64);
+        counters.insert("flow_credit_waits".to_string(), f.credit_waits as f64);
+        counters.insert("flow_acks".to_string(), f.acks as f64);
+        counters.insert("flow_piggybacked_credits".to_string(), f.piggybacked as f64);
     }
     // Utilisation of router-to-router links over the timed region.
     let topo = &w.net.topo;

@@ -2,8 +2,9 @@
 
 use super::{MainState, SimError, Wait, World};
 use crate::mem::protocol::CacheState;
-use crate::msg::{self, Target};
-use commlab_api::{Addr, BarrierKind, Category, HandlerId, Node, Placement, ProcId, ReceiveMode};
+use crate::msg::flow::{Buffered, Decision};
+use crate::msg::{self, MessageRecord, Target};
+use commlab_api::{AccessTag, Addr, BarrierKind, Category, HandlerId, Node, Placement, ProcId, ReceiveMode};
 use corosensei::Yielder;
 
 pub(crate) struct SimNode<'y, S> {
@@ -98,6 +99,12 @@ impl<'y, S> SimNode<'y, S> {
     fn access(&mut self, addr: Addr, write: bool) -> u64 {
         let id = self.id;
         let mut missed = false;
+        if self.is_user(addr) {
+            self.fail(format!(
+                "processor {id}: an atomic, lock, spin or prefetch on address {:#x} of a Tempest user region (only load and store reach user blocks)",
+                addr.0
+            ));
+        }
         loop {
             let w = self.w();
             let line = w.mem.line_of(addr.0);
@@ -326,7 +333,10 @@ impl<'y, S> SimNode<'y, S> {
                     self.block(Wait::Barrier(epoch), Category::Synchronization);
                 }
             }
-            None => self.w().procs[id].barrier.released = epoch,
+            None => {
+                self.check_tempest();
+                self.w().procs[id].barrier.released = epoch
+            }
         }
         for c in children {
             self.send(c, Target::BarrierRelease, &[epoch], Vec::new(), None, Category::Synchronization);
@@ -350,6 +360,9 @@ impl<'y, S> SimNode<'y, S> {
         self.sync_depth += 1;
         if nchildren > 0 {
             self.spin_until("barrier (children arriving)", counter(id), |v| v >= epoch * nchildren);
+        }
+        if parent.is_none() {
+            self.check_tempest();
         }
         if let Some(parent) = parent {
             self.fetch_add(counter(parent), 1);
@@ -382,8 +395,35 @@ impl<'y, S> SimNode<'y, S> {
         let id = self.id;
         let max_payload = self.w().cfg.max_packet_payload_bytes;
         let npackets = (8 * (args.len() + payload.len()) as u64).div_ceil(max_payload).max(1) as u32;
-        while !self.w().net.output_has_room(id, npackets) {
-            self.block(Wait::NiOutput, Category::MemoryNiWait);
+        let flow = self.w().flow.applies(id, dest, target);
+        let mut waited = false;
+        loop {
+            if !self.w().net.output_has_room(id, npackets) {
+                self.block(Wait::NiOutput, Category::MemoryNiWait);
+                continue;
+            }
+            if flow {
+                match self.w().flow.decide(id, dest, true) {
+                    Decision::Send => {}
+                    Decision::Wait => {
+                        if !waited {
+                            waited = true;
+                            self.w().flow.stats.credit_waits += 1;
+                        }
+                        self.block(Wait::Credit(dest as u32), Category::MemoryNiWait);
+                        continue;
+                    }
+                    Decision::Buffer => {
+                        let b = Buffered { target, args: args.to_vec(), payload, regions };
+                        self.w().flow.buffer(id, dest, b);
+                        let cfg = &self.w().cfg;
+                        let ps = cfg.cycles_to_ps(cfg.msg.flow_buffer_cycles as f64);
+                        self.timed(ps, cat);
+                        return;
+                    }
+                }
+            }
+            break;
         }
         let w = self.w();
         let now = w.now;
@@ -405,6 +445,74 @@ impl<'y, S> SimNode<'y, S> {
         }
         self.access(addr, true);
         self.charge_access(0);
+    }
+
+    /// A load (`store: None`) or store of a word of a Tempest user region: performs on this
+    /// node's copy once the block's tag allows it; until then the program's fault handler runs
+    /// (once per fault) and the access waits, retrying after every handler on this node.
+    fn user_access(&mut self, addr: Addr, store: Option<u64>) -> u64 {
+        let id = self.id;
+        let write = store.is_some();
+        loop {
+            let w = self.w();
+            let line = w.mem.line_of(addr.0);
+            let home = w.mem.home_of(line);
+            let allowed = match w.mem.tempest.tag(id, line, home) {
+                AccessTag::Writable => true,
+                AccessTag::ReadOnly => !write,
+                AccessTag::Invalid => false,
+            };
+            if allowed {
+                w.mem.tempest.pending[id] = None;
+                let word = (addr.0 / 8) as usize % w.mem.line_words();
+                let mem = &mut w.mem;
+                let v = match store {
+                    Some(v) => {
+                        mem.tempest.write(&mut mem.data, id, line, home, word, v);
+                        v
+                    }
+                    None => mem.tempest.read(&mem.data, id, line, home, word),
+                };
+                self.last_access = Some((addr.0, false));
+                self.charge_hit(0, write);
+                return v;
+            }
+            if self.pending_ps > 0 {
+                self.flush();
+                continue;
+            }
+            let w = self.w();
+            if w.mem.tempest.pending[id] != Some((line, write)) {
+                w.mem.tempest.pending[id] = Some((line, write));
+                w.mem.tempest.faults += 1;
+                let msg = w.alloc_msg(MessageRecord {
+                    src: id as u32,
+                    target: Target::Fault { line, write },
+                    args: Vec::new(),
+                    payload: Vec::new(),
+                });
+                w.procs[id].inbox.push_back(msg);
+            }
+            let cat = self.mem_cat(true);
+            self.block(Wait::Tag(line), cat);
+        }
+    }
+
+    /// Whether `addr` lies in a Tempest user region.
+    #[inline]
+    fn is_user(&mut self, addr: Addr) -> bool {
+        let m = &self.w().mem;
+        m.tempest.is_user(m.line_of(addr.0))
+    }
+
+    /// At a barrier every processor has entered: with the checker on, Tempest's invariant.
+    fn check_tempest(&mut self) {
+        let w = self.w();
+        if w.mem.checker.is_some() {
+            if let Err(e) = crate::mem::check::tempest_at_barrier(&w.mem, w.procs.len()) {
+                w.fail(SimError::Internal(format!("Tempest invariant: {e}")));
+            }
+        }
     }
 
     /// Wait (running handlers as they come) until no message waits for this processor.
@@ -504,6 +612,11 @@ impl<S> Node for SimNode<'_, S> {
         }
     }
 
+    fn alloc_user_region(&mut self, words: usize, placement: Placement) -> Result<Addr, String> {
+        let (id, n) = (self.id, self.nprocs());
+        self.w().mem.alloc_user(id, words, placement, n).map(Addr)
+    }
+
     fn alloc_shared(&mut self, words: usize, placement: Placement) -> Addr {
         let (id, n) = (self.id, self.nprocs());
         match self.w().mem.alloc(id, words, placement, n) {
@@ -514,6 +627,9 @@ impl<S> Node for SimNode<'_, S> {
 
     fn load(&mut self, addr: Addr) -> u64 {
         self.check_addr(addr, "load");
+        if self.is_user(addr) {
+            return self.user_access(addr, None);
+        }
         let line = self.access(addr, false);
         let id = self.id;
         let w = self.w();
@@ -531,6 +647,10 @@ impl<S> Node for SimNode<'_, S> {
 
     fn store(&mut self, addr: Addr, value: u64) {
         self.check_addr(addr, "store");
+        if self.is_user(addr) {
+            self.user_access(addr, Some(value));
+            return;
+        }
         let line = self.access(addr, true);
         let id = self.id;
         let w = self.w();

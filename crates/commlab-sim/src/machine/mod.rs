@@ -301,6 +301,10 @@ pub struct MessagingCosts {
     pub dma_bytes_per_cycle: f64,
     pub dma_align_bytes: u64,
     pub barrier_arity: u64,
+    /// Flow-control window in messages (0: off).
+    pub flow_window_messages: u64,
+    /// Copying a message into the software queue of flow control.
+    pub flow_buffer_cycles: u64,
 }
 
 impl MessagingCosts {
@@ -915,6 +919,8 @@ impl MachineConfig {
             dma_bytes_per_cycle: m.dma_bytes_per_cycle,
             dma_align_bytes: m.dma_align_bytes,
             barrier_arity: m.barrier_arity,
+            flow_window_messages: m.flow_window_messages,
+            flow_buffer_cycles: m.flow_buffer_cycles,
         };
         let memory = MemoryConfig {
             line_bytes: mem.line_bytes,

@@ -188,6 +188,13 @@ pub struct MessagingSpec {
     /// Overhead-experiment knob: multiplies every send and receive overhead above.
     #[serde(default = "default_scale")]
     pub overhead_scale: f64,
+    /// Credit-based flow control: messages one processor may have unacknowledged at another
+    /// (0, the default and left out of the TOML: off).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flow_window_messages: u64,
+    /// Flow control: copying a message into the sender's software queue (left out when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flow_buffer_cycles: u64,
 }
 
 fn default_sm_barrier_arity() -> u64 {
@@ -381,6 +388,16 @@ pub const KEYS: &[KeyDoc] = &[
         key: "messaging.dma_align_bytes",
         unit: "bytes",
         doc: "each DMA region is padded to a multiple of this (power of two, >= 8)",
+    },
+    KeyDoc {
+        key: "messaging.flow_window_messages",
+        unit: "messages",
+        doc: "credit-based flow control: application messages a processor may have unacknowledged at one destination; a full window waits for credit, or (handlers, or a sender itself holding a window of unacknowledged receipts) buffers in a software queue; default 0: off",
+    },
+    KeyDoc {
+        key: "messaging.flow_buffer_cycles",
+        unit: "cycles",
+        doc: "flow control: copying one message into the sender's software queue (it pays its send overhead again when injected); default 0",
     },
     KeyDoc {
         key: "messaging.barrier_arity",

@@ -16,6 +16,7 @@ pub(crate) mod cache;
 pub(crate) mod check;
 pub(crate) mod hier;
 pub mod protocol;
+pub(crate) mod tempest;
 
 use crate::machine::{DsmCosts, MachineConfig, MemoryConfig};
 use cache::{Caches, Line};
@@ -197,6 +198,8 @@ pub(crate) struct Memory {
     hier: Vec<hier::ProcHier>,
     /// Per node: its DRAM's banks and bus (empty without `[hierarchy]`).
     drams: Vec<hier::NodeDram>,
+    /// Tempest user-protocol regions (software DSM only).
+    pub tempest: tempest::Tempest,
 }
 
 impl Memory {
@@ -229,6 +232,7 @@ impl Memory {
             checker: checked.then(|| check::Checker::new(n)),
             hier: cfg.mem.hierarchy.iter().flat_map(|h| (0..n).map(|_| hier::ProcHier::new(h))).collect(),
             drams: cfg.mem.hierarchy.iter().flat_map(|h| (0..n).map(|_| hier::NodeDram::new(h))).collect(),
+            tempest: tempest::Tempest::new(n, (cfg.mem.line_bytes / 8) as usize),
         }
     }
 
@@ -340,6 +344,23 @@ impl Memory {
         let base = (first_line * lw * 8) as u64;
         self.regions.push(Region { base, words, placement });
         Ok(base)
+    }
+
+    /// A Tempest user-protocol region: an allocation whose lines the default protocol never
+    /// touches (collective, as `alloc`; refused under hardware coherence).
+    pub fn alloc_user(&mut self, p: usize, words: usize, placement: Placement, nprocs: usize) -> Result<u64, String> {
+        if self.sw.is_none() {
+            return Err("Tempest user regions need fine-grain access control in software (memory.model = \"software\", e.g. blizzard-s/e/t); this machine keeps coherence in hardware".to_string());
+        }
+        let base = self.alloc(p, words, placement, nprocs)?;
+        let first = self.line_of(base);
+        self.tempest.add_region(first..first + (words as u64).div_ceil(self.line_words).max(1));
+        Ok(base)
+    }
+
+    /// 64-bit words per line (block).
+    pub fn line_words(&self) -> usize {
+        self.line_words as usize
     }
 }
 

@@ -1,8 +1,12 @@
 //! Active messages and DMA bulk transfer: message records, packetization, the handler context,
 //! and the combining tree of the message barrier.
 
+pub(crate) mod flow;
+
 use crate::machine::MachineConfig;
-use commlab_api::{HandlerCtx, HandlerId, ProcId};
+use crate::mem::Memory;
+use commlab_api::{AccessTag, Addr, HandlerCtx, HandlerId, ProcId};
+use flow::{Buffered, Decision, Flow};
 
 /// What runs when a message arrives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +32,12 @@ pub(crate) enum Target {
     /// The answer to a one-sided request. `args`: (get) where the values go; `payload`: the
     /// values (empty for a put's acknowledgement).
     OneSidedReply { put: bool, words: u32 },
+    /// A flow-control acknowledgement returning credits (see `flow.rs`): header only, its
+    /// handler has no body.
+    FlowAck,
+    /// A Tempest block-access fault of the node's main thread on `line` (not a network
+    /// message): runs the program's fault handler.
+    Fault { line: u64, write: bool },
 }
 
 /// A message in flight or waiting in an NI input queue.
@@ -98,6 +108,10 @@ pub(crate) struct Ctx<'a> {
     pub offset_cycles: u64,
     pub sends: Vec<HandlerSend>,
     pub error: Option<String>,
+    /// The message layer's flow control (its sends on a full window are buffered).
+    pub flow: &'a mut Flow,
+    /// The memory, for Tempest's block copies and tags.
+    pub mem: &'a mut Memory,
 }
 
 impl HandlerCtx for Ctx<'_> {
@@ -123,9 +137,59 @@ impl HandlerCtx for Ctx<'_> {
         let payload = gather_regions(regions, self.cfg.msg.dma_align_bytes);
         self.push_send(dest, handler, args, payload, Some(regions.len()));
     }
+    fn block_read(&mut self, block: Addr, out: &mut [u64]) {
+        let Some((line, home)) = self.user_block(block, "block_read") else { return };
+        let lw = self.mem.line_words();
+        for (w, o) in out.iter_mut().enumerate().take(lw) {
+            *o = self.mem.tempest.read(&self.mem.data, self.id, line, home, w);
+        }
+        self.copy_cost();
+    }
+    fn block_write(&mut self, block: Addr, data: &[u64]) {
+        let Some((line, home)) = self.user_block(block, "block_write") else { return };
+        let lw = self.mem.line_words();
+        let mem = &mut *self.mem;
+        for (w, &v) in data.iter().enumerate().take(lw) {
+            mem.tempest.write(&mut mem.data, self.id, line, home, w, v);
+        }
+        self.copy_cost();
+    }
+    fn set_tag(&mut self, block: Addr, tag: AccessTag) {
+        let Some((line, _)) = self.user_block(block, "set_tag") else { return };
+        self.mem.tempest.set_tag(self.id, line, tag);
+        let sw = self.mem.sw.expect("user regions exist only under software DSM");
+        let ps = if tag == AccessTag::Invalid { sw.tag_invalidate_ps } else { sw.tag_valid_ps };
+        self.offset_cycles += self.cfg.ps_to_cycles(ps).ceil() as u64;
+    }
+    fn tag(&self, block: Addr) -> AccessTag {
+        let line = self.mem.line_of(block.0);
+        self.mem.tempest.tag(self.id, line, self.mem.home_of(line))
+    }
 }
 
 impl Ctx<'_> {
+    /// The line and home of a user-region block named by its first word; `None` (and the
+    /// handler's error) otherwise.
+    fn user_block(&mut self, block: Addr, what: &str) -> Option<(u64, usize)> {
+        let line = self.mem.line_of(block.0);
+        let lb = 8 * self.mem.line_words() as u64;
+        if !self.mem.valid(block.0) || !block.0.is_multiple_of(lb) || !self.mem.tempest.is_user(line) {
+            self.error.get_or_insert(format!(
+                "{what} of address {:#x}, which is not the start of a block of a Tempest user region",
+                block.0
+            ));
+            return None;
+        }
+        Some((line, self.mem.home_of(line)))
+    }
+
+    /// One block copied between a node's copy and a handler's buffer (`dsm.copy_bytes_per_cycle`).
+    fn copy_cost(&mut self) {
+        self.mem.tempest.block_copies += 1;
+        let sw = self.mem.sw.expect("user regions exist only under software DSM");
+        self.offset_cycles += self.cfg.ps_to_cycles(sw.copy_block_ps).ceil() as u64;
+    }
+
     /// Check a handler's send, charge its cost to the handler and queue it.
     fn push_send(&mut self, dest: ProcId, handler: HandlerId, args: &[u64], payload: Vec<u64>, regions: Option<usize>) {
         if let Err(e) = check_args(self.cfg, args.len()) {
@@ -137,13 +201,47 @@ impl Ctx<'_> {
             return;
         }
         self.offset_cycles += self.cfg.msg.send_cost_cycles(args.len(), regions);
-        self.sends.push(HandlerSend {
-            dest,
-            target: Target::App(handler),
-            args: args.to_vec(),
-            payload,
-            at_cycles: self.offset_cycles,
-        });
+        let target = Target::App(handler);
+        if self.flow.applies(self.id, dest, target) && self.flow.decide(self.id, dest, false) == Decision::Buffer {
+            self.offset_cycles += self.cfg.msg.flow_buffer_cycles;
+            self.flow.buffer(self.id, dest, Buffered { target, args: args.to_vec(), payload, regions });
+            return;
+        }
+        self.sends.push(HandlerSend { dest, target, args: args.to_vec(), payload, at_cycles: self.offset_cycles });
+    }
+
+    /// Credits from `src` came back to this processor: inject what its queue to `src` now has
+    /// room for, paying each message's send cost.
+    pub(crate) fn drain_to(&mut self, src: ProcId) {
+        while let Some(b) = self.flow.drain_one(self.id, src) {
+            self.offset_cycles += self.cfg.msg.send_cost_cycles(b.args.len(), b.regions);
+            self.sends.push(HandlerSend {
+                dest: src,
+                target: b.target,
+                args: b.args,
+                payload: b.payload,
+                at_cycles: self.offset_cycles,
+            });
+        }
+    }
+
+    /// The handler of a message from `src` ends: send an explicit acknowledgement if this
+    /// processor owes `src` a batch of credits and none of the handler's sends to `src`
+    /// carries them.
+    pub(crate) fn acknowledge(&mut self, src: ProcId) {
+        if self.flow.ack_due(self.id, src)
+            && !self.sends.iter().any(|s| s.dest == src && self.flow.applies(self.id, src, s.target))
+        {
+            self.offset_cycles += self.cfg.msg.send_cost_cycles(0, None);
+            self.flow.stats.acks += 1;
+            self.sends.push(HandlerSend {
+                dest: src,
+                target: Target::FlowAck,
+                args: Vec::new(),
+                payload: Vec::new(),
+                at_cycles: self.offset_cycles,
+            });
+        }
     }
 }
 
