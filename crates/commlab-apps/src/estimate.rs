@@ -33,6 +33,24 @@ const MOLDYN_BYTES_PER_MOLECULE: u64 = 512;
 /// entries, the sequential reference's two copies and the gathered answer. n=1024 on 64
 /// processors, one iteration, peaked at 90 MB (sm) and 85 MB (mp): about 88 B per point.
 const JACOBI_BYTES_PER_POINT: u64 = 96;
+/// DSMC, per particle: its record in the owner's array (shared or private) and inboxes sized
+/// by the sequential reference, the reference's and the baseline's copies. 131072 particles,
+/// one step, 16 processors of blizzard-s peaked 86 MB (stache) and 89 MB (custom) above 8192
+/// particles: 714 and 745 B per particle; rounded up.
+const DSMC_BYTES_PER_PARTICLE: u64 = 768;
+/// Barnes-Hut, per body, plus per body and processor: `stache` allocates a pool of the
+/// reference tree's cells on every processor, `custom` builds the whole tree on every
+/// processor. 16384 bodies, two steps, peaked 28 and 47 MB (stache) and 40 and 101 MB
+/// (custom) on 4 and 16 processors of blizzard-s: per processor 96 B (stache) and 310 B
+/// (custom) a body, and about 740 and 620 B a body besides (less the binary's 10 MB); the
+/// larger of each, rounded up.
+const BARNES_BYTES_PER_BODY: u64 = 768;
+const BARNES_BYTES_PER_BODY_AND_PROC: u64 = 320;
+/// APPBT, per grid point: the values and right-hand side in shared or private memory, each
+/// point's forward-elimination result (30 words), the reference's and the baseline's copies.
+/// 32 x 32 x 64 points, one iteration, 16 processors of blizzard-s, peaked 95 MB (both
+/// variants) above 16^3 points: 1540 B a point; rounded up.
+const APPBT_BYTES_PER_POINT: u64 = 1600;
 
 /// Estimated bytes of `app`'s data with `params` on `nprocs` processors (saturating: an
 /// estimate beyond any machine is what the caller refuses). A value that does not parse counts
@@ -60,6 +78,10 @@ pub fn data_bytes_estimate(app: &str, params: &[String], nprocs: usize) -> Resul
         // The source and destination arrays and the consumer's functional copy, word by word.
         "copy-transfer" => (int("bytes") / 8).saturating_mul(SHARED_BYTES_PER_WORD).saturating_mul(3),
         "jacobi" => int("n").saturating_mul(int("n")).saturating_mul(JACOBI_BYTES_PER_POINT),
+        "dsmc" => int("particles").saturating_mul(DSMC_BYTES_PER_PARTICLE),
+        "barnes" => int("bodies")
+            .saturating_mul(BARNES_BYTES_PER_BODY.saturating_add(BARNES_BYTES_PER_BODY_AND_PROC.saturating_mul(n))),
+        "appbt" => int("nx").saturating_mul(int("ny")).saturating_mul(int("nz")).saturating_mul(APPBT_BYTES_PER_POINT),
         _ => 0,
     };
     Ok(bytes)

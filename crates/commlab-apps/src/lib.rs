@@ -5,6 +5,7 @@
 //! variants; [`run_app`] runs one variant on any [`Backend`].
 
 mod app;
+pub mod appbt;
 pub mod barnes;
 pub mod copy_transfer;
 pub mod dsmc;
@@ -29,3 +30,5 @@ pub use app::{AppError, AppInfo, AppResult, Check, ParamDoc};
 pub use estimate::data_bytes_estimate;
 pub use params::Params;
 pub use registry::{app_info, run_app, APPS};
+/// Signal/wait on active messages, for programs outside this crate.
+pub use runtime::signal;

@@ -2,7 +2,7 @@
 
 use crate::app::{AppError, AppInfo, AppResult};
 use crate::params::Params;
-use crate::{barnes, copy_transfer, dsmc, em3d, fft2d, iccg, jacobi, lazy, micro, moldyn, runtime, unstruc};
+use crate::{appbt, barnes, copy_transfer, dsmc, em3d, fft2d, iccg, jacobi, lazy, micro, moldyn, runtime, unstruc};
 use commlab_api::Backend;
 
 /// Every application commlab knows.
@@ -31,6 +31,7 @@ pub const APPS: &[AppInfo] = &[
     fft2d::INFO,
     dsmc::INFO,
     barnes::INFO,
+    appbt::INFO,
 ];
 
 /// Look an application up by name; the error lists the valid names.
@@ -79,6 +80,7 @@ pub fn run_app<B: Backend>(
         "fft2d" => fft2d::run(backend, variant, &params, seed)?,
         "dsmc" => dsmc::run(backend, variant, &params, seed)?,
         "barnes" => barnes::run(backend, variant, &params, seed)?,
+        "appbt" => appbt::run(backend, variant, &params)?,
         other => unreachable!("app `{other}` is listed but not dispatched"),
     };
     r.app = info.name;

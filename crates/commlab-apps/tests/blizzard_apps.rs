@@ -1,7 +1,8 @@
-//! DSMC and Barnes-Hut (the Blizzard study's applications) on the simulated machine: both
-//! variants give the sequential program's answer (checked by the apps, exactly) on 1, 2 and 4
-//! processors of blizzard-s and alewife; the work done does not depend on the processor count;
-//! determinism; time accounting; traffic balance; parameter errors.
+//! DSMC, Barnes-Hut, APPBT and MOLDYN's stache/custom pair (the Blizzard study's applications)
+//! on the simulated machine: both variants give the sequential program's answer (checked by
+//! the apps: exactly, moldyn to its tolerance) on 1, 2 and 4 processors of blizzard-s and
+//! alewife; the work done does not depend on the processor count; determinism; time
+//! accounting; traffic balance; parameter errors.
 
 use commlab_apps::{app_info, run_app, AppError, AppResult};
 use commlab_sim::Simulator;
@@ -12,6 +13,8 @@ use common::assert_categories_sum;
 
 const DSMC: &[&str] = &["particles=600", "cells_x=8", "cells_y=4", "cells_z=4", "iterations=6"];
 const BARNES: &[&str] = &["bodies=192", "iterations=3"];
+const APPBT: &[&str] = &["nx=8", "ny=3", "nz=4", "iterations=3"];
+const MOLDYN: &[&str] = &["molecules=256", "iterations=3", "rebuild=2", "list_radius=2.6"];
 
 fn machines() -> Vec<(String, Simulator)> {
     let mut v = Vec::new();
@@ -100,9 +103,67 @@ fn barnes_matches_the_sequential_program_on_1_2_and_4_processors() {
 }
 
 #[test]
+fn appbt_matches_the_sequential_program_on_1_2_and_4_processors() {
+    let (ny, iterations, points) = (3.0, 3.0, 8.0 * 3.0 * 4.0);
+    for (shape, s) in machines() {
+        for v in app_info("appbt").unwrap().variants {
+            let r = run(&s, "appbt", v, APPBT);
+            let what = format!("appbt [{v}] on {shape}");
+            let c = &r.counters;
+            assert_categories_sum(&r.stats, &what);
+            assert_eq!(r.check.max_error, 0.0, "{what}: {}", r.check.detail);
+            // Three sweeps a iteration, every point solved in each.
+            assert_eq!(c["points_solved"], 3.0 * points * iterations, "{what}: points solved");
+            assert_eq!(c["handoffs_sent"], c["handoffs_received"], "{what}: hand-offs sent vs received");
+            // Per iteration, each of the procs - 1 boundaries passes every group forward and back.
+            let boundaries = (s.config().nprocs() - 1) as f64;
+            assert_eq!(c["handoffs_sent"], 2.0 * boundaries * ny * iterations, "{what}: hand-offs");
+            if *v == "custom" {
+                assert_eq!(c["spin_waits"], 0.0, "{what}");
+                // The hand-offs and, between iterations, both edge planes across every boundary.
+                assert_eq!(c["planes_sent"], 2.0 * boundaries * (iterations - 1.0), "{what}: planes");
+                assert_eq!(c["app_messages"], c["handoffs_sent"] + c["planes_sent"], "{what}: messages");
+            } else {
+                assert_eq!(c["app_messages"], 0.0, "{what}");
+                assert_eq!(c["spin_waits"], c["handoffs_received"], "{what}: one counter wait a hand-off");
+            }
+            assert!(c["speedup"] > 0.0 && c["serial_cycles"] > 0.0, "{what}");
+        }
+    }
+}
+
+/// moldyn's Blizzard pair: `stache` is the `sm` program (the same run exactly); `custom`
+/// returns every delta in one bulk message per peer group, with no locks.
+#[test]
+fn moldyn_stache_is_sm_and_custom_reduces_by_messages() {
+    for (shape, s) in machines() {
+        let sm = run(&s, "moldyn", "sm", MOLDYN);
+        let stache = run(&s, "moldyn", "stache", MOLDYN);
+        let custom = run(&s, "moldyn", "custom", MOLDYN);
+        let what = |v: &str| format!("moldyn [{v}] on {shape}");
+        assert_eq!(stache.stats.cycles, sm.stats.cycles, "{}: the sm program", what("stache"));
+        assert_eq!(stache.stats.procs, sm.stats.procs, "{}", what("stache"));
+        for (v, r) in [("stache", &stache), ("custom", &custom)] {
+            assert_categories_sum(&r.stats, &what(v));
+            assert!(r.counters["speedup"] > 0.0 && r.counters["serial_cycles"] > 0.0, "{}", what(v));
+            assert_eq!(r.counters["pairs_tested"], sm.counters["pairs_tested"], "{}: the same pairs", what(v));
+        }
+        assert_eq!(stache.counters["serial_cycles"], custom.counters["serial_cycles"], "{shape}: one baseline");
+        let c = &custom.counters;
+        assert_eq!(c["lock_acquisitions"], 0.0, "{}", what("custom"));
+        assert_eq!(c["coordinate_messages"], 0.0, "{}: coordinates are shared", what("custom"));
+        assert_eq!(c["deltas_sent"], c["deltas_received"], "{}: deltas", what("custom"));
+        if s.config().nprocs() > 1 {
+            assert!(c["delta_messages"] > 0.0, "{}", what("custom"));
+            assert!(sm.counters["lock_acquisitions"] > 0.0, "{}", what("sm"));
+        }
+    }
+}
+
+#[test]
 fn two_runs_are_identical() {
     let s = common::preset("blizzard-e", &[], Some(4));
-    for (app, p) in [("dsmc", DSMC), ("barnes", BARNES)] {
+    for (app, p) in [("dsmc", DSMC), ("barnes", BARNES), ("appbt", APPBT), ("moldyn", MOLDYN)] {
         for v in app_info(app).unwrap().variants {
             let (a, b) = (run(&s, app, v, p), run(&s, app, v, p));
             assert_eq!(a.stats.cycles, b.stats.cycles, "{app} [{v}]: cycles");
@@ -135,4 +196,8 @@ fn bad_parameters_are_named() {
     assert!(err("barnes", &["iterations=1"]).starts_with("--param iterations=1:"));
     assert!(err("barnes", &["theta=-1"]).starts_with("--param theta=-1:"));
     assert!(err("barnes", &["bodies=16384", "iterations=100"]).contains("body-iterations"));
+    assert!(err("appbt", &["nx=3"]).contains("at least one x-plane per processor"));
+    assert!(err("appbt", &["nz=0"]).starts_with("--param nz=0:"));
+    assert!(err("appbt", &["iterations=0"]).starts_with("--param iterations=0:"));
+    assert!(err("appbt", &["nx=128", "ny=128", "nz=128"]).contains("point-iterations"));
 }

@@ -24,12 +24,17 @@
 //!   across, working set up, colour = MB/s), drawn by the function `commlab characterize`
 //!   draws the host's with; the summary: plateaus per cache level, remote/local ratios.
 //!   Default machine `t3e`.
+//! - `blizzard` (issue 18): the Blizzard study's applications (dsmc, barnes, appbt, moldyn) in their
+//!   `stache` and `custom` variants on blizzard-s, -e and -t (or `--machine`) at 1 to 16
+//!   processors: a speedup plot per app and a table of run times at 16 processors;
+//!   `--quick`: small parameters at 1, 2 and 4 processors. No app argument.
 //!
 //! Machines are placed on the bisection and latency axes by their figures normalised by
 //! local-miss time (as `commlab machines --table` computes them), converted to this
 //! machine's cycles: bisection bytes per local miss / this machine's local miss, and network
 //! latency in local misses x this machine's local miss.
 
+mod blizzard;
 mod copy_transfer;
 
 use crate::chart::runs::{self as chart_runs, RunBars, Stack};
@@ -62,7 +67,9 @@ alewife-sim)\n  \
 memcpy       memcpy app: block size 16 to 16384 bytes; MB/s of each copy variant (default machine alewife-sim)\n  \
 copy-transfer  copy-transfer app: MB/s over strides (1 to 64 words) x working sets (4 KB to beyond the last cache \
 level), local and each remote variant the machine has (fetch; get and put with one-sided access), as heat maps; \
---quick: a few small points (default machine t3e)\n\n\
+--quick: a few small points (default machine t3e)\n  \
+blizzard     the Blizzard study's apps (dsmc, barnes, appbt, moldyn; no app argument) in stache and custom on blizzard-s, -e \
+and -t at 1 to 16 processors: speedup plots per app, run times at 16 processors; --quick: small sizes at 1, 2, 4\n\n\
 Real machines (the presets) are marked on the bisection and latency axes by their figures normalised by \
 local-miss time and expressed in this machine's cycles. Results are appended as they finish; rerun with \
 --resume to continue an interrupted experiment.\n\n\
@@ -73,7 +80,8 @@ commlab experiment aggregation iccg --param matrix=../shared/data/matrices/bcsst
 commlab experiment volume em3d --out em3d-volume\n  \
 commlab experiment grain --procs 64\n  \
 commlab experiment memcpy\n  \
-commlab experiment copy-transfer --machine t3d --quick";
+commlab experiment copy-transfer --machine t3d --quick\n  \
+commlab experiment blizzard --quick";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Name {
@@ -85,6 +93,7 @@ pub enum Name {
     Grain,
     Memcpy,
     CopyTransfer,
+    Blizzard,
 }
 
 impl Name {
@@ -110,7 +119,8 @@ pub struct ExperimentArgs {
     /// Which experiment.
     #[arg(value_enum)]
     name: Name,
-    /// Application name (see `commlab apps`); grain, memcpy and copy-transfer name their own app.
+    /// Application name (see `commlab apps`); grain, memcpy and copy-transfer name their own app,
+    /// blizzard runs its own set.
     app: Option<String>,
     /// Variant to run, several separated by commas, or `all` (copy-transfer: those the machine
     /// has).
@@ -147,7 +157,8 @@ pub struct ExperimentArgs {
     /// Do not mark where the preset machines sit on the x axis.
     #[arg(long)]
     no_marks: bool,
-    /// copy-transfer only: 4 strides x 3 small working sets (seconds), not the whole surface.
+    /// copy-transfer: 4 strides x 3 small working sets (seconds), not the whole surface;
+    /// blizzard: small parameters at 1, 2 and 4 processors.
     #[arg(long)]
     quick: bool,
 }
@@ -294,8 +305,12 @@ fn machine_name(a: &ExperimentArgs) -> &str {
 
 pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
     let name = a.name.text();
-    if a.quick && a.name != Name::CopyTransfer {
-        return Err(input(format!("--quick is for experiment copy-transfer, not {name}")));
+    if a.quick && !matches!(a.name, Name::CopyTransfer | Name::Blizzard) {
+        return Err(input(format!("--quick is for experiments copy-transfer and blizzard, not {name}")));
+    }
+    if a.name == Name::Blizzard {
+        let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("experiment-blizzard"));
+        return blizzard::run(&a, &dir);
     }
     match (a.name.own_app(), a.app.as_deref()) {
         (Some(own), Some(app)) if app != own => {
@@ -360,7 +375,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
             };
             vec![(dir.clone(), axis)]
         }
-        Name::Aggregation | Name::Volume | Name::Grain | Name::Memcpy | Name::CopyTransfer => {
+        Name::Aggregation | Name::Volume | Name::Grain | Name::Memcpy | Name::CopyTransfer | Name::Blizzard => {
             unreachable!("handled above")
         }
     };

@@ -35,6 +35,7 @@ fn small_params(app: &str) -> Vec<String> {
         "fft2d" => vec!["n=16"],
         "dsmc" => vec!["particles=256", "cells_x=8", "cells_y=4", "cells_z=2", "iterations=3"],
         "barnes" => vec!["bodies=128", "iterations=2"],
+        "appbt" => vec!["nx=32", "ny=2", "nz=2", "iterations=2"],
         other => panic!("no small parameters for {other}"),
     };
     v.into_iter().map(String::from).collect()

@@ -34,6 +34,16 @@
 //!   the receiver returns the group's deltas, which it accumulated contiguously, in one DMA
 //!   message, whose handler adds them to the forces (`costs.moldyn_recv_force` a molecule).
 //!
+//! - `stache` (the Blizzard study's transparent shared memory): the `sm` program.
+//! - `custom` (the Blizzard study's): coordinates shared as in `sm`, but the force reduction
+//!   by messages: a processor accumulates its cross pairs' deltas for each peer's molecules
+//!   privately (by ghost slot) and, after each peer's group, sends them in one bulk message,
+//!   whose handler adds them to the owner's private accumulator (`costs.moldyn_recv_force` a
+//!   molecule); the owner waits for every delta on its molecules, then adds the accumulator
+//!   into its own force records without locks (no one else writes them). That wait replaces
+//!   the barrier after the force phase: a peer has read an owner's coordinates before it
+//!   sends the owner its deltas, so the owner may move on to the next drift.
+//!
 //! The message variants need no barrier per iteration: a processor moves on once it has every
 //! delta for its molecules, and no peer can send the next iteration's coordinates before it
 //! has received this iteration's deltas from the processor that reads them. At each list
@@ -198,9 +208,19 @@ fn bits(v: &[f64; 3]) -> [u64; 3] {
     v.map(f64::to_bits)
 }
 
+/// The Blizzard study's pair of variants: `stache` is `sm` under the study's name; `custom`
+/// replaces `sm`'s locked force updates by one bulk message of deltas per peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blizzard {
+    Stache,
+    Custom,
+}
+
 /// The distributed program for one variant on one processor count.
 pub struct Kernel {
     pub variant: Variant,
+    /// A Blizzard variant (then `variant` is `Sm`).
+    pub blizzard: Option<Blizzard>,
     pub costs: Costs,
     pub pair: Pair,
     pub dt: f64,
@@ -260,6 +280,10 @@ impl Kernel {
         !self.variant.shared_memory()
     }
 
+    fn custom(&self) -> bool {
+        self.blizzard == Some(Blizzard::Custom)
+    }
+
     /// Three private references to element `l` of a 3-word-per-molecule array.
     fn touch3<N: Node>(node: &mut N, mine: &Arrays, array: usize, l: usize, write: bool) {
         for d in 0..3 {
@@ -306,9 +330,10 @@ impl Kernel {
         for k in 0..2 * e.cross_pairs() {
             mine.write(node, pv::CROSS, k);
         }
-        if self.messages() {
+        if self.messages() || self.custom() {
+            let array = if self.custom() { pv::DELTA_EXPORTS } else { pv::EXPORTS };
             for k in 0..e.exported() {
-                mine.write(node, pv::EXPORTS, k);
+                mine.write(node, array, k);
             }
             let mut exports = vec![Vec::new(); node.nprocs()];
             for x in &e.exports {
@@ -406,6 +431,24 @@ impl Kernel {
                 g.pairs.iter().map(move |&(li, k)| (li as usize, peer_first + g.ghosts[k as usize] as usize))
             })
             .collect();
+        // `custom`: each cross pair's group and ghost slot, and where each group's pairs end.
+        let (slots, group_end): (Vec<(usize, usize)>, Vec<usize>) = if self.custom() {
+            let mut ends = Vec::with_capacity(e.groups.len());
+            let mut at = 0;
+            let slots = e
+                .groups
+                .iter()
+                .enumerate()
+                .flat_map(|(gi, g)| {
+                    at += g.pairs.len();
+                    ends.push(at);
+                    g.pairs.iter().map(move |&(_, k)| (gi, g.ghost_base + k as usize))
+                })
+                .collect();
+            (slots, ends)
+        } else {
+            (Vec::new(), Vec::new())
+        };
         let prefetch = self.variant == Variant::SmPrefetch;
         if prefetch {
             if let Some(&(_, j)) = cross.first() {
@@ -442,11 +485,26 @@ impl Kernel {
             let xj = Self::load3(node, arrays[0].word(self.coords.word[j]));
             if let Some(f) = self.pair_work(node, &xi, &xj) {
                 add3(&mut acc, &f);
-                self.lock_add(node, arrays[1].word(self.forces.word[j]), &f.map(|x| -x));
+                if self.custom() {
+                    let slot = slots[c].1;
+                    Self::touch3(node, mine, pv::DELTAS, slot, false);
+                    node.state(|s| sub3(&mut s.ghost_f[slot], &f));
+                    Self::touch3(node, mine, pv::DELTAS, slot, true);
+                } else {
+                    self.lock_add(node, arrays[1].word(self.forces.word[j]), &f.map(|x| -x));
+                }
+            }
+            if self.custom() && group_end[slots[c].0] == c + 1 {
+                self.send_deltas(node, mine, &e.groups[slots[c].0]);
             }
         }
         if let Some((l, _)) = current {
             flush(node, l, &mut acc);
+        }
+        if self.custom() {
+            let expected = e.exported() as u64;
+            node.wait_until("moldyn force deltas", |s| s.deltas_in >= expected);
+            node.state(|s| s.deltas_in -= expected);
         }
         // Add the accumulated forces into the own records.
         for l in 0..self.own(me) {
@@ -454,7 +512,7 @@ impl Kernel {
             let a = node.state(|s| std::mem::take(&mut s.f[l]));
             Self::touch3(node, mine, pv::ACC, l, true);
             let rec = arrays[1].word(self.forces.word[base + l]);
-            if e.contended[l] {
+            if e.contended[l] && !self.custom() {
                 self.lock_add(node, rec, &a);
             } else {
                 let mut f = Self::load3(node, rec.word(1));
@@ -462,6 +520,28 @@ impl Kernel {
                 Self::store3(node, rec.word(1), &f);
             }
         }
+    }
+
+    /// `custom`: return a group's deltas to its peer in one bulk message (and clear them).
+    fn send_deltas<N: Node<State = State>>(&self, node: &mut N, mine: &Arrays, g: &super::plan::Group) {
+        let range = g.ghost_base..g.ghost_base + g.ghosts.len();
+        for slot in range.clone() {
+            Self::touch3(node, mine, pv::DELTAS, slot, false);
+        }
+        let deltas: Vec<u64> = node.state(|s| {
+            let d = s.ghost_f[range.clone()].iter().flat_map(bits).collect();
+            s.ghost_f[range.clone()].fill([0.0; 3]);
+            d
+        });
+        node.send_bulk(g.peer, DELTAS_BULK, &[0, g.ghosts.len() as u64], &[&deltas]);
+        for slot in range {
+            Self::touch3(node, mine, pv::DELTAS, slot, true);
+        }
+        node.state(|s| {
+            s.tally.delta_messages += 1;
+            s.tally.words_sent += 2 + deltas.len() as u64;
+            s.tally.deltas_sent += g.ghosts.len() as u64;
+        });
     }
 
     /// Send this processor's coordinates to every peer that computes pairs with them.
@@ -645,7 +725,9 @@ impl Kernel {
             }
             node.barrier();
             self.forces_sm(node, mine, e, arrays);
-            node.barrier();
+            if !self.custom() {
+                node.barrier();
+            }
             for l in 0..self.own(me) {
                 let f = Self::load3(node, arrays[1].word(self.forces.word[base + l] + 1));
                 Self::touch3(node, mine, pv::VEL, l, false);

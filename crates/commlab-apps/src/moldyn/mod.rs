@@ -6,7 +6,13 @@
 //! - Partition: `partition.rs` (RCB on the initial positions; molecules are then numbered
 //!   processor by processor, each processor's in generator order).
 //! - Who computes which pair, ghosts and exports: `plan.rs`.
-//! - The variants (`sm`, `sm-pf`, `mp-int`, `mp-poll`, `bulk`): `kernel.rs`.
+//! - The variants (`sm`, `sm-pf`, `mp-int`, `mp-poll`, `bulk`, and the Blizzard study's
+//!   `stache` = `sm` and `custom` = shared coordinates with the force reduction in one bulk
+//!   message per peer a step): `kernel.rs`. `stache` and `custom` also report
+//!   `counters.speedup`: the cycles of the sequential program (the `bulk` program on one
+//!   processor of the same machine: private data, no access checks, no messages or barriers
+//!   but the list rebuilds'; `counters.serial_cycles`) over the run's; its answer is checked
+//!   too.
 //! - Private data (velocities, lists, and with messages coordinates, forces, ghosts and export
 //!   lists), referenced through the cache by every variant: `private.rs`.
 //!
@@ -52,7 +58,7 @@ use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc,
 use crate::params::{Params, POSITIVE};
 use crate::private::Shape;
 use commlab_api::{Backend, Category};
-use kernel::{Costs, Kernel, Layout, Tally};
+use kernel::{Blizzard, Costs, Kernel, Layout, Tally};
 use physics::{Pair, Setup, Vec3s};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -60,7 +66,7 @@ use std::sync::Arc;
 pub const INFO: AppInfo = AppInfo {
     name: "moldyn",
     summary: "MOLDYN: Lennard-Jones molecular dynamics, RCB partition; locks in shared memory, prefetch, fine-grain messages, bulk DMA",
-    variants: Variant::NAMES,
+    variants: &["sm", "sm-pf", "mp-int", "mp-poll", "bulk", "stache", "custom"],
     params: &[
         ParamDoc { name: "molecules", default: "2048", doc: "molecules in the box (at least 2 per processor)" },
         ParamDoc { name: "density", default: "0.8", doc: "molecules per unit volume (reduced units; the box side is (molecules/density)^(1/3))" },
@@ -126,7 +132,11 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
             params.raw("density")
         )));
     }
-    let variant = Variant::from_name(variant);
+    let (variant, blizzard) = match variant {
+        "stache" => (Variant::Sm, Some(Blizzard::Stache)),
+        "custom" => (Variant::Sm, Some(Blizzard::Custom)),
+        v => (Variant::from_name(v), None),
+    };
     let cap = backend.max_am_args().saturating_sub(1) / 3;
     if cap == 0 && matches!(variant, Variant::MpInt | Variant::MpPoll) {
         return Err(AppError::Input(
@@ -157,11 +167,12 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     let shapes: Vec<Shape> = (0..procs)
         .map(|p| {
             let parts: Vec<&plan::ProcEpoch> = epochs.iter().map(|e| &e[p]).collect();
-            private::shape(first[p + 1] - first[p], &parts, messages)
+            private::shape(first[p + 1] - first[p], &parts, messages, blizzard == Some(Blizzard::Custom))
         })
         .collect();
     let prog = Arc::new(Kernel {
         variant,
+        blizzard,
         costs,
         pair: Pair::new(side, cutoff),
         dt,
@@ -180,6 +191,38 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     });
     let out = backend.run(Arc::clone(&prog)).map_err(run_err)?;
 
+    // The sequential baseline of the Blizzard variants: `bulk` on one processor.
+    let serial = match blizzard {
+        None => None,
+        Some(_) => {
+            let one = backend.with_nprocs(1).map_err(run_err)?;
+            let first1 = vec![0, molecules];
+            let epochs1: Vec<Vec<plan::ProcEpoch>> = reference.lists.iter().map(|l| plan::split(l, &first1)).collect();
+            let parts: Vec<&plan::ProcEpoch> = epochs1.iter().map(|e| &e[0]).collect();
+            let shapes1 = vec![private::shape(molecules, &parts, true, false)];
+            let base = Kernel {
+                variant: Variant::Bulk,
+                blizzard: None,
+                costs,
+                pair: Pair::new(side, cutoff),
+                dt,
+                iterations,
+                rebuild,
+                first: first1.clone(),
+                epochs: epochs1,
+                x0: prog.x0.clone(),
+                v0: prog.v0.clone(),
+                f0: reference.initial_forces.clone(),
+                shapes: shapes1,
+                line_bytes: one.line_bytes(),
+                per_message,
+                coords: Layout::new(&first1, 3, one.line_bytes()),
+                forces: Layout::new(&first1, 4, one.line_bytes()),
+            };
+            Some(one.run(Arc::new(base)).map_err(run_err)?)
+        }
+    };
+
     // The answer: every molecule's position and velocity.
     let mut x: Vec3s = Vec::with_capacity(molecules);
     let mut v: Vec3s = Vec::with_capacity(molecules);
@@ -196,19 +239,26 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         }
     }
     let vmax = reference.v.iter().flatten().fold(0.0f64, |m, c| m.max(c.abs())).max(f64::MIN_POSITIVE);
-    let mut max_error = 0.0f64;
-    for m in 0..molecules {
-        for d in 0..3 {
-            let ex = (x[m][d] - reference.x[m][d]).abs() / side;
-            let ev = (v[m][d] - reference.v[m][d]).abs() / vmax;
-            for e in [ex, ev] {
-                max_error = if e.is_nan() { f64::INFINITY } else { max_error.max(e) };
+    let error_of = |x: &Vec3s, v: &Vec3s| {
+        let mut max_error = 0.0f64;
+        for m in 0..molecules {
+            for d in 0..3 {
+                let ex = (x[m][d] - reference.x[m][d]).abs() / side;
+                let ev = (v[m][d] - reference.v[m][d]).abs() / vmax;
+                for e in [ex, ev] {
+                    max_error = if e.is_nan() { f64::INFINITY } else { max_error.max(e) };
+                }
             }
         }
+        max_error
+    };
+    let mut max_error = error_of(&x, &v);
+    if let Some(one) = &serial {
+        max_error = max_error.max(error_of(&one.states[0].x, &one.states[0].v));
     }
     let pair = Pair::new(side, cutoff);
     let energy_end = physics::energy(&x, &v, &pair, &physics::build_list(&x, &pair, list_radius));
-    let check = Check {
+    let mut check = Check {
         ok: max_error <= TOLERANCE,
         max_error,
         detail: format!(
@@ -216,6 +266,9 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         ),
     };
 
+    if serial.is_some() {
+        check.detail.push_str("; the maximum includes the one-processor baseline's (bulk)");
+    }
     let mut t = Tally::default();
     for s in &out.states {
         let a = &s.tally;
@@ -275,5 +328,9 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         c.insert("local_shared_misses".into(), local - s.get("private_misses").copied().unwrap_or(0.0));
     }
     c.insert("synchronization_cycles_mean".into(), out.stats.mean(Category::Synchronization));
+    if let Some(one) = &serial {
+        c.insert("serial_cycles".into(), one.stats.cycles);
+        c.insert("speedup".into(), one.stats.cycles / out.stats.cycles);
+    }
     Ok(result(out.stats, c, check))
 }

@@ -11,6 +11,11 @@
 //! - `ACC`: the force accumulated on its molecules from the pairs it computes (3 words each),
 //!   added into the shared force records at the end of the force phase;
 //!
+//! and, for the Blizzard `custom` variant (shared memory with a reduction by messages), after
+//! `ACC`
+//! - `DELTAS`: the force deltas for the partners' molecules (3 words each, by ghost slot);
+//! - `DELTA_EXPORTS`: the 4-byte numbers of its molecules each peer returns deltas for;
+//!
 //! and with messages instead
 //! - `POS`, `FORCE`: its molecules' coordinates and forces (3 words each);
 //! - `GHOST_POS`, `GHOST_FORCE`: the ghosts' coordinates and the force deltas for them;
@@ -29,9 +34,12 @@ pub const FORCE: usize = 5;
 pub const GHOST_POS: usize = 6;
 pub const GHOST_FORCE: usize = 7;
 pub const EXPORTS: usize = 8;
+pub const DELTAS: usize = 5;
+pub const DELTA_EXPORTS: usize = 6;
 
 /// The arrays of a processor with `molecules` molecules over its parts of every list.
-pub fn shape(molecules: usize, epochs: &[&ProcEpoch], messages: bool) -> Shape {
+/// `deltas`: the Blizzard `custom` variant's arrays (with shared memory only).
+pub fn shape(molecules: usize, epochs: &[&ProcEpoch], messages: bool, deltas: bool) -> Shape {
     let most = |f: &dyn Fn(&ProcEpoch) -> usize| epochs.iter().map(|e| f(e)).max().unwrap_or(0);
     let mut s = Shape::default();
     s.push(3 * molecules, 8);
@@ -46,6 +54,10 @@ pub fn shape(molecules: usize, epochs: &[&ProcEpoch], messages: bool) -> Shape {
         s.push(most(&ProcEpoch::exported), 4);
     } else {
         s.push(3 * molecules, 8);
+        if deltas {
+            s.push(3 * most(&|e| e.ghosts), 8);
+            s.push(most(&ProcEpoch::exported), 4);
+        }
     }
     s
 }

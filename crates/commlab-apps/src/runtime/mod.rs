@@ -19,6 +19,7 @@
 pub mod accum;
 pub mod memcpy;
 pub mod rti;
+pub mod signal;
 
 use crate::app::AppError;
 use crate::params::Params;

@@ -1,0 +1,357 @@
+//! `commlab experiment blizzard`: the Blizzard study's applications on its three machines
+//! (issue 18). Every app available here (dsmc, barnes, appbt, moldyn) (`APPS`) in its `stache` and `custom` variants on
+//! `blizzard-s`, `blizzard-e` and `blizzard-t` (or the `--machine` given) at 1, 2, 4, 8 and 16
+//! processors, each run the sweep's unit of work ([`sweep::run_task`] of a [`Task`]), `--jobs`
+//! at a time, its record appended to `DIR/results.jsonl` as it finishes (`--resume` skips
+//! the runs already there). Then one speedup plot per app (`DIR/speedup-APP.png`/`.svg`: a
+//! curve per variant x machine; the speedup is the app's `counters.speedup`, over the
+//! sequential program on one processor of the same machine) and the summary
+//! (`DIR/experiment.json`, `DIR/experiment.txt`): the run times at the largest processor
+//! count, and which of the study's five applications are missing.
+//!
+//! `--quick`: small parameters (`QUICK`) at 1, 2 and 4 processors, in seconds.
+
+use super::{read_rows, write_summary, ExperimentArgs, Row};
+use crate::chart::{self, LineChart, Series};
+use crate::failure::{failed, input, Failure};
+use crate::machine_arg;
+use crate::record::{self, ResultRecord};
+use crate::sweep::{self, Task};
+use serde_json::{json, Map, Value};
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+/// The study's applications commlab has, in the order the summary lists them.
+const APPS: [&str; 4] = ["dsmc", "barnes", "appbt", "moldyn"];
+/// The study's five, and why a missing one is missing.
+const MISSING: [(&str, &str); 1] = [("em3d", "em3d has no stache/custom (update-protocol) variant pair yet")];
+const MACHINES: [&str; 3] = ["blizzard-s", "blizzard-e", "blizzard-t"];
+const VARIANTS: [&str; 2] = ["stache", "custom"];
+const PROCS: [usize; 5] = [1, 2, 4, 8, 16];
+const QUICK_PROCS: [usize; 3] = [1, 2, 4];
+
+/// `--quick` parameters of each app: a fraction of a second a run.
+fn quick_params(app: &str) -> Vec<String> {
+    let p: &[&str] = match app {
+        "dsmc" => &["particles=600", "cells_x=8", "cells_y=4", "cells_z=4", "iterations=4"],
+        "barnes" => &["bodies=192", "iterations=3"],
+        "appbt" => &["nx=8", "ny=4", "nz=4", "iterations=2"],
+        "moldyn" => &["molecules=256", "iterations=3", "rebuild=2", "list_radius=2.6"],
+        _ => &[],
+    };
+    p.iter().map(|s| s.to_string()).collect()
+}
+
+/// The identity of a run in the results file.
+fn key(app: &str, machine: &str, procs: usize, variant: &str) -> String {
+    format!("{app} [{variant}] {machine} {procs}")
+}
+
+pub(super) fn run(a: &ExperimentArgs, dir: &Path) -> Result<(), Failure> {
+    if let Some(app) = &a.app {
+        return Err(input(format!(
+            "experiment blizzard runs {} itself, not `{app}` (leave the app out)",
+            APPS.join(", ")
+        )));
+    }
+    if !a.param.is_empty() {
+        return Err(input(
+            "experiment blizzard runs each app at its own defaults (or --quick sizes): drop --param, or run one app with `commlab run`",
+        ));
+    }
+    if a.procs.is_some() {
+        return Err(input(format!(
+            "experiment blizzard runs {} processors itself: drop --procs",
+            PROCS.map(|p| p.to_string()).join(", ")
+        )));
+    }
+    let variants: Vec<&str> = if a.variant == "all" {
+        VARIANTS.to_vec()
+    } else {
+        let named: Vec<&str> = a.variant.split(',').map(str::trim).collect();
+        if let Some(bad) = named.iter().find(|v| !VARIANTS.contains(v)) {
+            return Err(input(format!("experiment blizzard runs variants stache and custom, not `{bad}`")));
+        }
+        VARIANTS.iter().copied().filter(|v| named.contains(v)).collect()
+    };
+    let machines: Vec<String> = match &a.machine {
+        Some(m) => vec![m.clone()],
+        None => MACHINES.map(String::from).to_vec(),
+    };
+    let procs: &[usize] = if a.quick { &QUICK_PROCS } else { &PROCS };
+
+    // Every run, checked now (machines build, parameters parse, memory fits).
+    // Each with the machine's name and the processor count, as its record will carry them.
+    let mut tasks: Vec<(Task, String, usize)> = Vec::new();
+    for app in APPS {
+        let info = commlab_apps::app_info(app).map_err(|e| input(e.to_string()))?;
+        let params = if a.quick { quick_params(app) } else { Vec::new() };
+        commlab_apps::Params::parse(info, &params).map_err(|e| input(e.to_string()))?;
+        for m in &machines {
+            for &p in procs {
+                let cfg = machine_arg::load(m, &a.set, Some(p))?;
+                crate::memory_check::check(app, &params, &commlab_sim::Simulator::new(cfg.clone()), None)?;
+                for v in &variants {
+                    let mut vary = Map::new();
+                    vary.insert("procs".into(), json!(p));
+                    let task = Task {
+                        app: app.to_string(),
+                        machine_toml: cfg.spec.to_toml(),
+                        machine_fingerprint: cfg.fingerprint(),
+                        overrides: a.set.clone(),
+                        params: params.clone(),
+                        variant: v.to_string(),
+                        seed: a.seed,
+                        point: tasks.len(),
+                        vary,
+                        what: key(app, &cfg.spec.name, p, v),
+                    };
+                    tasks.push((task, cfg.spec.name.clone(), p));
+                }
+            }
+        }
+    }
+
+    // What the results file already holds.
+    std::fs::create_dir_all(dir).map_err(|e| input(format!("cannot create `{}`: {e}", dir.display())))?;
+    let path = dir.join("results.jsonl");
+    let text = match std::fs::read(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(input(format!("cannot read `{}`: {e}", path.display()))),
+    };
+    if !text.iter().all(u8::is_ascii_whitespace) && !a.resume {
+        return Err(input(format!(
+            "`{}` already holds results; use --resume to continue, or --out DIR to start another",
+            path.display()
+        )));
+    }
+    let existing = record::read_appendable(&text).map_err(|bad| {
+        input(format!("{}; the file is damaged (repair or move it, or use another --out)", bad.message(&path)))
+    })?;
+    let mut todo: Vec<&Task> = Vec::new();
+    for (t, machine, p) in &tasks {
+        let found = existing.records.iter().map(|n| &n.record).find(|r| {
+            r.app == t.app && r.variant == t.variant && r.procs == *p && r.seed == t.seed && r.machine == *machine
+        });
+        match found {
+            Some(r) if r.machine_fingerprint.as_deref() != Some(t.machine_fingerprint.as_str()) => {
+                return Err(input(format!(
+                    "`{}` holds {} run on a different machine (fingerprint {}, this run's {}); resuming would mix two machines, use another --out",
+                    path.display(),
+                    t.what,
+                    json!(r.machine_fingerprint),
+                    t.machine_fingerprint
+                )));
+            }
+            Some(r) if r.overrides.as_deref() != Some(t.overrides.as_slice()) => {
+                return Err(input(format!(
+                    "`{}` holds {} run with --set {}; this run has --set {}; use another --out",
+                    path.display(),
+                    t.what,
+                    json!(r.overrides),
+                    json!(t.overrides)
+                )));
+            }
+            Some(_) => {}
+            None => todo.push(t),
+        }
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| input(format!("cannot write `{}`: {e}", path.display())))?;
+    if existing.torn {
+        file.set_len(existing.complete_len).map_err(|e| failed(format!("writing `{}`: {e}", path.display())))?;
+    }
+    if a.resume && todo.len() < tasks.len() {
+        eprintln!("resuming: {} of {} runs already in {}", tasks.len() - todo.len(), tasks.len(), path.display());
+    }
+
+    // Run: workers take tasks in order; this thread appends each record.
+    let mut problems: Vec<String> = Vec::new();
+    let mut fatal: Option<Failure> = None;
+    let largest = procs.iter().copied().max().unwrap_or(1);
+    let jobs = (a.jobs as usize).min(todo.len()).min(crate::memory_check::runs_by_host_mappings(largest)).max(1);
+    let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
+    std::thread::scope(|s| {
+        let (tx, rx) = mpsc::channel::<(usize, Result<ResultRecord, Failure>)>();
+        for _ in 0..jobs {
+            let tx = tx.clone();
+            let (next, stop, todo) = (&next, &stop, &todo);
+            s.spawn(move || loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(t) = todo.get(k) else { break };
+                if tx.send((k, sweep::run_task(t))).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        let mut done = 0;
+        for (k, outcome) in rx {
+            done += 1;
+            let what = &todo[k].what;
+            match outcome {
+                Ok(r) => {
+                    if let Err(e) = file.write_all(r.to_json_line().as_bytes()).and_then(|_| file.flush()) {
+                        fatal.get_or_insert(failed(format!("writing `{}`: {e}", path.display())));
+                        stop.store(true, Ordering::Relaxed);
+                        continue;
+                    }
+                    if !r.check.ok {
+                        problems.push(format!("{what}: answer check failed: {}", r.check.detail));
+                    }
+                    eprintln!(
+                        "[{done}/{}] {what}: {:.0} cycles, speedup {:.2}",
+                        todo.len(),
+                        r.cycles,
+                        r.counter("speedup")
+                    );
+                }
+                Err(f) if f.status == 2 => {
+                    fatal.get_or_insert(f);
+                    stop.store(true, Ordering::Relaxed);
+                }
+                Err(f) => {
+                    eprintln!("[{done}/{}] {what}: FAILED: {}", todo.len(), f.message);
+                    problems.push(f.message);
+                }
+            }
+        }
+    });
+    if let Some(f) = fatal {
+        return Err(f);
+    }
+
+    summarize(dir, &path, &machines, &variants, procs, a.quick)?;
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(failed(format!("{} runs failed: {}", problems.len(), problems.join("; "))))
+    }
+}
+
+/// The plots and the summary, from everything in the results file.
+fn summarize(
+    dir: &Path,
+    path: &Path,
+    machines: &[String],
+    variants: &[&str],
+    procs: &[usize],
+    quick: bool,
+) -> Result<(), Failure> {
+    let rows = read_rows(path, Some("procs"), &VARIANTS)?;
+    let largest = procs.iter().copied().max().unwrap_or(1);
+    // Machines as their records name them (a --machine file's own name).
+    let names: Vec<String> = machines
+        .iter()
+        .map(|m| machine_arg::load(m, &[], None).map(|c| c.spec.name.clone()).unwrap_or_else(|_| m.clone()))
+        .collect();
+    let of = |app: &str, v: &str, m: &str| -> Vec<&Row> {
+        rows.iter()
+            .filter(|r| r.record.app == app && r.record.variant == v && r.record.machine == m)
+            .filter(|r| procs.contains(&(r.vary as usize)))
+            .collect()
+    };
+    let mut files = Vec::new();
+    let mut speedups = Map::new();
+    let mut text = format!(
+        "blizzard: {} x {} x {} at {} processors{}\n",
+        APPS.join(", "),
+        variants.join(", "),
+        names.join(", "),
+        procs.iter().map(usize::to_string).collect::<Vec<_>>().join(", "),
+        if quick { " (--quick: small parameters)" } else { "" }
+    );
+    for app in APPS {
+        let mut series = Vec::new();
+        let mut per = Map::new();
+        for v in variants {
+            for m in &names {
+                let pts: Vec<(f64, f64)> =
+                    of(app, v, m).iter().map(|r| (r.vary, r.record.counter("speedup"))).collect();
+                if pts.is_empty() {
+                    continue;
+                }
+                per.insert(format!("{v} {m}"), json!(pts));
+                series.push(Series { name: format!("{v} {m}"), points: pts });
+            }
+        }
+        if !series.is_empty() {
+            let title = format!("{app}: speedup over the sequential program");
+            files.extend(
+                chart::line_chart(
+                    &dir.join(format!("speedup-{app}")),
+                    &LineChart {
+                        title: &title,
+                        x_label: "processors",
+                        y_label: "speedup (sequential program's cycles / run's cycles)",
+                        series: &series,
+                        crossovers: &[],
+                        markers: &[],
+                        log_x: true,
+                    },
+                )
+                .map_err(failed)?,
+            );
+        }
+        speedups.insert(app.to_string(), Value::Object(per));
+    }
+
+    // Run times at the largest processor count.
+    text.push_str(&format!(
+        "  run times at {largest} processors: cycles (milliseconds at the machine's clock; speedup)\n"
+    ));
+    let width = names.iter().map(|n| n.len()).max().unwrap_or(0).max(36);
+    let mut head = format!("  {:<8} {:<8}", "app", "variant");
+    for m in &names {
+        head.push_str(&format!(" {m:<width$}"));
+    }
+    text.push_str(head.trim_end());
+    text.push('\n');
+    let mut table = Vec::new();
+    for app in APPS {
+        for v in variants {
+            let mut line = format!("  {app:<8} {v:<8}");
+            for m in &names {
+                let cell = of(app, v, m).into_iter().find(|r| r.vary as usize == largest).map(|r| {
+                    let mhz = machine_arg::load(m, &r.record.overrides.clone().unwrap_or_default(), Some(largest))
+                        .map_or(f64::NAN, |c| c.spec.processor.clock_mhz);
+                    let ms = r.record.cycles / (mhz * 1e3);
+                    let speedup = r.record.counter("speedup");
+                    table.push(json!({
+                        "app": app, "variant": v, "machine": m, "procs": largest,
+                        "cycles": r.record.cycles, "milliseconds": ms, "speedup": speedup,
+                        "check_ok": r.record.check.ok,
+                    }));
+                    format!("{:.0} ({ms:.1} ms; {speedup:.2}x)", r.record.cycles)
+                });
+                line.push_str(&format!(" {:<width$}", cell.unwrap_or_else(|| "-".to_string())));
+            }
+            text.push_str(line.trim_end());
+            text.push('\n');
+        }
+    }
+    text.push_str("  missing from the study's five applications:\n");
+    for (app, why) in MISSING {
+        text.push_str(&format!("    {app}: {why}\n"));
+    }
+    let summary = json!({
+        "experiment": "blizzard",
+        "apps": APPS, "variants": variants, "machines": names, "procs": procs, "quick": quick,
+        "speedup": speedups,
+        "table_procs": largest,
+        "table": table,
+        "missing": MISSING.iter().map(|(a, why)| json!({ "app": a, "why": why })).collect::<Vec<_>>(),
+        "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+    });
+    print!("{}", write_summary(dir, &summary, text, &files)?);
+    Ok(())
+}
