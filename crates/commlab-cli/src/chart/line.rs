@@ -76,10 +76,31 @@ pub(crate) fn line_chart(stem: &Path, chart: &LineChart) -> Result<Vec<PathBuf>,
 
 fn draw_line<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &LineChart, d: &LineData) -> Result<(), String> {
     if chart.log_x {
-        draw_line_in(root, chart, d, (d.x.0..d.x.1).log_scale())
+        let ticks = log_ticks(d);
+        draw_line_in(root, chart, d, (d.x.0..d.x.1).log_scale().with_key_points(ticks))
     } else {
         draw_line_in(root, chart, d, d.x.0..d.x.1)
     }
+}
+
+/// The labelled x values of a log axis: the data's own x values when there are a few (a
+/// speedup plot's 1, 2, 4, 8, 16 processors), else 1, 2 and 5 times each power of ten in
+/// range. (Plotters' own choice on a log axis labels only powers of ten, so 16 processors
+/// were left unlabelled.)
+fn log_ticks(d: &LineData) -> Vec<f64> {
+    let mut xs: Vec<f64> = d.curves.iter().flatten().map(|p| p.0).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    if !xs.is_empty() && xs.len() <= 12 {
+        return xs;
+    }
+    let mut ticks = Vec::new();
+    let mut decade = 10f64.powf(d.x.0.log10().floor());
+    while decade <= d.x.1 {
+        ticks.extend([1.0, 2.0, 5.0].iter().map(|m| m * decade).filter(|t| (d.x.0..=d.x.1).contains(t)));
+        decade *= 10.0;
+    }
+    ticks
 }
 
 fn draw_line_in<DB, XR>(root: &DrawingArea<DB, Shift>, chart: &LineChart, d: &LineData, xr: XR) -> Result<(), String>
@@ -325,6 +346,21 @@ mod tests {
         }
         // Markers are listed with their x under the legend as well as labelled on the plot.
         assert!(svg.contains("markers (x)") && svg.contains("alewife  2.5"), "no marker table");
+    }
+
+    #[test]
+    fn a_log_axis_labels_every_processor_count_of_a_speedup_plot() {
+        let s = [series("stache", &[(1.0, 1.0), (2.0, 1.8), (4.0, 3.1), (8.0, 5.0), (16.0, 7.2)])];
+        let c = chart(&s, &[], &[], true);
+        let d = line_data(&c).unwrap();
+        assert_eq!(log_ticks(&d), [1.0, 2.0, 4.0, 8.0, 16.0]);
+        let svg = std::fs::read_to_string(&line_chart(&tmp("logticks").join("s"), &c).unwrap()[1]).unwrap();
+        assert!(svg.contains(">16<") || svg.contains("\n16\n"), "16 is labelled");
+        // Many points: 1, 2 and 5 per decade within the range.
+        let pts: Vec<(f64, f64)> = (1..=40).map(|k| (k as f64 * 5.0, 1.0)).collect();
+        let many = [series("a", &pts)];
+        let d = line_data(&chart(&many, &[], &[], true)).unwrap();
+        assert_eq!(log_ticks(&d), [5.0, 10.0, 20.0, 50.0, 100.0, 200.0]);
     }
 
     #[test]
