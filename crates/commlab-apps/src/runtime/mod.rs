@@ -20,6 +20,7 @@ pub mod accum;
 pub mod memcpy;
 pub mod rti;
 pub mod signal;
+pub mod update;
 
 use crate::app::AppError;
 use crate::params::Params;
