@@ -32,3 +32,5 @@ pub use params::Params;
 pub use registry::{app_info, run_app, APPS};
 /// Signal/wait on active messages, for programs outside this crate.
 pub use runtime::signal;
+/// Tempest's update protocol over user regions, for programs outside this crate.
+pub use runtime::update;
