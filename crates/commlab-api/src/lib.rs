@@ -148,7 +148,7 @@ pub trait HandlerCtx {
         unreachable!("this backend has no Tempest user regions (alloc_user_region refuses)")
     }
     /// Tempest: this node's tag of a user-region block (free: the handler reads its own table).
-    fn tag(&self, _block: Addr) -> AccessTag {
+    fn tag(&mut self, _block: Addr) -> AccessTag {
         unreachable!("this backend has no Tempest user regions (alloc_user_region refuses)")
     }
 }
@@ -513,6 +513,11 @@ pub trait Backend {
     fn barrier_arity(&self, kind: BarrierKind) -> usize;
     /// Whether processors can use one-sided remote access ([`Node::get`], [`Node::put`]).
     fn one_sided(&self) -> bool;
+    /// Whether [`Node::alloc_user_region`] works: Tempest fine-grain access control, on
+    /// software-DSM machines only (none by default).
+    fn access_control(&self) -> bool {
+        false
+    }
     /// Coherence (cache line) size in bytes, the unit of shared-memory transfers and of
     /// bulk gather/scatter copy costs.
     fn line_bytes(&self) -> usize;

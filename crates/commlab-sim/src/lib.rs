@@ -159,6 +159,10 @@ impl Backend for Simulator {
         self.cfg.remote.is_some()
     }
 
+    fn access_control(&self) -> bool {
+        self.cfg.coherence.software().is_some()
+    }
+
     fn with_nprocs(&self, nprocs: usize) -> Result<Self, SimError> {
         let spec = machine::resize_spec(self.cfg.spec.clone(), nprocs).map_err(|e| SimError::Program(e.to_string()))?;
         let cfg = MachineConfig::from_spec(spec).map_err(|e| SimError::Program(e.to_string()))?;

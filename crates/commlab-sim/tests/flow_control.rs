@@ -298,3 +298,52 @@ fn random_traffic_with_handler_replies_completes_under_every_window() {
     // The traffic exercises every path: buffering, detections and waits for credit.
     assert!(seen.iter().all(|&c| c > 0.0), "{seen:?}");
 }
+
+/// Processor 0 sends `messages` one-word active messages to processor 1, which only counts
+/// them (by interrupt).
+struct OneWay {
+    messages: u64,
+}
+
+impl Program for OneWay {
+    type State = St;
+    fn handlers(&self) -> Vec<commlab_api::Handler<St>> {
+        vec![count_one]
+    }
+    fn init_state(&self, _: ProcId, _: usize) -> St {
+        St::default()
+    }
+    fn main<N: Node<State = St>>(&self, node: &mut N) {
+        node.begin_timing();
+        let n = self.messages;
+        if node.id() == 0 {
+            for k in 0..n {
+                node.send_am(1, HandlerId(0), &[k]);
+            }
+        } else {
+            node.wait_until("stream", |s| s.replies == n);
+        }
+    }
+}
+
+/// Regression: an explicit acknowledgement's send overhead was left out of its handler's
+/// length (the handler's time was fixed before the acknowledgement was added), so the
+/// receiver got it free.
+#[test]
+fn an_explicit_acknowledgement_is_charged_to_the_receivers_handler() {
+    let messages = 20;
+    let run = |set: &[String]| blizzard(set).run(Arc::new(OneWay { messages })).unwrap();
+    let on = run(&["messaging.flow_window_messages=1".to_string()]);
+    let off = run(&[]);
+    let acks = count(&on, "flow_acks");
+    // Nothing flows back to carry the credits: every message is acknowledged explicitly.
+    assert_eq!(acks, messages as f64);
+    let cfg = MachineConfig::preset("blizzard-s", &[], Some(2)).unwrap();
+    let ack_cycles = cfg.msg.send_cost_cycles(0, None) as f64;
+    let overhead = |o: &RunOutput<St>| o.stats.procs[1].get(commlab_api::Category::MessageOverhead);
+    let extra = overhead(&on) - overhead(&off);
+    assert!(
+        (extra - acks * ack_cycles).abs() < 1e-6,
+        "receiver's message overhead grew by {extra} cycles for {acks} acknowledgements of {ack_cycles} cycles each"
+    );
+}

@@ -1,13 +1,16 @@
-//! Tempest's mechanism on the software-DSM machines: tag changes cost the presets' [dsm]
-//! costs, and machines without fine-grain access control refuse user regions. The update
+//! Tempest's mechanism on the software-DSM machines: tag changes and faults cost the presets'
+//! [dsm] costs as the default protocol pays them, a fault served and then taken away faults
+//! again, a handler's misuse is an error that names it, and machines without fine-grain access
+//! control refuse user regions. The update
 //! protocol built on it, with its answers, fault counts and the invariant checker at
 //! barriers, is tested with the protocol itself in `commlab-apps` (`runtime/update.rs`).
 
 use commlab_api::{
-    AccessTag, Addr, Backend, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program,
+    AccessTag, Addr, Backend, Fault, FaultHandler, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId,
+    Program,
 };
 use commlab_sim::machine::MachineConfig;
-use commlab_sim::Simulator;
+use commlab_sim::{SimError, Simulator};
 use std::sync::Arc;
 
 #[derive(Default)]
@@ -16,6 +19,10 @@ struct St {
     words_read: u64,
     /// `alloc_user_region`'s refusal, if it refused.
     refused: Option<String>,
+    /// Faults taken, data replies installed, and the value the main thread loaded.
+    faults: u64,
+    installs: u64,
+    loaded: u64,
 }
 
 fn sim(machine: &str, procs: usize, checked: bool) -> Simulator {
@@ -102,4 +109,176 @@ fn machines_with_hardware_coherence_refuse_user_regions() {
     // The software-DSM machines grant them.
     let out = sim("blizzard-s", 2, false).run(Arc::new(Refuse)).unwrap();
     assert!(out.states.iter().all(|s| s.refused.is_none()));
+}
+
+/// Processor 0 loads a word of a block homed at processor 1. Its fault handler asks the home,
+/// whose reply handler installs the block read-only, but the first time takes it straight
+/// away again (as an invalidation queued right behind the data would).
+struct Refault;
+
+const GET: HandlerId = HandlerId(0);
+const DATA: HandlerId = HandlerId(1);
+
+fn refault_fault(s: &mut St, ctx: &mut dyn HandlerCtx, f: &Fault) {
+    s.faults += 1;
+    ctx.send_am(1, GET, &[f.block.0]);
+}
+
+fn refault_get(_: &mut St, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    let mut buf = vec![0; 16];
+    ctx.block_read(Addr(m.args[0]), &mut buf);
+    ctx.send_bulk(m.src, DATA, &[m.args[0]], &[&buf]);
+}
+
+fn refault_data(s: &mut St, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    s.installs += 1;
+    ctx.block_write(Addr(m.args[0]), m.payload);
+    ctx.set_tag(Addr(m.args[0]), AccessTag::ReadOnly);
+    if s.installs == 1 {
+        ctx.set_tag(Addr(m.args[0]), AccessTag::Invalid);
+    }
+}
+
+impl Program for Refault {
+    type State = St;
+    fn handlers(&self) -> Vec<Handler<St>> {
+        vec![refault_get, refault_data]
+    }
+    fn fault_handler(&self) -> Option<FaultHandler<St>> {
+        Some(refault_fault)
+    }
+    fn init_state(&self, _: ProcId, _: usize) -> St {
+        St::default()
+    }
+    fn main<N: Node<State = St>>(&self, node: &mut N) {
+        let base = node.alloc_user_region(16, Placement::OnNode(1)).unwrap();
+        if node.id() == 1 {
+            node.store(base.word(3), 42);
+        }
+        node.barrier();
+        if node.id() == 0 {
+            let v = node.load(base.word(3));
+            node.state(|s| s.loaded = v);
+        }
+        node.barrier();
+    }
+}
+
+/// Regression: a block made accessible and taken away again before the faulting access
+/// retried left the fault marked outstanding, so no second fault was raised and the access
+/// waited for ever (a deadlock report).
+#[test]
+fn a_block_taken_away_before_the_access_retries_faults_again() {
+    for m in ["blizzard-s", "blizzard-e", "blizzard-t"] {
+        let out = sim(m, 2, false).run(Arc::new(Refault)).unwrap_or_else(|e| panic!("{m}: {e}"));
+        let p0 = &out.states[0];
+        assert_eq!((p0.faults, p0.installs, p0.loaded), (2, 2, 42), "{m}");
+    }
+}
+
+/// Processor 0 stores to a block it homes; with `read_only`, a handler on it has first made
+/// the block read-only, so the store takes an upgrade fault whose handler makes it writable.
+struct Upgrade {
+    read_only: bool,
+}
+
+fn make_read_only(s: &mut St, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    ctx.set_tag(Addr(m.args[0]), AccessTag::ReadOnly);
+    s.installs += 1;
+}
+
+fn make_writable(s: &mut St, ctx: &mut dyn HandlerCtx, f: &Fault) {
+    s.faults += 1;
+    ctx.set_tag(f.block, AccessTag::Writable);
+}
+
+impl Program for Upgrade {
+    type State = St;
+    fn handlers(&self) -> Vec<Handler<St>> {
+        vec![make_read_only]
+    }
+    fn fault_handler(&self) -> Option<FaultHandler<St>> {
+        Some(make_writable)
+    }
+    fn init_state(&self, _: ProcId, _: usize) -> St {
+        St::default()
+    }
+    fn main<N: Node<State = St>>(&self, node: &mut N) {
+        let base = node.alloc_user_region(16, Placement::OnNode(0)).unwrap();
+        if node.id() == 0 && self.read_only {
+            node.send_am(0, HandlerId(0), &[base.0]);
+            node.wait_until("read-only", |s| s.installs == 1);
+        }
+        node.begin_timing();
+        if node.id() == 0 {
+            node.store(base.word(0), 7);
+        }
+    }
+}
+
+/// Regression: an upgrade fault (a store to a read-only block) entered its handler at
+/// `dsm.upgrade_fault_cycles` alone and its handler paid the whole per-granule tag cost to
+/// make the block writable; the default protocol charges the miss trap plus the upgrade's
+/// extra, and the base tag cost for a permission-only change.
+#[test]
+fn an_upgrade_fault_costs_what_the_default_protocols_upgrade_does() {
+    for m in ["blizzard-s", "blizzard-e", "blizzard-t"] {
+        let s = sim(m, 2, false);
+        let run = |read_only| s.run(Arc::new(Upgrade { read_only })).unwrap();
+        let (fault, plain) = (run(true), run(false));
+        assert_eq!((fault.states[0].faults, plain.states[0].faults), (1, 0), "{m}");
+        let cfg = s.config();
+        let sw = cfg.coherence.software().unwrap();
+        let c = |ps: u64| cfg.ps_to_cycles(ps).ceil();
+        let want = c(sw.miss_trap_ps + sw.upgrade_fault_ps) + c(sw.tag_valid_base_ps) + c(sw.resume_ps);
+        let time = |o: &commlab_api::RunOutput<St>| o.stats.procs[0].busy;
+        let got = time(&fault) - time(&plain);
+        assert!((got - want).abs() < 1e-3, "{m}: the upgrade fault took {got} cycles, want {want}");
+    }
+}
+
+/// A handler that misuses the interface: asks the tag of an address outside any allocation,
+/// or sends to a handler the program never registered.
+struct Misuse {
+    tag_of_nothing: bool,
+}
+
+fn misuse(s: &mut St, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    s.installs += 1;
+    if m.args[0] == 1 {
+        let _ = ctx.tag(Addr(1 << 40));
+    } else {
+        ctx.send_am(0, HandlerId(99), &[]);
+    }
+}
+
+impl Program for Misuse {
+    type State = St;
+    fn handlers(&self) -> Vec<Handler<St>> {
+        vec![misuse]
+    }
+    fn init_state(&self, _: ProcId, _: usize) -> St {
+        St::default()
+    }
+    fn main<N: Node<State = St>>(&self, node: &mut N) {
+        node.alloc_user_region(16, Placement::Block).unwrap();
+        if node.id() == 0 {
+            node.send_am(1, HandlerId(0), &[u64::from(self.tag_of_nothing)]);
+        } else {
+            node.wait_until("the message", |s| s.installs == 1);
+        }
+    }
+}
+
+/// Regression: both misuses panicked inside the simulator (an index out of bounds) instead of
+/// ending the run with an error that names them.
+#[test]
+fn a_handlers_bad_tag_query_or_handler_number_is_a_program_error() {
+    for (tag_of_nothing, want) in [(true, "tag of address 0x10000000000"), (false, "names handler 99")] {
+        match sim("blizzard-s", 2, false).run(Arc::new(Misuse { tag_of_nothing })) {
+            Err(SimError::Program(e)) => assert!(e.contains(want), "{e}"),
+            Err(e) => panic!("expected a program error naming `{want}`, got {e}"),
+            Ok(_) => panic!("expected a program error naming `{want}`, the run succeeded"),
+        }
+    }
 }

@@ -33,6 +33,9 @@ impl Signals {
     }
     /// Take `n` arrivals of `tag` back (after a [`wait`] for them).
     pub fn consume(&mut self, tag: u64, n: u64) {
+        if n == 0 {
+            return; // waiting for no arrivals takes none, whether any came or not
+        }
         let c = self.counts.get_mut(&tag).expect("consume of a tag that never arrived");
         assert!(*c >= n, "consume of {n} arrivals of tag {tag}, {c} arrived");
         *c -= n;
@@ -159,5 +162,16 @@ mod tests {
         assert_eq!((s.count(1), s.count(7), s.count(3)), (2, 1, 0));
         s.consume(1, 2);
         assert_eq!((s.count(1), s.pending(), s.received), (0, 1, 3));
+    }
+
+    /// Regression: a wait for no arrivals of a tag that never came panicked in `consume`.
+    #[test]
+    fn consuming_nothing_of_a_tag_never_seen_is_a_no_op() {
+        let mut t = Signals::default();
+        t.consume(7, 0);
+        assert_eq!((t.count(7), t.pending()), (0, 0));
+        t.bump(7);
+        t.consume(7, 0);
+        assert_eq!((t.count(7), t.pending()), (1, 1));
     }
 }

@@ -34,7 +34,8 @@ pub struct UpdateState {
     pub readers: BTreeMap<u64, Vec<ProcId>>,
     /// Acknowledgements of pushed updates received.
     pub acks: u64,
-    /// Write faults (the protocol serves none: only the home writes).
+    /// Faults the protocol does not serve: stores (only the home writes) and faults on blocks
+    /// outside its region.
     pub bad_faults: u64,
 }
 
@@ -44,8 +45,10 @@ impl UpdateState {
     pub fn new(base: Addr, block_bytes: u64, homes: Vec<ProcId>, first: u32) -> UpdateState {
         UpdateState { base: base.0, block_bytes, homes, first, ..UpdateState::default() }
     }
-    fn home(&self, block: u64) -> ProcId {
-        self.homes[((block - self.base) / self.block_bytes) as usize]
+    /// The home of `block`, if the region holds it.
+    fn home(&self, block: u64) -> Option<ProcId> {
+        let k = block.checked_sub(self.base)? / self.block_bytes;
+        self.homes.get(usize::try_from(k).ok()?).copied()
     }
     fn handler(&self, k: u32) -> HandlerId {
         HandlerId(self.first + k)
@@ -74,11 +77,11 @@ pub fn handlers<S: HasUpdate>() -> Vec<Handler<S>> {
 /// The program's fault handler (`Program::fault_handler`): a read fault asks the home.
 pub fn on_fault<S: HasUpdate>(s: &mut S, ctx: &mut dyn HandlerCtx, f: &Fault) {
     let up = s.update_state_mut();
-    if f.write {
-        up.bad_faults += 1;
-        return;
+    match up.home(f.block.0) {
+        Some(home) if !f.write => ctx.send_am(home, up.handler(GET), &[f.block.0]),
+        // A store away from the home, or a block of another user region.
+        _ => up.bad_faults += 1,
     }
-    ctx.send_am(up.home(f.block.0), up.handler(GET), &[f.block.0]);
 }
 
 /// At the home: register the reader and send it the block.

@@ -400,10 +400,11 @@ impl<S> World<S> {
             | Target::OneSidedReply { .. } => 0,
         };
         let entry = match (rec.target, self.mem.sw) {
-            // A block-access fault enters its handler as the default protocol's miss does.
+            // A block-access fault enters its handler as the default protocol's miss does: the
+            // trap, and for a store to a read-only block the upgrade fault's extra on top.
             (Target::Fault { write, line }, Some(sw)) => {
                 let upgrade = write && self.mem.tempest.tag(p, line, self.mem.home_of(line)) == AccessTag::ReadOnly;
-                cfg.ps_to_cycles(if upgrade { sw.upgrade_fault_ps } else { sw.miss_trap_ps }).ceil() as u64
+                cfg.ps_to_cycles(sw.miss_trap_ps + if upgrade { sw.upgrade_fault_ps } else { 0 }).ceil() as u64
             }
             _ => (if interrupt { cfg.msg.interrupt_entry_cycles } else { cfg.msg.poll_dispatch_cycles }) + read,
         };
@@ -411,6 +412,7 @@ impl<S> World<S> {
         let mut ctx = Ctx {
             id: p,
             nprocs,
+            handlers: self.handlers.len(),
             cfg: &cfg,
             start_ps: now,
             offset_cycles: entry,
@@ -461,10 +463,6 @@ impl<S> World<S> {
             _ if interrupt => cfg.msg.interrupt_exit_cycles,
             _ => 0,
         };
-        let mut duration_ps = cfg.cycles_to_ps((ctx.offset_cycles + exit) as f64);
-        if let Target::Trap { body_ps } = rec.target {
-            duration_ps += body_ps;
-        }
         if let Target::Protocol { kind, line, requester } = rec.target {
             // A software protocol handler: its length is what its actions cost.
             let (from, sw) = (rec.src as usize, sw_costs.expect("software DSM"));
@@ -474,11 +472,17 @@ impl<S> World<S> {
                 mem.run_software_handler(p, from, kind, line, requester as usize, body_end);
                 mem.check_line(line);
             });
-            duration_ps = self.mem.handler_end - now + sw.exit_ps;
+            let duration_ps = self.mem.handler_end - now + sw.exit_ps;
             self.finish_handler_start(p, now, duration_ps, Vec::new());
             return;
         }
+        // Before the handler's length is fixed: an explicit acknowledgement's send is the
+        // handler's work too.
         ctx.acknowledge(src);
+        let mut duration_ps = cfg.cycles_to_ps((ctx.offset_cycles + exit) as f64);
+        if let Target::Trap { body_ps } = rec.target {
+            duration_ps += body_ps;
+        }
         let (sends, error) = (std::mem::take(&mut ctx.sends), ctx.error.take());
         drop(ctx);
         if let Some(e) = error {

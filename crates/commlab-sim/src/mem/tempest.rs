@@ -56,9 +56,18 @@ impl Tempest {
         }
     }
 
+    /// Set `node`'s tag of `line`. A tag that allows the node's outstanding faulted access
+    /// serves that fault: should the block be taken away again before the access retries, the
+    /// retry faults anew (as a real access would) rather than wait for a fault never raised.
     pub fn set_tag(&mut self, node: usize, line: Line, tag: AccessTag) {
         self.tag_changes += 1;
         self.tags.insert((node as u32, line), tag);
+        if let Some((l, write)) = self.pending[node] {
+            let allows = tag == AccessTag::Writable || (tag == AccessTag::ReadOnly && !write);
+            if l == line && allows {
+                self.pending[node] = None;
+            }
+        }
     }
 
     /// Word `word` of `node`'s copy of `line` (`data`: the backing store, the home's copy).

@@ -103,6 +103,8 @@ pub(crate) struct HandlerSend {
 pub(crate) struct Ctx<'a> {
     pub id: ProcId,
     pub nprocs: usize,
+    /// How many handlers the program registered (a send naming another is an error).
+    pub handlers: usize,
     pub cfg: &'a MachineConfig,
     pub start_ps: u64,
     pub offset_cycles: u64,
@@ -155,15 +157,25 @@ impl HandlerCtx for Ctx<'_> {
         self.copy_cost();
     }
     fn set_tag(&mut self, block: Addr, tag: AccessTag) {
-        let Some((line, _)) = self.user_block(block, "set_tag") else { return };
+        let Some((line, home)) = self.user_block(block, "set_tag") else { return };
+        let old = self.mem.tempest.tag(self.id, line, home);
         self.mem.tempest.set_tag(self.id, line, tag);
         let sw = self.mem.sw.expect("user regions exist only under software DSM");
-        let ps = if tag == AccessTag::Invalid { sw.tag_invalidate_ps } else { sw.tag_valid_ps };
+        // As the default protocol prices them: opening a block opens every granule's tag, a
+        // read-only block made writable changes its permission only.
+        let ps = match (old, tag) {
+            (_, AccessTag::Invalid) => sw.tag_invalidate_ps,
+            (AccessTag::ReadOnly, AccessTag::Writable) => sw.tag_valid_base_ps,
+            _ => sw.tag_valid_ps,
+        };
         self.offset_cycles += self.cfg.ps_to_cycles(ps).ceil() as u64;
     }
-    fn tag(&self, block: Addr) -> AccessTag {
-        let line = self.mem.line_of(block.0);
-        self.mem.tempest.tag(self.id, line, self.mem.home_of(line))
+    fn tag(&mut self, block: Addr) -> AccessTag {
+        match self.user_block(block, "tag") {
+            Some((line, home)) => self.mem.tempest.tag(self.id, line, home),
+            // The handler's error ends the run; the answer is never used.
+            None => AccessTag::Invalid,
+        }
     }
 }
 
@@ -198,6 +210,13 @@ impl Ctx<'_> {
         }
         if dest >= self.nprocs {
             self.error.get_or_insert(format!("a handler's send to processor {dest}, but there are {}", self.nprocs));
+            return;
+        }
+        if handler.0 as usize >= self.handlers {
+            self.error.get_or_insert(format!(
+                "a handler's send names handler {} but the program registered {}",
+                handler.0, self.handlers
+            ));
             return;
         }
         self.offset_cycles += self.cfg.msg.send_cost_cycles(args.len(), regions);
