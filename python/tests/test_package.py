@@ -32,7 +32,11 @@ def test_all_variants_in_variant_order_whatever_the_jobs():
     want = [without_wall_clock(json.loads(x)) for x in lines]
     assert [without_wall_clock(r.to_dict()) for r in one] == want
     assert [without_wall_clock(r.to_dict()) for r in two] == want
-    assert [r.variant for r in one] == next(a["variants"] for a in commlab.apps() if a["name"] == "em3d")
+    # The variants the default machine (Alewife: coherence in hardware) runs: all but the
+    # Blizzard study's pair (`stache` would repeat `sm`; `custom` needs Tempest).
+    em3d = next(a["variants"] for a in commlab.apps() if a["name"] == "em3d")
+    assert em3d[-2:] == ["stache", "custom"]
+    assert [r.variant for r in one] == em3d[:-2]
 
 
 def test_machine_keys_read_set_and_checked_as_set_is():

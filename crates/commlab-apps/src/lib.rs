@@ -29,7 +29,7 @@ pub mod validate;
 pub use app::{AppError, AppInfo, AppResult, Check, ParamDoc};
 pub use estimate::data_bytes_estimate;
 pub use params::Params;
-pub use registry::{app_info, run_app, APPS};
+pub use registry::{app_info, run_app, unavailable, variants_on, APPS};
 /// Signal/wait on active messages, for programs outside this crate.
 pub use runtime::signal;
 /// Tempest's update protocol over user regions, for programs outside this crate.

@@ -44,6 +44,42 @@ pub fn app_info(name: &str) -> Result<&'static AppInfo, AppError> {
     })
 }
 
+/// Why `backend` cannot run `variant` of `app` (a mechanism the variant needs and the machine
+/// lacks), or `None` when it can. The app itself refuses such a run with the same reason; this
+/// lets `--variant all` leave the variant out instead.
+pub fn unavailable<B: Backend>(backend: &B, app: &str, variant: &str) -> Option<&'static str> {
+    let one_sided = "needs one-sided remote access (a [remote] section in the machine file)";
+    match (app, variant) {
+        ("copy-transfer", "get" | "put") if !backend.one_sided() => Some(one_sided),
+        ("fft2d", "fetch" | "deposit" | "pack-fetch" | "pack-deposit") if !backend.one_sided() => Some(one_sided),
+        ("remote-bw", _) if !backend.one_sided() => Some(one_sided),
+        ("em3d", "custom") if !backend.access_control() => {
+            Some("needs Tempest fine-grain access control (memory.model = \"software\", e.g. blizzard-s/e/t)")
+        }
+        _ => None,
+    }
+}
+
+/// The variants `spec` names (`all` = every variant) that `backend` can run: `all` leaves out
+/// those [`unavailable`] on it, and the Blizzard study's `stache` where the app also has `sm`
+/// and the machine keeps coherence in hardware (there it runs the `sm` program again); a
+/// variant named explicitly is kept (its run says why it cannot). An error when nothing is
+/// left.
+pub fn variants_on<B: Backend>(backend: &B, info: &AppInfo, spec: &str) -> Result<Vec<&'static str>, AppError> {
+    let named = info.select_variants(spec)?;
+    if spec != "all" {
+        return Ok(named);
+    }
+    let repeats_sm = |v: &str| v == "stache" && info.variants.contains(&"sm") && !backend.access_control();
+    let runnable: Vec<&'static str> =
+        named.iter().copied().filter(|v| unavailable(backend, info.name, v).is_none() && !repeats_sm(v)).collect();
+    if runnable.is_empty() {
+        let why = unavailable(backend, info.name, named[0]).unwrap_or("cannot run here");
+        return Err(AppError::Input(format!("no variant of {} runs on this machine: it {why}", info.name)));
+    }
+    Ok(runnable)
+}
+
 /// Run one variant of one app on `backend`.
 pub fn run_app<B: Backend>(
     backend: &B,

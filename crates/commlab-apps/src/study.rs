@@ -64,7 +64,8 @@ fn run_all<B: Backend>(
 ) -> Result<BTreeMap<&'static str, AppResult>, AppError> {
     let info = crate::registry::app_info(app)?;
     let mut out = BTreeMap::new();
-    for &v in info.variants {
+    // `stache` and `custom` are the Blizzard study's pair, not this study's variants.
+    for &v in info.variants.iter().filter(|v| !matches!(**v, "stache" | "custom")) {
         progress(&format!("{app} [{v}]"));
         let r = run_app(backend, app, v, params, 1)?;
         if !r.check.ok {

@@ -1,7 +1,7 @@
 //! EM3D and ICCG on the simulated machine: every variant's answer on several machine shapes,
 //! determinism, time accounting, message balance, and the ICCG pipeline on real matrices.
 
-use commlab_apps::{app_info, run_app, AppError, AppResult};
+use commlab_apps::{app_info, run_app, unavailable, variants_on, AppError, AppResult};
 use commlab_sim::Simulator;
 
 mod common;
@@ -44,8 +44,16 @@ fn every_variant_of_em3d_and_iccg_is_right_on_every_shape() {
     for (shape, s) in shapes() {
         for (app, params) in [("em3d", EM3D_SMALL), ("iccg", ICCG_SMALL)] {
             for v in app_info(app).unwrap().variants {
-                let r = run(&s, app, v, params);
                 let what = format!("{app} [{v}] on {shape}");
+                if let Some(why) = unavailable(&s, app, v) {
+                    // em3d custom off the software-DSM machines: refused, naming the mechanism.
+                    match run_app(&s, app, v, &[], 3) {
+                        Err(AppError::Input(m)) => assert!(m.contains(why), "{what}: {m}"),
+                        other => panic!("{what}: expected an input error, got {other:?}"),
+                    }
+                    continue;
+                }
+                let r = run(&s, app, v, params);
                 assert_categories_sum(&r.stats, &what);
                 assert!(r.stats.cycles > 0.0, "{what}: no time passed");
                 assert!(r.check.max_error <= 1e-10, "{what}: error {}", r.check.max_error);
@@ -288,5 +296,29 @@ fn em3d_bad_inputs_are_input_errors() {
             Err(AppError::Input(m)) => assert!(m.contains(needle), "{p}: {m}"),
             other => panic!("{p}: expected an input error, got {:?}", other.map(|r| r.check)),
         }
+    }
+}
+
+/// `--variant all` runs what the machine can: em3d's Tempest `custom` only with access
+/// control, the study's `stache` only where it is not `sm` again, one-sided variants only with
+/// a [remote] section; a variant named explicitly is kept (its run refuses with the reason).
+#[test]
+fn variant_all_is_what_the_machine_can_run() {
+    let names = |machine: &str, app: &str, spec: &str| -> Result<Vec<&'static str>, AppError> {
+        variants_on(&preset(machine, &[], Some(4)), app_info(app).unwrap(), spec)
+    };
+    let mechanisms = ["sm", "sm-pf", "mp-int", "mp-poll", "bulk"];
+    assert_eq!(names("alewife", "em3d", "all").unwrap(), mechanisms);
+    let mut every = mechanisms.to_vec();
+    every.extend(["stache", "custom"]);
+    assert_eq!(names("blizzard-s", "em3d", "all").unwrap(), every);
+    assert_eq!(names("alewife", "em3d", "custom").unwrap(), ["custom"]);
+    assert_eq!(names("alewife", "moldyn", "all").unwrap().last(), Some(&"custom"), "moldyn custom uses messages");
+    assert!(!names("alewife", "moldyn", "all").unwrap().contains(&"stache"));
+    assert_eq!(names("alewife", "dsmc", "all").unwrap(), ["stache", "custom"], "dsmc has no sm to repeat");
+    assert_eq!(names("blizzard-e", "copy-transfer", "all").unwrap(), ["local", "fetch"]);
+    match names("blizzard-e", "remote-bw", "all") {
+        Err(AppError::Input(m)) => assert!(m.contains("one-sided"), "{m}"),
+        other => panic!("remote-bw on blizzard-e: expected an input error, got {other:?}"),
     }
 }

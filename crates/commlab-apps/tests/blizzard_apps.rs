@@ -1,4 +1,4 @@
-//! DSMC, Barnes-Hut, APPBT and MOLDYN's stache/custom pair (the Blizzard study's applications)
+//! DSMC, Barnes-Hut, APPBT, and MOLDYN and EM3D's stache/custom pairs (the Blizzard study's applications)
 //! on the simulated machine: both variants give the sequential program's answer (checked by
 //! the apps: exactly, moldyn to its tolerance) on 1, 2 and 4 processors of blizzard-s and
 //! alewife; the work done does not depend on the processor count; determinism; time
@@ -15,6 +15,7 @@ const DSMC: &[&str] = &["particles=600", "cells_x=8", "cells_y=4", "cells_z=4", 
 const BARNES: &[&str] = &["bodies=192", "iterations=3"];
 const APPBT: &[&str] = &["nx=8", "ny=3", "nz=4", "iterations=3"];
 const MOLDYN: &[&str] = &["molecules=256", "iterations=3", "rebuild=2", "list_radius=2.6"];
+const EM3D: &[&str] = &["nodes=600", "degree=6", "remote=0.3", "span=2", "iterations=3"];
 
 fn machines() -> Vec<(String, Simulator)> {
     let mut v = Vec::new();
@@ -160,10 +161,49 @@ fn moldyn_stache_is_sm_and_custom_reduces_by_messages() {
     }
 }
 
+/// em3d's Blizzard pair: `stache` is the `sm` program (the same run exactly); `custom` runs the
+/// update protocol, so a reader faults on a remote block once, whatever the iteration count,
+/// and every later phase pushes each registered reader's blocks to it.
+#[test]
+fn em3d_stache_is_sm_and_custom_updates_its_readers() {
+    let with_iterations = |n: usize| -> Vec<String> {
+        EM3D.iter()
+            .map(|p| if p.starts_with("iterations=") { format!("iterations={n}") } else { p.to_string() })
+            .collect()
+    };
+    for (shape, s) in machines() {
+        let sm = run(&s, "em3d", "sm", EM3D);
+        let stache = run(&s, "em3d", "stache", EM3D);
+        assert_eq!(stache.stats.cycles, sm.stats.cycles, "em3d [stache] on {shape}: the sm program");
+        assert_eq!(stache.stats.procs, sm.stats.procs, "em3d [stache] on {shape}");
+        assert!(stache.counters["speedup"] > 0.0, "em3d [stache] on {shape}");
+        if !shape.starts_with("blizzard") {
+            continue; // custom needs Tempest access control (refusal: apps.rs)
+        }
+        let runs: Vec<AppResult> =
+            [1, 2, 3].iter().map(|&n| common::run_seeded(&s, "em3d", "custom", &with_iterations(n), 5)).collect();
+        let custom = &runs[2];
+        let what = format!("em3d [custom] on {shape}");
+        assert_categories_sum(&custom.stats, &what);
+        assert_eq!(custom.counters["serial_cycles"], stache.counters["serial_cycles"], "{what}: one baseline");
+        let f: Vec<f64> = runs.iter().map(|r| r.counters.get("tempest_faults").copied().unwrap_or(0.0)).collect();
+        let u: Vec<f64> = runs.iter().map(|r| r.counters["updates_pushed"]).collect();
+        assert!(f.iter().all(|&x| x == f[0]), "{what}: faults by iteration count {f:?}: a reader missed twice");
+        if s.config().nprocs() == 1 {
+            assert_eq!((f[0], u[2]), (0.0, 0.0), "{what}: nothing is remote on one processor");
+        } else {
+            assert!(f[0] > 0.0, "{what}: no reader faulted");
+            // From the second iteration on, every registered reader gets each block once a phase.
+            assert_eq!(u[2] - u[1], f[0], "{what}: updates pushed per iteration");
+            assert_eq!(u[1] - u[0], f[0], "{what}: updates pushed per iteration");
+        }
+    }
+}
+
 #[test]
 fn two_runs_are_identical() {
     let s = common::preset("blizzard-e", &[], Some(4));
-    for (app, p) in [("dsmc", DSMC), ("barnes", BARNES), ("appbt", APPBT), ("moldyn", MOLDYN)] {
+    for (app, p) in [("dsmc", DSMC), ("barnes", BARNES), ("appbt", APPBT), ("moldyn", MOLDYN), ("em3d", EM3D)] {
         for v in app_info(app).unwrap().variants {
             let (a, b) = (run(&s, app, v, p), run(&s, app, v, p));
             assert_eq!(a.stats.cycles, b.stats.cycles, "{app} [{v}]: cycles");

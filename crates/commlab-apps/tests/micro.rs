@@ -2,7 +2,7 @@
 //! NI back-pressure and bisection bandwidth under cross-traffic.
 
 use commlab_api::{Backend, Category};
-use commlab_apps::{run_app, AppError, AppResult, APPS};
+use commlab_apps::{run_app, unavailable, AppError, AppResult, APPS};
 use commlab_sim::machine::{preset_text, MachineConfig};
 use commlab_sim::Simulator;
 
@@ -55,15 +55,23 @@ const ONE_SIDED: &[(&str, &[&str])] = &[
     ("remote-bw", &["fetch", "deposit", "fetch-single", "deposit-single", "fetch-blocking"]),
 ];
 
-/// Whether `app [v]` needs one-sided access that `s` lacks; if so, it must be refused with an
-/// input error saying so.
+/// Whether `app [v]` needs a mechanism `s` lacks (one-sided access in [`ONE_SIDED`], or
+/// Tempest access control for em3d's `custom`); if so, it must be refused with an input error
+/// naming it, and `commlab_apps::unavailable` (which `--variant all` uses) must say so too.
 fn refused(s: &Simulator, app: &str, v: &str) -> bool {
-    if s.one_sided() || !ONE_SIDED.iter().any(|(a, vs)| *a == app && vs.contains(&v)) {
+    let needs_one_sided = ONE_SIDED.iter().any(|(a, vs)| *a == app && vs.contains(&v));
+    let needs_tempest = app == "em3d" && v == "custom";
+    let lacks = (needs_one_sided && !s.one_sided()) || (needs_tempest && !s.access_control());
+    assert_eq!(unavailable(s, app, v).is_some(), lacks, "{app} [{v}]: unavailable() disagrees");
+    if !lacks {
         return false;
     }
     match run_app(s, app, v, &small_params(app, s), 7) {
-        Err(AppError::Input(m)) => assert!(m.contains("no one-sided remote access"), "{app} [{v}]: {m}"),
-        other => panic!("{app} [{v}] on a machine without one-sided access: expected an input error, got {other:?}"),
+        Err(AppError::Input(m)) => assert!(
+            m.contains("no one-sided remote access") || m.contains("fine-grain access control"),
+            "{app} [{v}]: {m}"
+        ),
+        other => panic!("{app} [{v}] on a machine without its mechanism: expected an input error, got {other:?}"),
     }
     true
 }

@@ -322,8 +322,11 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
         _ => {}
     }
     let info = commlab_apps::app_info(app_name(&a)).map_err(|e| input(e.to_string()))?;
-    sweep::select_variants(info, &a.variant).map_err(|e| input(e.to_string()))?;
+    for v in a.variant.split(',') {
+        info.select_variants(v.trim()).map_err(|e| input(e.to_string()))?;
+    }
     let base = machine_arg::load(machine_name(&a), &a.set, a.procs)?;
+    sweep::select_variants(info, &a.variant, &base).map_err(|e| input(e.to_string()))?;
     let dir = a.out.clone().unwrap_or_else(|| PathBuf::from(format!("experiment-{name}-{}", info.name)));
     match a.name {
         Name::Aggregation | Name::Volume => return run_variants(&a, &dir, &base),
@@ -536,7 +539,7 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
         }
         vec!["mp-int", "buffer-2", "buffer-3", "buffer-4", "buffer-8", "buffer-16"]
     } else {
-        sweep::select_variants(info, &a.variant).map_err(|e| input(e.to_string()))?
+        sweep::select_variants(info, &a.variant, base).map_err(|e| input(e.to_string()))?
     };
     std::fs::create_dir_all(dir).map_err(|e| input(format!("cannot create `{}`: {e}", dir.display())))?;
     let path = dir.join("results.jsonl");

@@ -302,9 +302,12 @@ pub(crate) fn checked_inputs(
     procs: Option<usize>,
 ) -> Result<(&'static AppInfo, Vec<&'static str>, MachineConfig), Failure> {
     let info = commlab_apps::app_info(app).map_err(|e| input(e.to_string()))?;
-    let variants = info.select_variants(variant).map_err(|e| input(e.to_string()))?;
+    info.select_variants(variant).map_err(|e| input(e.to_string()))?;
     commlab_apps::Params::parse(info, params).map_err(|e| input(e.to_string()))?;
     let cfg = machine_arg::load(machine, set, procs)?;
+    // `all`: the variants this machine has the mechanisms for.
+    let variants =
+        commlab_apps::variants_on(&Simulator::new(cfg.clone()), info, variant).map_err(|e| input(e.to_string()))?;
     Ok((info, variants, cfg))
 }
 

@@ -43,6 +43,7 @@ pub struct GraphParams {
 }
 
 /// The nodes of one kind: values and in-edges (CSR), all in global numbering.
+#[derive(Clone)]
 pub struct Half {
     pub n: usize,
     pub init: Vec<f64>,
@@ -126,6 +127,11 @@ impl Graph {
     pub fn range(&self, kind: usize, p: usize) -> std::ops::Range<usize> {
         let n = self.half[kind].n;
         block_first(n, self.procs, p)..block_first(n, self.procs, p + 1)
+    }
+
+    /// The same graph with every node on one processor (the sequential program's).
+    pub fn on_one_processor(&self) -> Graph {
+        Graph { procs: 1, half: self.half.clone() }
     }
 
     /// Edges whose source lives on another processor than the node they update.

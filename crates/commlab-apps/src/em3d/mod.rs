@@ -18,6 +18,19 @@
 //! - `bulk`: the owner gathers the values for each reader into a contiguous buffer (charged
 //!   `costs.bulk_copy_line` per cache line copied, as message overhead) and sends one DMA
 //!   message per reader per phase; the reader uses the payload in place as its ghost copies.
+//! - `stache` and `custom`, the Blizzard study's pair (Falsafi et al., "Application-specific
+//!   protocols for user-level shared memory", SC'94): `stache` is `sm` under the study's name
+//!   (the default invalidation protocol of a software-DSM machine); `custom` keeps the node
+//!   values in a Tempest user region run by the update protocol ([`crate::update`]): a reader
+//!   faults on a remote block once and registers at its home, and after each phase every owner
+//!   pushes its updated blocks to their registered readers ([`crate::update::publish`], which
+//!   waits for the acknowledgements) before the barrier, so readers never miss again. Blocks
+//!   are the machine's line (128 bytes on `blizzard-s/e/t`; the study's custom version used
+//!   512-byte blocks, which commlab's user regions do not have yet). `custom` needs
+//!   fine-grain access control (software-DSM machines only). Both report `counters.speedup`:
+//!   the cycles of the sequential program (`bulk` on one processor of the same machine and
+//!   graph: private data, no access checks, no messages; `counters.serial_cycles`) over the
+//!   run's.
 //!
 //! Private data: every processor keeps its part of the graph in its own memory, as the
 //! program did, and every variant references it through the cache (see [`private`]): per
@@ -40,8 +53,10 @@ use crate::app::{ParamDoc, Variant};
 use crate::params::Params;
 use crate::params::POSITIVE;
 use crate::private::{Arrays, Shape};
+use crate::runtime::update::{self, HasUpdate, UpdateState};
 use commlab_api::{
-    Addr, Backend, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program, ReceiveMode,
+    Addr, Backend, BarrierKind, FaultHandler, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId,
+    Program, ReceiveMode,
 };
 use graph::{Graph, GraphParams, ProcPlan, SharedLayout, E, H};
 use private::Array;
@@ -50,8 +65,8 @@ use std::sync::Arc;
 
 pub const INFO: AppInfo = AppInfo {
     name: "em3d",
-    summary: "EM3D: bipartite E/H graph relaxation; shared memory, prefetch, fine-grain messages, bulk DMA",
-    variants: Variant::NAMES,
+    summary: "EM3D: bipartite E/H graph relaxation; shared memory, prefetch, fine-grain messages, bulk DMA, Tempest update protocol",
+    variants: &["sm", "sm-pf", "mp-int", "mp-poll", "bulk", "stache", "custom"],
     params: &[
         ParamDoc { name: "nodes", default: "10000", doc: "total E and H nodes (at least 2 per processor)" },
         ParamDoc { name: "degree", default: "10", doc: "in-edges per node" },
@@ -87,6 +102,15 @@ impl Costs {
 }
 const GHOSTS: HandlerId = HandlerId(0);
 const GHOSTS_BULK: HandlerId = HandlerId(1);
+/// The update protocol's handlers follow the program's own (`custom`).
+const UPDATE_FIRST: u32 = 2;
+
+/// The Blizzard study's pair of variants (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Study {
+    Stache,
+    Custom,
+}
 
 /// Private state of one processor (message variants): `vals[k]` holds this processor's own
 /// nodes of kind `k`, then its ghost copies of remote ones.
@@ -99,10 +123,22 @@ pub struct State {
     arrays: Option<[Addr; 2]>,
     /// `costs.em3d_ghost_value`, for the handlers.
     ghost_value_cycles: u64,
+    /// The update protocol over the user region of node values (`custom`).
+    up: UpdateState,
+}
+
+impl HasUpdate for State {
+    fn update_state(&self) -> &UpdateState {
+        &self.up
+    }
+    fn update_state_mut(&mut self) -> &mut UpdateState {
+        &mut self.up
+    }
 }
 
 struct Em3d {
     variant: Variant,
+    study: Option<Study>,
     iterations: usize,
     plans: Vec<ProcPlan>,
     layout: SharedLayout,
@@ -249,11 +285,50 @@ impl Em3d {
     }
 }
 
+impl Em3d {
+    /// `custom`: one user region holding the E values then the H values (each owner's on
+    /// blocks of its own, as the shared layout pads them), run by the update protocol.
+    fn user_region<N: Node<State = State>>(&self, node: &mut N) -> [Addr; 2] {
+        let owners: Vec<ProcId> = [E, H].iter().flat_map(|&k| self.layout.owners[k].iter().copied()).collect();
+        let base = match node.alloc_user_region(owners.len(), Placement::Owners(owners.clone())) {
+            Ok(base) => base,
+            // `run` has checked the machine has access control.
+            Err(e) => unreachable!("em3d custom: {e}"),
+        };
+        let block_words = self.line_bytes / 8;
+        let homes = owners.iter().step_by(block_words).copied().collect();
+        node.state(|s| s.up = UpdateState::new(base, self.line_bytes as u64, homes, UPDATE_FIRST));
+        [base, base.word(self.layout.words[E])]
+    }
+
+    /// The blocks of each kind processor `id` homes, which it publishes after updating them
+    /// (`custom`; empty otherwise).
+    fn published_blocks(&self, id: ProcId, arrays: [Addr; 2]) -> [Vec<u64>; 2] {
+        if self.study != Some(Study::Custom) {
+            return [Vec::new(), Vec::new()];
+        }
+        let block_words = self.line_bytes / 8;
+        [E, H].map(|k| {
+            (0..self.layout.words[k] / block_words)
+                .filter(|b| self.layout.owners[k][b * block_words] == id)
+                .map(|b| arrays[k].word(b * block_words).0)
+                .collect()
+        })
+    }
+}
+
 impl Program for Em3d {
     type State = State;
 
     fn handlers(&self) -> Vec<Handler<State>> {
-        vec![on_ghosts, on_ghosts_bulk]
+        let mut h: Vec<Handler<State>> = vec![on_ghosts, on_ghosts_bulk];
+        if self.study == Some(Study::Custom) {
+            h.extend(update::handlers::<State>());
+        }
+        h
+    }
+    fn fault_handler(&self) -> Option<FaultHandler<State>> {
+        (self.study == Some(Study::Custom)).then_some(update::on_fault::<State> as FaultHandler<State>)
     }
     fn private_arrays(&self, id: ProcId) -> Vec<usize> {
         self.private[id].words()
@@ -278,14 +353,20 @@ impl Program for Em3d {
             received: [0, 0],
             arrays: None,
             ghost_value_cycles: self.costs.ghost_value,
+            up: UpdateState::default(),
         }
     }
     fn main<N: Node<State = State>>(&self, node: &mut N) {
         let mine = Arrays::set_up(node, &self.private[node.id()], self.line_bytes);
         if self.variant.shared_memory() {
-            let arrays = [E, H]
-                .map(|k| node.alloc_shared(self.layout.words[k], Placement::Owners(self.layout.owners[k].clone())));
+            let arrays = if self.study == Some(Study::Custom) {
+                self.user_region(node)
+            } else {
+                [E, H]
+                    .map(|k| node.alloc_shared(self.layout.words[k], Placement::Owners(self.layout.owners[k].clone())))
+            };
             node.state(|s| s.arrays = Some(arrays));
+            let published = self.published_blocks(node.id(), arrays);
             // Set-up: each owner stores its initial values (untimed).
             for k in [E, H] {
                 let ph = &self.plans[node.id()].phase[k];
@@ -300,6 +381,9 @@ impl Program for Em3d {
                 node.progress(i as u64, self.iterations as u64);
                 for k in [E, H] {
                     self.phase_sm(node, &mine, arrays, k);
+                    if self.study == Some(Study::Custom) {
+                        update::publish(node, &published[k]);
+                    }
                     node.barrier();
                 }
             }
@@ -345,7 +429,14 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         )));
     }
     let iterations: usize = params.get("iterations", crate::params::ITERATIONS)?;
-    let variant = Variant::from_name(variant);
+    if let Some(why) = crate::registry::unavailable(backend, "em3d", variant) {
+        return Err(AppError::Input(format!("em3d {variant} {why}; this machine has none")));
+    }
+    let (variant, study) = match variant {
+        "stache" => (Variant::Sm, Some(Study::Stache)),
+        "custom" => (Variant::Sm, Some(Study::Custom)),
+        v => (Variant::from_name(v), None),
+    };
     let cap = backend.max_am_args().saturating_sub(1);
     if cap == 0 && matches!(variant, Variant::MpInt | Variant::MpPoll) {
         return Err(AppError::Input(
@@ -363,6 +454,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     let costs = Costs::of(backend)?;
     let prog = Arc::new(Em3d {
         variant,
+        study,
         iterations,
         plans,
         init: [g.half[E].init.clone(), g.half[H].init.clone()],
@@ -373,6 +465,40 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         costs,
     });
     let out = backend.run(Arc::clone(&prog)).map_err(run_err)?;
+
+    // The sequential baseline of the study's pair: `bulk` on one processor, same graph.
+    let serial = match study {
+        None => None,
+        Some(_) => {
+            let one = backend.with_nprocs(1).map_err(run_err)?;
+            let g1 = g.on_one_processor();
+            let layout1 = SharedLayout::new(&g1, 16.max(backend.line_bytes() / 8));
+            let plans1 = graph::plans(&g1, &layout1);
+            let private1 = plans1.iter().map(|p| private::shape(p, true)).collect();
+            let base = Em3d {
+                variant: Variant::Bulk,
+                study: None,
+                iterations,
+                plans: plans1,
+                init: prog.init.clone(),
+                layout: layout1,
+                per_message,
+                private: private1,
+                line_bytes: backend.line_bytes(),
+                costs,
+            };
+            let r = one.run(Arc::new(base)).map_err(run_err)?;
+            let want = g.sequential(iterations);
+            let same = [E, H].iter().all(|&k| r.states[0].vals[k][..g.half[k].n] == want[k][..]);
+            if !same {
+                return Err(AppError::Run(
+                    "em3d: the sequential baseline (bulk on one processor) disagrees with the sequential reference"
+                        .into(),
+                ));
+            }
+            Some(r.stats.cycles)
+        }
+    };
 
     // The answer: final values of every node, against the sequential computation.
     let want = g.sequential(iterations);
@@ -409,6 +535,14 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     counters.insert("cycles_per_iteration".into(), out.stats.cycles / iterations as f64);
     let received: u64 = out.states.iter().map(|s| s.received[E] + s.received[H]).sum();
     counters.insert("ghost_values_received".into(), received as f64);
+    if let Some(serial) = serial {
+        counters.insert("serial_cycles".into(), serial);
+        counters.insert("speedup".into(), serial / out.stats.cycles);
+    }
+    if study == Some(Study::Custom) {
+        let acks: u64 = out.states.iter().map(|s| s.up.acks).sum();
+        counters.insert("updates_pushed".into(), acks as f64);
+    }
     let check = Check {
         ok,
         max_error,

@@ -69,11 +69,7 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path, base: &MachineConfig) -> Resul
         }
     }
     let one_sided = Simulator::new(base.clone()).one_sided();
-    let variants: Vec<&str> = if a.variant == "all" {
-        info.variants.iter().copied().filter(|v| one_sided || !matches!(*v, "get" | "put")).collect()
-    } else {
-        sweep::select_variants(info, &a.variant).map_err(|e| input(e.to_string()))?
-    };
+    let variants = sweep::select_variants(info, &a.variant, base).map_err(|e| input(e.to_string()))?;
     if let Some(v) = variants.iter().find(|v| !one_sided && matches!(**v, "get" | "put")) {
         return Err(input(format!(
             "copy-transfer {v} moves data by one-sided gets and puts, and machine {} has no one-sided remote access (no [remote] section); leave --variant out to run the variants it has",

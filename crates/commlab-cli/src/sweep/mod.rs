@@ -379,12 +379,17 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
     report.outcome()
 }
 
-/// The variants `spec` names: `all`, one variant or several separated by commas; each once,
-/// in the app's order.
-pub(crate) fn select_variants(info: &'static commlab_apps::AppInfo, spec: &str) -> Result<Vec<&'static str>, AppError> {
+/// The variants `spec` names: `all` (those the machine `cfg` can run), one variant or several
+/// separated by commas; each once, in the app's order.
+pub(crate) fn select_variants(
+    info: &'static commlab_apps::AppInfo,
+    spec: &str,
+    cfg: &MachineConfig,
+) -> Result<Vec<&'static str>, AppError> {
+    let sim = Simulator::new(cfg.clone());
     let mut named = Vec::new();
     for v in spec.split(',') {
-        named.extend(info.select_variants(v.trim())?);
+        named.extend(commlab_apps::variants_on(&sim, info, v.trim())?);
     }
     Ok(info.variants.iter().copied().filter(|v| named.contains(v)).collect())
 }
@@ -392,9 +397,13 @@ pub(crate) fn select_variants(info: &'static commlab_apps::AppInfo, spec: &str) 
 /// Check a sweep and read what its results file holds, without running anything.
 pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
     let info = commlab_apps::app_info(&args.app).map_err(|e| input(e.to_string()))?;
-    let variants = select_variants(info, &args.variant).map_err(|e| input(e.to_string()))?;
+    // Names first (errors in the order a run reports them), the machine's mechanisms after.
+    for v in args.variant.split(',') {
+        info.select_variants(v.trim()).map_err(|e| input(e.to_string()))?;
+    }
     Params::parse(info, &args.param).map_err(|e| input(e.to_string()))?;
     let base = machine_arg::load(&args.machine, &args.set, args.procs)?;
+    let variants = select_variants(info, &args.variant, &base).map_err(|e| input(e.to_string()))?;
     let spec = serde_json::to_value(&base.spec).expect("a machine spec serializes");
     let axes = axis::axes(args, info, &spec)?;
     // A key both varied and fixed would silently take the varied values.
