@@ -24,7 +24,7 @@
 //!   across, working set up, colour = MB/s), drawn by the function `commlab characterize`
 //!   draws the host's with; the summary: plateaus per cache level, remote/local ratios.
 //!   Default machine `t3e`.
-//! - `blizzard` (issue 18): the Blizzard study's applications (dsmc, barnes, appbt, moldyn) in their
+//! - `blizzard` (issue 18): the Blizzard study's five applications (dsmc, barnes, appbt, moldyn, em3d) in their
 //!   `stache` and `custom` variants on blizzard-s, -e and -t (or `--machine`) at 1 to 16
 //!   processors: a speedup plot per app and a table of run times at 16 processors;
 //!   `--quick`: small parameters at 1, 2 and 4 processors. No app argument.
@@ -68,7 +68,7 @@ memcpy       memcpy app: block size 16 to 16384 bytes; MB/s of each copy variant
 copy-transfer  copy-transfer app: MB/s over strides (1 to 64 words) x working sets (4 KB to beyond the last cache \
 level), local and each remote variant the machine has (fetch; get and put with one-sided access), as heat maps; \
 --quick: a few small points (default machine t3e)\n  \
-blizzard     the Blizzard study's apps (dsmc, barnes, appbt, moldyn; no app argument) in stache and custom on blizzard-s, -e \
+blizzard     the Blizzard study's five apps (dsmc, barnes, appbt, moldyn, em3d; no app argument) in stache and custom on blizzard-s, -e \
 and -t at 1 to 16 processors: speedup plots per app, run times at 16 processors; --quick: small sizes at 1, 2, 4\n\n\
 Real machines (the presets) are marked on the bisection and latency axes by their figures normalised by \
 local-miss time and expressed in this machine's cycles. Results are appended as they finish; rerun with \
