@@ -101,7 +101,8 @@ pub enum AccessTag {
 /// program's [`Program::fault_handler`] sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fault {
-    /// The faulting block's first word (blocks are [`Backend::line_bytes`] long, aligned).
+    /// The faulting block's first word (blocks are the region's block size, counted from the
+    /// region's start).
     pub block: Addr,
     /// A store (to a block tagged read-only or invalid) rather than a load.
     pub write: bool,
@@ -196,14 +197,15 @@ pub trait Node {
     /// Global barrier over all processors (message or shared-memory tree: [`Program::barrier_kind`]).
     fn barrier(&mut self);
 
-    /// Tempest: allocate `words` words of shared memory, zeroed, whose blocks (the machine's
-    /// line size) are kept by a user protocol instead of the default one (`stache`): each
-    /// node has its own copy of each block and an access tag, `Writable` at the block's home
-    /// (by `placement`) and `Invalid` elsewhere; loads and stores perform on the node's copy
-    /// when its tag allows and otherwise call [`Program::fault_handler`]. Collective, as
-    /// [`Node::alloc_shared`]. Only on software-DSM machines; elsewhere an error naming the
-    /// machine (the default).
-    fn alloc_user_region(&mut self, _words: usize, _placement: Placement) -> Result<Addr, String> {
+    /// Tempest: allocate `words` words of shared memory, zeroed, in blocks of `block_bytes` (a
+    /// power of two from the machine's line, [`Backend::line_bytes`], up to 64 lines; `words`
+    /// a whole number of blocks, `placement` giving all of a block's lines one home) kept by a
+    /// user protocol instead of the default one (`stache`): each node has its own copy of each
+    /// block and an access tag, `Writable` at the block's home and `Invalid` elsewhere; loads
+    /// and stores perform on the node's copy when its tag allows and otherwise call
+    /// [`Program::fault_handler`]. Collective, as [`Node::alloc_shared`]. Only on software-DSM
+    /// machines; elsewhere an error naming the machine (the default).
+    fn alloc_user_region(&mut self, _words: usize, _placement: Placement, _block_bytes: usize) -> Result<Addr, String> {
         Err("this backend has no fine-grain access control (Tempest user regions need the simulator's memory.model = \"software\")".to_string())
     }
 

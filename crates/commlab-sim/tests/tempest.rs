@@ -48,7 +48,7 @@ impl Program for Retag {
         St::default()
     }
     fn main<N: Node<State = St>>(&self, node: &mut N) {
-        let base = node.alloc_user_region(64, Placement::OnNode(1)).unwrap();
+        let base = node.alloc_user_region(64, Placement::OnNode(1), 128).unwrap();
         node.begin_timing();
         if node.id() == 0 {
             node.send_am(1, HandlerId(0), &[base.0]);
@@ -93,7 +93,7 @@ impl Program for Refuse {
         St::default()
     }
     fn main<N: Node<State = St>>(&self, node: &mut N) {
-        if let Err(e) = node.alloc_user_region(16, Placement::Block) {
+        if let Err(e) = node.alloc_user_region(16, Placement::Block, 128) {
             node.state(|s| s.refused = Some(e));
         }
     }
@@ -151,7 +151,7 @@ impl Program for Refault {
         St::default()
     }
     fn main<N: Node<State = St>>(&self, node: &mut N) {
-        let base = node.alloc_user_region(16, Placement::OnNode(1)).unwrap();
+        let base = node.alloc_user_region(16, Placement::OnNode(1), 128).unwrap();
         if node.id() == 1 {
             node.store(base.word(3), 42);
         }
@@ -204,7 +204,7 @@ impl Program for Upgrade {
         St::default()
     }
     fn main<N: Node<State = St>>(&self, node: &mut N) {
-        let base = node.alloc_user_region(16, Placement::OnNode(0)).unwrap();
+        let base = node.alloc_user_region(16, Placement::OnNode(0), 128).unwrap();
         if node.id() == 0 && self.read_only {
             node.send_am(0, HandlerId(0), &[base.0]);
             node.wait_until("read-only", |s| s.installs == 1);
@@ -261,7 +261,7 @@ impl Program for Misuse {
         St::default()
     }
     fn main<N: Node<State = St>>(&self, node: &mut N) {
-        node.alloc_user_region(16, Placement::Block).unwrap();
+        node.alloc_user_region(16, Placement::Block, 128).unwrap();
         if node.id() == 0 {
             node.send_am(1, HandlerId(0), &[u64::from(self.tag_of_nothing)]);
         } else {
@@ -281,4 +281,101 @@ fn a_handlers_bad_tag_query_or_handler_number_is_a_program_error() {
             Ok(_) => panic!("expected a program error naming `{want}`, the run succeeded"),
         }
     }
+}
+
+/// Processor 0 loads two words on different lines of one 512-byte block homed at processor 1
+/// (four 128-byte lines): one fault brings the whole block.
+struct BigBlock;
+
+fn big_fault(s: &mut St, ctx: &mut dyn HandlerCtx, f: &Fault) {
+    s.faults += 1;
+    ctx.send_am(1, GET, &[f.block.0]);
+}
+
+fn big_get(_: &mut St, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    let mut buf = vec![0; 64];
+    ctx.block_read(Addr(m.args[0]), &mut buf);
+    ctx.send_bulk(m.src, DATA, &[m.args[0]], &[&buf]);
+}
+
+fn big_data(s: &mut St, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    s.installs += 1;
+    ctx.block_write(Addr(m.args[0]), m.payload);
+    ctx.set_tag(Addr(m.args[0]), AccessTag::ReadOnly);
+}
+
+impl Program for BigBlock {
+    type State = St;
+    fn handlers(&self) -> Vec<Handler<St>> {
+        vec![big_get, big_data]
+    }
+    fn fault_handler(&self) -> Option<FaultHandler<St>> {
+        Some(big_fault)
+    }
+    fn init_state(&self, _: ProcId, _: usize) -> St {
+        St::default()
+    }
+    fn main<N: Node<State = St>>(&self, node: &mut N) {
+        let base = node.alloc_user_region(64, Placement::OnNode(1), 512).unwrap();
+        if node.id() == 1 {
+            node.store(base.word(3), 30);
+            node.store(base.word(50), 500);
+        }
+        node.barrier();
+        if node.id() == 0 {
+            let v = node.load(base.word(3)) + node.load(base.word(50));
+            node.state(|s| s.loaded = v);
+        }
+        node.barrier();
+    }
+}
+
+#[test]
+fn a_block_of_several_lines_faults_copies_and_tags_as_one() {
+    let out = sim("blizzard-s", 2, true).run(Arc::new(BigBlock)).unwrap();
+    let p0 = &out.states[0];
+    assert_eq!((p0.faults, p0.installs, p0.loaded), (1, 1, 530), "one fault brings both lines' words");
+    let c = &out.stats.counters;
+    assert_eq!((c["tempest_faults"], c["tempest_block_copies"], c["tempest_tag_changes"]), (1.0, 2.0, 1.0));
+}
+
+/// Every processor asks for a region with the given block size, words and placement, and
+/// keeps the refusal.
+struct Ask {
+    words: usize,
+    placement: Placement,
+    block_bytes: usize,
+}
+
+impl Program for Ask {
+    type State = St;
+    fn handlers(&self) -> Vec<Handler<St>> {
+        Vec::new()
+    }
+    fn init_state(&self, _: ProcId, _: usize) -> St {
+        St::default()
+    }
+    fn main<N: Node<State = St>>(&self, node: &mut N) {
+        if let Err(e) = node.alloc_user_region(self.words, self.placement.clone(), self.block_bytes) {
+            node.state(|s| s.refused = Some(e));
+        }
+    }
+}
+
+#[test]
+fn bad_block_sizes_partial_blocks_and_split_blocks_are_refused_by_name() {
+    let ask = |words, placement, block_bytes| {
+        let out = sim("blizzard-s", 4, false).run(Arc::new(Ask { words, placement, block_bytes })).unwrap();
+        out.states[0].refused.clone()
+    };
+    for bad in [64, 96, 16384] {
+        let e = ask(256, Placement::OnNode(0), bad).expect("refused");
+        assert!(e.contains(&format!("{bad} bytes")) && e.contains("power of two"), "{e}");
+    }
+    let e = ask(16, Placement::OnNode(0), 512).expect("refused");
+    assert!(e.contains("whole number of blocks"), "{e}");
+    // Cyclic placement homes a 512-byte block's four lines on four processors.
+    let e = ask(256, Placement::Cyclic, 512).expect("refused");
+    assert!(e.contains("two homes"), "{e}");
+    assert_eq!(ask(256, Placement::Block, 512), None, "block placement keeps whole blocks");
 }

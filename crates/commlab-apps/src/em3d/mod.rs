@@ -25,9 +25,9 @@
 //!   faults on a remote block once and registers at its home, and after each phase every owner
 //!   pushes its updated blocks to their registered readers ([`crate::update::publish`], which
 //!   waits for the acknowledgements) before the barrier, so readers never miss again. Blocks
-//!   are the machine's line (128 bytes on `blizzard-s/e/t`; the study's custom version used
-//!   512-byte blocks, which commlab's user regions do not have yet). `custom` needs
-//!   fine-grain access control (software-DSM machines only). Both report `counters.speedup`:
+//!   of `block_bytes` (512 by default, the study's custom block; `stache` keeps the machine's
+//!   128-byte line), each owner's values padded to whole blocks. `custom` needs fine-grain
+//!   access control (software-DSM machines only). Both report `counters.speedup`:
 //!   the cycles of the sequential program (`bulk` on one processor of the same machine and
 //!   graph: private data, no access checks, no messages; `counters.serial_cycles`) over the
 //!   run's.
@@ -73,6 +73,11 @@ pub const INFO: AppInfo = AppInfo {
         ParamDoc { name: "remote", default: "0.2", doc: "fraction of edges whose source is on another processor" },
         ParamDoc { name: "span", default: "3", doc: "remote sources lie on processors within this id distance" },
         ParamDoc { name: "iterations", default: "50", doc: "E-then-H iterations timed" },
+        ParamDoc {
+            name: "block_bytes",
+            default: "512",
+            doc: "custom: the user region's block size in bytes (512 as the study's custom protocol; a power of two from the machine's line to 64 lines)",
+        },
         ParamDoc {
             name: "values_per_message",
             default: "5",
@@ -148,6 +153,8 @@ struct Em3d {
     /// Where each processor's private data lives.
     private: Vec<Shape>,
     line_bytes: usize,
+    /// The user region's block size (`custom`).
+    block_bytes: usize,
     costs: Costs,
 }
 
@@ -290,14 +297,14 @@ impl Em3d {
     /// blocks of its own, as the shared layout pads them), run by the update protocol.
     fn user_region<N: Node<State = State>>(&self, node: &mut N) -> [Addr; 2] {
         let owners: Vec<ProcId> = [E, H].iter().flat_map(|&k| self.layout.owners[k].iter().copied()).collect();
-        let base = match node.alloc_user_region(owners.len(), Placement::Owners(owners.clone())) {
+        let base = match node.alloc_user_region(owners.len(), Placement::Owners(owners.clone()), self.block_bytes) {
             Ok(base) => base,
-            // `run` has checked the machine has access control.
+            // `run` has checked the machine has access control and the block size.
             Err(e) => unreachable!("em3d custom: {e}"),
         };
-        let block_words = self.line_bytes / 8;
+        let block_words = self.block_bytes / 8;
         let homes = owners.iter().step_by(block_words).copied().collect();
-        node.state(|s| s.up = UpdateState::new(base, self.line_bytes as u64, homes, UPDATE_FIRST));
+        node.state(|s| s.up = UpdateState::new(base, self.block_bytes as u64, homes, UPDATE_FIRST));
         [base, base.word(self.layout.words[E])]
     }
 
@@ -307,7 +314,7 @@ impl Em3d {
         if self.study != Some(Study::Custom) {
             return [Vec::new(), Vec::new()];
         }
-        let block_words = self.line_bytes / 8;
+        let block_words = self.block_bytes / 8;
         [E, H].map(|k| {
             (0..self.layout.words[k] / block_words)
                 .filter(|b| self.layout.owners[k][b * block_words] == id)
@@ -445,9 +452,19 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         ));
     }
     let per_message = params.get::<usize>("values_per_message", POSITIVE)?.min(cap.max(1));
+    let line_bytes = backend.line_bytes();
+    let block_bytes: usize = params.get("block_bytes", ("a power of two, in bytes", |b: usize| b.is_power_of_two()))?;
+    if study == Some(Study::Custom) && !(line_bytes..=64 * line_bytes).contains(&block_bytes) {
+        return Err(AppError::Input(format!(
+            "--param block_bytes={block_bytes}: em3d custom's blocks run from the machine's line (memory.line_bytes = {line_bytes}) to 64 lines ({} bytes)",
+            64 * line_bytes
+        )));
+    }
     let g = Graph::generate(GraphParams { nodes, degree, remote, span, procs, seed });
-    // Blocks of 16 words (128 bytes) keep each owner's values on lines of its own.
-    let layout = SharedLayout::new(&g, 16.max(backend.line_bytes() / 8));
+    // Blocks of 16 words (128 bytes) keep each owner's values on lines of its own; `custom`'s
+    // on blocks of its own.
+    let align = if study == Some(Study::Custom) { block_bytes / 8 } else { 16 };
+    let layout = SharedLayout::new(&g, align.max(16).max(line_bytes / 8));
     let plans = graph::plans(&g, &layout);
     let ghost_values: usize = plans.iter().map(|p| p.ghosts[E] + p.ghosts[H]).sum();
     let private = plans.iter().map(|p| private::shape(p, !variant.shared_memory())).collect();
@@ -461,7 +478,8 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         layout,
         per_message,
         private,
-        line_bytes: backend.line_bytes(),
+        line_bytes,
+        block_bytes,
         costs,
     });
     let out = backend.run(Arc::clone(&prog)).map_err(run_err)?;
@@ -484,7 +502,8 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
                 layout: layout1,
                 per_message,
                 private: private1,
-                line_bytes: backend.line_bytes(),
+                line_bytes,
+                block_bytes,
                 costs,
             };
             let r = one.run(Arc::new(base)).map_err(run_err)?;

@@ -193,7 +193,7 @@ mod tests {
             let (id, n, k) = (node.id(), node.nprocs(), self.blocks);
             let block_bytes = self.block_bytes;
             let words = block_bytes as usize / 8;
-            let base = node.alloc_user_region(n * k * words, Placement::Block).unwrap();
+            let base = node.alloc_user_region(n * k * words, Placement::Block, block_bytes as usize).unwrap();
             let homes = (0..n * k).map(|b| b / k).collect();
             node.state(|s| s.up = UpdateState::new(base, block_bytes, homes, 1));
             let block = |b: usize| Addr(base.0 + b as u64 * block_bytes);
@@ -230,19 +230,21 @@ mod tests {
         Simulator::new(cfg).checked(checked)
     }
 
-    fn pc(s: &Simulator, blocks: usize, iterations: u64, publish: bool) -> Arc<ProducerConsumer> {
-        Arc::new(ProducerConsumer { block_bytes: s.line_bytes() as u64, blocks, iterations, publish })
+    /// Blocks of `lines` machine lines.
+    fn pc(s: &Simulator, lines: usize, blocks: usize, iterations: u64, publish: bool) -> Arc<ProducerConsumer> {
+        Arc::new(ProducerConsumer { block_bytes: (lines * s.line_bytes()) as u64, blocks, iterations, publish })
     }
 
     #[test]
     fn the_update_protocol_gives_fresh_values_and_readers_fault_only_once() {
         let (n, k, iters) = (4, 3, 4u64);
-        for machine in ["blizzard-s", "blizzard-e", "blizzard-t"] {
+        // Blocks of one line, and of four (the study's 512 bytes on 128-byte lines).
+        for (machine, lines) in [("blizzard-s", 1), ("blizzard-e", 1), ("blizzard-t", 1), ("blizzard-s", 4)] {
             // With the invariant checker on: a reader never sees a value older than the last
             // write before the barrier it synchronised with.
             let s = sim(machine, n, true);
-            let words = s.line_bytes() / 8;
-            let run = || s.run(pc(&s, k, iters, true)).unwrap();
+            let words = lines * s.line_bytes() / 8;
+            let run = || s.run(pc(&s, lines, k, iters, true)).unwrap();
             let out = run();
             for (p, st) in out.states.iter().enumerate() {
                 assert_eq!(st.words_read, iters * (k * words) as u64, "{machine} P{p}");
@@ -286,11 +288,11 @@ mod tests {
     fn the_checker_catches_a_use_that_leaves_readers_stale() {
         // Unchecked, the program's own reads see the stale values ...
         let s = sim("blizzard-s", 3, false);
-        let out = s.run(pc(&s, 2, 2, false)).unwrap();
+        let out = s.run(pc(&s, 1, 2, 2, false)).unwrap();
         assert!(out.states.iter().all(|s| s.stale > 0));
         // ... and the checker stops the run at the barrier after the unpublished writes.
         let s = sim("blizzard-s", 3, true);
-        let err = s.run(pc(&s, 2, 2, false)).err().expect("the checker fails the run");
+        let err = s.run(pc(&s, 1, 2, 2, false)).err().expect("the checker fails the run");
         assert!(matches!(&err, SimError::Internal(m) if m.contains("Tempest invariant")), "{err}");
     }
 
@@ -309,7 +311,7 @@ mod tests {
             St::default()
         }
         fn main<N: Node<State = St>>(&self, node: &mut N) {
-            let base = node.alloc_user_region(16, Placement::OnNode(0)).unwrap();
+            let base = node.alloc_user_region(16, Placement::OnNode(0), 128).unwrap();
             node.state(|s| s.up = UpdateState::new(base, 128, vec![0], 0));
             if node.id() == 1 {
                 node.store(base, 7);

@@ -455,7 +455,8 @@ impl<'y, S> SimNode<'y, S> {
         let write = store.is_some();
         loop {
             let w = self.w();
-            let line = w.mem.line_of(addr.0);
+            // `line`: the block's first line (tags, copies and faults are per block).
+            let (line, _) = w.mem.tempest.block_of(w.mem.line_of(addr.0));
             let home = w.mem.home_of(line);
             let allowed = match w.mem.tempest.tag(id, line, home) {
                 AccessTag::Writable => true,
@@ -464,7 +465,7 @@ impl<'y, S> SimNode<'y, S> {
             };
             if allowed {
                 w.mem.tempest.pending[id] = None;
-                let word = (addr.0 / 8) as usize % w.mem.line_words();
+                let word = (addr.0 / 8) as usize - line as usize * w.mem.line_words();
                 let mem = &mut w.mem;
                 let v = match store {
                     Some(v) => {
@@ -612,9 +613,9 @@ impl<S> Node for SimNode<'_, S> {
         }
     }
 
-    fn alloc_user_region(&mut self, words: usize, placement: Placement) -> Result<Addr, String> {
+    fn alloc_user_region(&mut self, words: usize, placement: Placement, block_bytes: usize) -> Result<Addr, String> {
         let (id, n) = (self.id, self.nprocs());
-        self.w().mem.alloc_user(id, words, placement, n).map(Addr)
+        self.w().mem.alloc_user(id, words, placement, n, block_bytes).map(Addr)
     }
 
     fn alloc_shared(&mut self, words: usize, placement: Placement) -> Addr {

@@ -482,6 +482,8 @@ pub struct DsmCosts {
     /// Making a block accessible with every granule's tag (a block that arrives with data).
     pub tag_valid_ps: u64,
     pub tag_invalidate_ps: u64,
+    /// Invalidating a block: base only (the part that does not grow with its granules).
+    pub tag_invalidate_base_ps: u64,
     /// Sending a protocol message of two argument words (line, requester).
     pub send_small_ps: u64,
     /// The same with the block appended by DMA from one region.
@@ -969,6 +971,7 @@ impl MachineConfig {
                     tag_valid_base_ps: ps(d.tag_valid_cycles),
                     tag_valid_ps: ps(d.tag_valid_cycles + granules * d.tag_valid_per_granule_cycles),
                     tag_invalidate_ps: ps(d.tag_invalidate_cycles + granules * d.tag_invalidate_per_granule_cycles),
+                    tag_invalidate_base_ps: ps(d.tag_invalidate_cycles),
                     send_small_ps: ps(msg.send_cost_cycles(2, None)),
                     send_data_ps: ps(msg.send_cost_cycles(2, Some(1))),
                     entry_ps: ps(msg.interrupt_entry_cycles),

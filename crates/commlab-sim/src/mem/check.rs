@@ -26,10 +26,10 @@ pub(crate) struct Checker {
 /// lets readers keep stale copies on purpose must run unchecked.
 pub(crate) fn tempest_at_barrier(mem: &Memory, nprocs: usize) -> Result<(), String> {
     let lw = mem.line_words();
-    for line in mem.tempest.lines() {
+    for (line, block_lines) in mem.tempest.blocks() {
         let home = mem.home_of(line);
         for p in (0..nprocs).filter(|&p| p != home && mem.tempest.readable(p, line, home)) {
-            for w in 0..lw {
+            for w in 0..lw * block_lines as usize {
                 let (mine, theirs) =
                     (mem.tempest.read(&mem.data, p, line, home, w), mem.tempest.read(&mem.data, home, line, home, w));
                 if mine != theirs {

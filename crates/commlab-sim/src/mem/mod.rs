@@ -346,15 +346,48 @@ impl Memory {
         Ok(base)
     }
 
-    /// A Tempest user-protocol region: an allocation whose lines the default protocol never
-    /// touches (collective, as `alloc`; refused under hardware coherence).
-    pub fn alloc_user(&mut self, p: usize, words: usize, placement: Placement, nprocs: usize) -> Result<u64, String> {
+    /// A Tempest user-protocol region in blocks of `block_bytes` (a power-of-two multiple of
+    /// the line): an allocation of whole blocks, each homed on one node, whose lines the default
+    /// protocol never touches (collective, as `alloc`; refused under hardware coherence).
+    pub fn alloc_user(
+        &mut self,
+        p: usize,
+        words: usize,
+        placement: Placement,
+        nprocs: usize,
+        block_bytes: usize,
+    ) -> Result<u64, String> {
         if self.sw.is_none() {
             return Err("Tempest user regions need fine-grain access control in software (memory.model = \"software\", e.g. blizzard-s/e/t); this machine keeps coherence in hardware".to_string());
         }
+        let line_bytes = self.line_words as usize * 8;
+        if block_bytes < line_bytes || !block_bytes.is_power_of_two() || block_bytes > 64 * line_bytes {
+            return Err(format!(
+                "a user region's block of {block_bytes} bytes: give a power of two from the machine's line (memory.line_bytes = {line_bytes}) to {} bytes",
+                64 * line_bytes
+            ));
+        }
+        let block_lines = (block_bytes / line_bytes) as u64;
+        let block_words = block_lines * self.line_words;
+        if words == 0 || !(words as u64).is_multiple_of(block_words) {
+            return Err(format!(
+                "a user region of {words} words in {block_bytes}-byte blocks: give a positive whole number of blocks ({block_words} words each)"
+            ));
+        }
+        let lines = words as u64 / self.line_words;
         let base = self.alloc(p, words, placement, nprocs)?;
         let first = self.line_of(base);
-        self.tempest.add_region(first..first + (words as u64).div_ceil(self.line_words).max(1));
+        for b in (first..first + lines).step_by(block_lines as usize) {
+            let home = self.home_of(b);
+            if let Some(l) = (b..b + block_lines).find(|&l| self.home_of(l) != home) {
+                return Err(format!(
+                    "the placement gives the lines of one {block_bytes}-byte user block two homes (P{home} and P{}, block {} of the region): place whole blocks",
+                    self.home_of(l),
+                    (b - first) / block_lines
+                ));
+            }
+        }
+        self.tempest.add_region(first..first + lines, block_lines);
         Ok(base)
     }
 

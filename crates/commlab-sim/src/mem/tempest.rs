@@ -1,30 +1,39 @@
 //! Tempest user-protocol regions (software-DSM machines only): per node, an access tag and a
 //! copy of each block; the default protocol (`stache`, the rest of `mem/`) never sees them.
 //!
-//! The home's copy of a block *is* the backing store (`Memory::data`, so a run's final memory
+//! A region's blocks are a whole number of lines (its own block size, fixed when it is
+//! allocated); a block is named by its first line, and all its lines share one home. The
+//! home's copy of a block *is* the backing store (`Memory::data`, so a run's final memory
 //! shows what the homes hold); every other node's copy is kept here, created (zeroed) on its
 //! first write. Tags start `Writable` at the home and `Invalid` elsewhere. Nothing here takes
-//! time: the engine charges tag changes (`dsm.tag_valid*` / `dsm.tag_invalidate*`), block
-//! copies (`dsm.copy_bytes_per_cycle`) and faults (`dsm.miss_trap_cycles` on an invalid block,
-//! `dsm.upgrade_fault_cycles` for a store to a read-only one, `dsm.resume_cycles` after), the
-//! costs the default protocol pays for the same operations.
+//! time: the engine charges tag changes (`dsm.tag_valid*` / `dsm.tag_invalidate*`, per line of
+//! the block), block copies (`dsm.copy_bytes_per_cycle`) and faults (`dsm.miss_trap_cycles`,
+//! plus `dsm.upgrade_fault_cycles` for a store to a read-only block, `dsm.resume_cycles`
+//! after), the costs the default protocol pays for the same operations.
 
 use super::cache::Line;
 use commlab_api::AccessTag;
 use std::collections::HashMap;
 use std::ops::Range;
 
+/// One user region: its lines and the lines per block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Region {
+    lines: Range<Line>,
+    block_lines: u64,
+}
+
 #[derive(Default)]
 pub(crate) struct Tempest {
-    /// 64-bit words per block (the line size).
+    /// 64-bit words per line.
     line_words: usize,
-    /// The user regions' lines.
-    regions: Vec<Range<Line>>,
-    /// Tags that differ from the initial ones, by (node, line).
+    /// The user regions.
+    regions: Vec<Region>,
+    /// Tags that differ from the initial ones, by (node, block).
     tags: HashMap<(u32, Line), AccessTag>,
-    /// Non-home nodes' copies, by (node, line).
+    /// Non-home nodes' copies, by (node, block).
     copies: HashMap<(u32, Line), Vec<u64>>,
-    /// Per node: the line (and whether a store) of its main thread's outstanding fault.
+    /// Per node: the block (and whether a store) of its main thread's outstanding fault.
     pub pending: Vec<Option<(Line, bool)>>,
     pub faults: u64,
     pub tag_changes: u64,
@@ -36,16 +45,25 @@ impl Tempest {
         Tempest { line_words, pending: vec![None; n], ..Tempest::default() }
     }
 
-    pub fn add_region(&mut self, lines: Range<Line>) {
-        if !self.regions.contains(&lines) {
-            self.regions.push(lines);
+    /// A region of `lines` in blocks of `block_lines` lines (every processor allocates it;
+    /// it is recorded once).
+    pub fn add_region(&mut self, lines: Range<Line>, block_lines: u64) {
+        let r = Region { lines, block_lines };
+        if !self.regions.contains(&r) {
+            self.regions.push(r);
         }
     }
 
     /// Whether `line` belongs to a user region.
     #[inline]
     pub fn is_user(&self, line: Line) -> bool {
-        !self.regions.is_empty() && self.regions.iter().any(|r| r.contains(&line))
+        !self.regions.is_empty() && self.regions.iter().any(|r| r.lines.contains(&line))
+    }
+
+    /// The block holding user line `line`: its first line and its length in lines.
+    pub fn block_of(&self, line: Line) -> (Line, u64) {
+        let r = self.regions.iter().find(|r| r.lines.contains(&line)).expect("a user line");
+        (line - (line - r.lines.start) % r.block_lines, r.block_lines)
     }
 
     pub fn tag(&self, node: usize, line: Line, home: usize) -> AccessTag {
@@ -56,7 +74,7 @@ impl Tempest {
         }
     }
 
-    /// Set `node`'s tag of `line`. A tag that allows the node's outstanding faulted access
+    /// Set `node`'s tag of the block starting at line `line`. A tag that allows the node's outstanding faulted access
     /// serves that fault: should the block be taken away again before the access retries, the
     /// retry faults anew (as a real access would) rather than wait for a fault never raised.
     pub fn set_tag(&mut self, node: usize, line: Line, tag: AccessTag) {
@@ -70,21 +88,21 @@ impl Tempest {
         }
     }
 
-    /// Word `word` of `node`'s copy of `line` (`data`: the backing store, the home's copy).
-    pub fn read(&self, data: &[u64], node: usize, line: Line, home: usize, word: usize) -> u64 {
-        let line_words = self.line_words;
+    /// Word `word` (counted from the block's start) of `node`'s copy of the block starting at
+    /// line `block` (`data`: the backing store, the home's copy).
+    pub fn read(&self, data: &[u64], node: usize, block: Line, home: usize, word: usize) -> u64 {
         if node == home {
-            return data[line as usize * line_words + word];
+            return data[block as usize * self.line_words + word];
         }
-        self.copies.get(&(node as u32, line)).map_or(0, |c| c[word])
+        self.copies.get(&(node as u32, block)).map_or(0, |c| c[word])
     }
 
-    pub fn write(&mut self, data: &mut [u64], node: usize, line: Line, home: usize, word: usize, v: u64) {
-        let line_words = self.line_words;
+    pub fn write(&mut self, data: &mut [u64], node: usize, block: Line, home: usize, word: usize, v: u64) {
         if node == home {
-            data[line as usize * line_words + word] = v;
+            data[block as usize * self.line_words + word] = v;
         } else {
-            self.copies.entry((node as u32, line)).or_insert_with(|| vec![0; line_words])[word] = v;
+            let words = self.block_of(block).1 as usize * self.line_words;
+            self.copies.entry((node as u32, block)).or_insert_with(|| vec![0; words])[word] = v;
         }
     }
 
@@ -93,8 +111,8 @@ impl Tempest {
         self.tag(node, line, home) != AccessTag::Invalid
     }
 
-    /// Every user line (for the checker).
-    pub fn lines(&self) -> impl Iterator<Item = Line> + '_ {
-        self.regions.iter().flat_map(|r| r.clone())
+    /// Every user block: its first line and its length in lines (for the checker).
+    pub fn blocks(&self) -> impl Iterator<Item = (Line, u64)> + '_ {
+        self.regions.iter().flat_map(|r| r.lines.clone().step_by(r.block_lines as usize).map(|b| (b, r.block_lines)))
     }
 }

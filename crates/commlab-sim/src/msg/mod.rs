@@ -140,39 +140,40 @@ impl HandlerCtx for Ctx<'_> {
         self.push_send(dest, handler, args, payload, Some(regions.len()));
     }
     fn block_read(&mut self, block: Addr, out: &mut [u64]) {
-        let Some((line, home)) = self.user_block(block, "block_read") else { return };
-        let lw = self.mem.line_words();
-        for (w, o) in out.iter_mut().enumerate().take(lw) {
+        let Some((line, home, lines)) = self.user_block(block, "block_read") else { return };
+        let words = lines as usize * self.mem.line_words();
+        for (w, o) in out.iter_mut().enumerate().take(words) {
             *o = self.mem.tempest.read(&self.mem.data, self.id, line, home, w);
         }
-        self.copy_cost();
+        self.copy_cost(lines);
     }
     fn block_write(&mut self, block: Addr, data: &[u64]) {
-        let Some((line, home)) = self.user_block(block, "block_write") else { return };
-        let lw = self.mem.line_words();
+        let Some((line, home, lines)) = self.user_block(block, "block_write") else { return };
+        let words = lines as usize * self.mem.line_words();
         let mem = &mut *self.mem;
-        for (w, &v) in data.iter().enumerate().take(lw) {
+        for (w, &v) in data.iter().enumerate().take(words) {
             mem.tempest.write(&mut mem.data, self.id, line, home, w, v);
         }
-        self.copy_cost();
+        self.copy_cost(lines);
     }
     fn set_tag(&mut self, block: Addr, tag: AccessTag) {
-        let Some((line, home)) = self.user_block(block, "set_tag") else { return };
+        let Some((line, home, lines)) = self.user_block(block, "set_tag") else { return };
         let old = self.mem.tempest.tag(self.id, line, home);
         self.mem.tempest.set_tag(self.id, line, tag);
         let sw = self.mem.sw.expect("user regions exist only under software DSM");
-        // As the default protocol prices them: opening a block opens every granule's tag, a
-        // read-only block made writable changes its permission only.
+        // As the default protocol prices them, for each line's granules: opening a block opens
+        // every granule's tag, a read-only block made writable changes its permission only.
+        let per_block = |base: u64, one_line: u64| base + (one_line - base) * lines;
         let ps = match (old, tag) {
-            (_, AccessTag::Invalid) => sw.tag_invalidate_ps,
+            (_, AccessTag::Invalid) => per_block(sw.tag_invalidate_base_ps, sw.tag_invalidate_ps),
             (AccessTag::ReadOnly, AccessTag::Writable) => sw.tag_valid_base_ps,
-            _ => sw.tag_valid_ps,
+            _ => per_block(sw.tag_valid_base_ps, sw.tag_valid_ps),
         };
         self.offset_cycles += self.cfg.ps_to_cycles(ps).ceil() as u64;
     }
     fn tag(&mut self, block: Addr) -> AccessTag {
         match self.user_block(block, "tag") {
-            Some((line, home)) => self.mem.tempest.tag(self.id, line, home),
+            Some((line, home, _)) => self.mem.tempest.tag(self.id, line, home),
             // The handler's error ends the run; the answer is never used.
             None => AccessTag::Invalid,
         }
@@ -180,26 +181,31 @@ impl HandlerCtx for Ctx<'_> {
 }
 
 impl Ctx<'_> {
-    /// The line and home of a user-region block named by its first word; `None` (and the
-    /// handler's error) otherwise.
-    fn user_block(&mut self, block: Addr, what: &str) -> Option<(u64, usize)> {
+    /// The first line, home and length in lines of a user-region block named by its first
+    /// word; `None` (and the handler's error) otherwise.
+    fn user_block(&mut self, block: Addr, what: &str) -> Option<(u64, usize, u64)> {
         let line = self.mem.line_of(block.0);
         let lb = 8 * self.mem.line_words() as u64;
-        if !self.mem.valid(block.0) || !block.0.is_multiple_of(lb) || !self.mem.tempest.is_user(line) {
+        let start = self.mem.valid(block.0)
+            && block.0.is_multiple_of(lb)
+            && self.mem.tempest.is_user(line)
+            && self.mem.tempest.block_of(line).0 == line;
+        if !start {
             self.error.get_or_insert(format!(
                 "{what} of address {:#x}, which is not the start of a block of a Tempest user region",
                 block.0
             ));
             return None;
         }
-        Some((line, self.mem.home_of(line)))
+        Some((line, self.mem.home_of(line), self.mem.tempest.block_of(line).1))
     }
 
-    /// One block copied between a node's copy and a handler's buffer (`dsm.copy_bytes_per_cycle`).
-    fn copy_cost(&mut self) {
+    /// One block of `lines` lines copied between a node's copy and a handler's buffer
+    /// (`dsm.copy_bytes_per_cycle`).
+    fn copy_cost(&mut self, lines: u64) {
         self.mem.tempest.block_copies += 1;
         let sw = self.mem.sw.expect("user regions exist only under software DSM");
-        self.offset_cycles += self.cfg.ps_to_cycles(sw.copy_block_ps).ceil() as u64;
+        self.offset_cycles += self.cfg.ps_to_cycles(sw.copy_block_ps * lines).ceil() as u64;
     }
 
     /// Check a handler's send, charge its cost to the handler and queue it.
