@@ -38,6 +38,11 @@ impl AppInfo {
     }
 }
 
+/// Why a variant built on Tempest user regions cannot run on a machine without fine-grain
+/// access control ([`Backend::access_control`]).
+pub(crate) const NEEDS_TEMPEST: &str =
+    "needs Tempest fine-grain access control (memory.model = \"software\", e.g. blizzard-s/e/t)";
+
 /// Whether the app's answer was right.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Check {

@@ -53,9 +53,7 @@ pub fn unavailable<B: Backend>(backend: &B, app: &str, variant: &str) -> Option<
         ("copy-transfer", "get" | "put") if !backend.one_sided() => Some(one_sided),
         ("fft2d", "fetch" | "deposit" | "pack-fetch" | "pack-deposit") if !backend.one_sided() => Some(one_sided),
         ("remote-bw", _) if !backend.one_sided() => Some(one_sided),
-        ("em3d", "custom") if !backend.access_control() => {
-            Some("needs Tempest fine-grain access control (memory.model = \"software\", e.g. blizzard-s/e/t)")
-        }
+        ("em3d", "custom") if !backend.access_control() => Some(crate::app::NEEDS_TEMPEST),
         _ => None,
     }
 }

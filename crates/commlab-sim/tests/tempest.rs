@@ -75,6 +75,11 @@ fn tag_changes_cost_the_presets_dsm_costs_more_on_blizzard_e_than_on_blizzard_t(
         let got = out.stats.procs[1].get(commlab_api::Category::MessageOverhead);
         assert!((got - want).abs() < 1e-3, "{m}: {got} vs {want}");
         assert_eq!(out.stats.counters["tempest_tag_changes"], 2.0);
+        // The one handler is all the handler time, on the compute processor.
+        let counters = &out.stats.counters;
+        let handlers = counters["handler_cycles_compute"];
+        assert!((handlers - want).abs() < 1e-3, "{m}: handler time {handlers} vs {want}");
+        assert_eq!(counters["handler_cycles_protocol"], 0.0, "{m}");
         c(sw.tag_invalidate_ps) + c(sw.tag_valid_ps)
     };
     assert!(handler("blizzard-e") > handler("blizzard-t"));
@@ -378,4 +383,47 @@ fn bad_block_sizes_partial_blocks_and_split_blocks_are_refused_by_name() {
     let e = ask(256, Placement::Cyclic, 512).expect("refused");
     assert!(e.contains("two homes"), "{e}");
     assert_eq!(ask(256, Placement::Block, 512), None, "block placement keeps whole blocks");
+}
+
+/// Processor 0 reads a shared (default-protocol) word homed at processor 1.
+struct RemoteRead;
+
+impl Program for RemoteRead {
+    type State = St;
+    fn handlers(&self) -> Vec<Handler<St>> {
+        Vec::new()
+    }
+    fn init_state(&self, _: ProcId, _: usize) -> St {
+        St::default()
+    }
+    fn main<N: Node<State = St>>(&self, node: &mut N) {
+        let a = node.alloc_shared(16, Placement::OnNode(1));
+        node.barrier();
+        node.begin_timing();
+        if node.id() == 0 {
+            let v = node.load(a);
+            node.state(|s| s.loaded = v);
+        }
+        node.barrier();
+    }
+}
+
+/// Handler time is reported by the kind of processor that ran it: with `dsm.handlers =
+/// "protocol-processor"` the home's protocol handler runs there, the requester's trap and
+/// reply handler on its compute processor.
+#[test]
+fn handler_time_is_counted_on_the_processor_kind_that_ran_it() {
+    let run = |handlers: &str| {
+        let cfg = MachineConfig::preset("blizzard-s", &[format!("dsm.handlers={handlers}")], Some(2)).unwrap();
+        Simulator::new(cfg).run(Arc::new(RemoteRead)).unwrap().stats.counters
+    };
+    let (compute, pp) = (run("compute"), run("protocol-processor"));
+    assert_eq!(compute["handler_cycles_protocol"], 0.0);
+    assert!(pp["handler_cycles_protocol"] > 0.0, "the home's handler ran on its protocol processor");
+    assert!(compute["handler_cycles_compute"] > pp["handler_cycles_compute"], "{compute:?} vs {pp:?}");
+    assert!(pp["handler_cycles_compute"] > 0.0, "the requester's trap and reply handler");
+    // Hardware coherence has no such counters.
+    let cfg = MachineConfig::preset("alewife", &[], Some(2)).unwrap();
+    let hw = Simulator::new(cfg).run(Arc::new(RemoteRead)).unwrap().stats.counters;
+    assert!(!hw.contains_key("handler_cycles_compute"));
 }

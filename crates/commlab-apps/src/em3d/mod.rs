@@ -436,8 +436,8 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         )));
     }
     let iterations: usize = params.get("iterations", crate::params::ITERATIONS)?;
-    if let Some(why) = crate::registry::unavailable(backend, "em3d", variant) {
-        return Err(AppError::Input(format!("em3d {variant} {why}; this machine has none")));
+    if variant == "custom" && !backend.access_control() {
+        return Err(AppError::Input(format!("em3d custom {}; this machine has none", crate::app::NEEDS_TEMPEST)));
     }
     let (variant, study) = match variant {
         "stache" => (Variant::Sm, Some(Study::Stache)),

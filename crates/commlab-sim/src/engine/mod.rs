@@ -493,6 +493,7 @@ impl<S> World<S> {
 
     /// Launch a started handler's sends and account for its length on the processor.
     fn finish_handler_start(&mut self, p: usize, now: u64, duration_ps: u64, sends: Vec<msg::HandlerSend>) {
+        self.mem.stats.handler_ps_compute += duration_ps;
         for s in sends {
             let at = now + self.cfg.cycles_to_ps(s.at_cycles as f64);
             self.launch(p, s.dest, s.target, s.args, s.payload, at);
@@ -868,6 +869,11 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         counters.insert("one_sided_requests".to_string(), w.one_sided.requests as f64);
         counters.insert("one_sided_words".to_string(), w.one_sided.words as f64);
         counters.insert("one_sided_invalidations".to_string(), w.one_sided.invalidations as f64);
+    }
+    if w.mem.sw.is_some() {
+        let ms = &w.mem.stats;
+        counters.insert("handler_cycles_compute".to_string(), w.cfg.ps_to_cycles(ms.handler_ps_compute));
+        counters.insert("handler_cycles_protocol".to_string(), w.cfg.ps_to_cycles(ms.handler_ps_protocol));
     }
     let t = &w.mem.tempest;
     if t.faults + t.tag_changes + t.block_copies > 0 {

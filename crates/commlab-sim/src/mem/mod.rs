@@ -130,6 +130,12 @@ pub(crate) struct MemStats {
     pub prefetches: u64,
     /// Prefetched lines that an access used before they were lost.
     pub prefetches_useful: u64,
+    /// Time in handlers on the compute processors and on the protocol processors (software
+    /// DSM): every handler a processor's inbox runs (active messages, Tempest faults, protocol
+    /// handlers on the compute processor), the requester's miss trap and reply handler, and
+    /// the protocol handlers deferred behind a pinned line.
+    pub handler_ps_compute: u64,
+    pub handler_ps_protocol: u64,
 }
 
 /// What the memory system asks of the engine. The controller never touches the event queue,
@@ -447,6 +453,7 @@ impl Memory {
         // Software DSM: the failed check traps to a handler (a write to a readable block may
         // fault differently), which then sends the request as an active message.
         let trap = self.sw.map_or(0, |sw| sw.miss_trap_ps + if upgrade { sw.upgrade_fault_ps } else { 0 });
+        self.stats.handler_ps_compute += trap;
         if home == p {
             self.stats.local_misses += 1;
             self.send_proto(p, p, kind, line, p, self.now + trap);
@@ -469,6 +476,7 @@ impl Memory {
                 let start = self.now.max(self.pp_busy[at_node]);
                 self.run_software_handler(at_node, from, kind, line, requester, start + sw.handler_ps);
                 self.pp_busy[at_node] = self.handler_end;
+                self.stats.handler_ps_protocol += self.handler_end - start;
             }
             // Local protocol steps of software DSM (the requester is its own home).
             Some(sw) => self.run_software_handler(at_node, from, kind, line, requester, self.now + sw.handler_ps),
@@ -807,7 +815,10 @@ impl Memory {
         if let Some(sw) = self.sw.filter(|_| !self.is_private(line)) {
             // Copy the block in (unless only permission came), open its access tag, return from
             // the miss handler.
-            resume += if with_data { sw.copy_block_ps + sw.tag_valid_ps } else { sw.tag_valid_base_ps } + sw.resume_ps;
+            let reply =
+                if with_data { sw.copy_block_ps + sw.tag_valid_ps } else { sw.tag_valid_base_ps } + sw.resume_ps;
+            self.stats.handler_ps_compute += reply;
+            resume += reply;
             self.handler_reaches(resume);
         }
         // Anyone blocked on this line (a demand miss, a full prefetch buffer) re-checks.
@@ -832,8 +843,10 @@ impl Memory {
                     self.handler_clock = None;
                     if sw.on_compute() {
                         stolen = self.handler_end + sw.exit_ps - self.now;
+                        self.stats.handler_ps_compute += self.handler_end + sw.exit_ps - start;
                     } else {
                         self.pp_busy[p] = self.handler_end;
+                        self.stats.handler_ps_protocol += self.handler_end - start;
                     }
                 }
             }
