@@ -186,6 +186,9 @@ fn em3d_stache_is_sm_and_custom_updates_its_readers() {
         let what = format!("em3d [custom] on {shape}");
         assert_categories_sum(&custom.stats, &what);
         assert_eq!(custom.counters["serial_cycles"], stache.counters["serial_cycles"], "{what}: one baseline");
+        // Everything shared is in the user region and the barrier is by messages: the default
+        // protocol carries nothing (it carried the barrier's counters before that was fixed).
+        assert_eq!(custom.counters["protocol_messages"], 0.0, "{what}: default-protocol traffic");
         let f: Vec<f64> = runs.iter().map(|r| r.counters.get("tempest_faults").copied().unwrap_or(0.0)).collect();
         let u: Vec<f64> = runs.iter().map(|r| r.counters["updates_pushed"]).collect();
         assert!(f.iter().all(|&x| x == f[0]), "{what}: faults by iteration count {f:?}: a reader missed twice");

@@ -27,7 +27,8 @@
 //!   waits for the acknowledgements) before the barrier, so readers never miss again. Blocks
 //!   of `block_bytes` (512 by default, the study's custom block; `stache` keeps the machine's
 //!   128-byte line), each owner's values padded to whole blocks. `custom` needs fine-grain
-//!   access control (software-DSM machines only). Both report `counters.speedup`:
+//!   access control (software-DSM machines only) and synchronises with the message barrier
+//!   (as dsmc, barnes and appbt's `custom` do). Both report `counters.speedup`:
 //!   the cycles of the sequential program (`bulk` on one processor of the same machine and
 //!   graph: private data, no access checks, no messages; `counters.serial_cycles`) over the
 //!   run's.
@@ -344,7 +345,13 @@ impl Program for Em3d {
         self.variant.receive_mode()
     }
     fn barrier_kind(&self) -> BarrierKind {
-        self.variant.barrier_kind()
+        // `custom` synchronises by messages, as the other Blizzard apps' `custom` variants do;
+        // a shared-memory barrier would run on the default protocol it replaces.
+        if self.study == Some(Study::Custom) {
+            BarrierKind::Messages
+        } else {
+            self.variant.barrier_kind()
+        }
     }
     fn init_state(&self, id: ProcId, _: usize) -> State {
         let plan = &self.plans[id];

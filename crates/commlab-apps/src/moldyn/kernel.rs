@@ -42,7 +42,8 @@
 //!   molecule); the owner waits for every delta on its molecules, then adds the accumulator
 //!   into its own force records without locks (no one else writes them). That wait replaces
 //!   the barrier after the force phase: a peer has read an owner's coordinates before it
-//!   sends the owner its deltas, so the owner may move on to the next drift.
+//!   sends the owner its deltas, so the owner may move on to the next drift. Its barriers are
+//!   the message barrier, as dsmc, barnes and appbt's `custom` use.
 //!
 //! The message variants need no barrier per iteration: a processor moves on once it has every
 //! delta for its molecules, and no peer can send the next iteration's coordinates before it
@@ -791,7 +792,13 @@ impl Program for Kernel {
         self.variant.receive_mode()
     }
     fn barrier_kind(&self) -> BarrierKind {
-        self.variant.barrier_kind()
+        // `custom` synchronises by messages, as the other Blizzard apps' `custom` variants do;
+        // a shared-memory barrier would run on the default protocol.
+        if self.blizzard == Some(Blizzard::Custom) {
+            BarrierKind::Messages
+        } else {
+            self.variant.barrier_kind()
+        }
     }
     fn init_state(&self, id: ProcId, nprocs: usize) -> State {
         let own = self.first[id]..self.first[id + 1];
