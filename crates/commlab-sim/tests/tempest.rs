@@ -427,3 +427,42 @@ fn handler_time_is_counted_on_the_processor_kind_that_ran_it() {
     let hw = Simulator::new(cfg).run(Arc::new(RemoteRead)).unwrap().stats.counters;
     assert!(!hw.contains_key("handler_cycles_compute"));
 }
+
+/// Processor 0 reads a user block homed at processor 1 before timing begins, and again after.
+struct FaultBeforeTiming;
+
+impl Program for FaultBeforeTiming {
+    type State = St;
+    fn handlers(&self) -> Vec<Handler<St>> {
+        vec![refault_get, refault_data]
+    }
+    fn fault_handler(&self) -> Option<FaultHandler<St>> {
+        Some(refault_fault)
+    }
+    fn init_state(&self, _: ProcId, _: usize) -> St {
+        // Past the first install, which `refault_data` would take away again.
+        St { installs: 1, ..St::default() }
+    }
+    fn main<N: Node<State = St>>(&self, node: &mut N) {
+        let base = node.alloc_user_region(16, Placement::OnNode(1), 128).unwrap();
+        if node.id() == 0 {
+            node.load(base);
+        }
+        node.barrier();
+        node.begin_timing();
+        if node.id() == 0 {
+            node.load(base);
+        }
+        node.barrier();
+    }
+}
+
+/// Regression: the Tempest counts were the whole run's while every memory count is the timed
+/// region's; a set-up fault was reported as if timed.
+#[test]
+fn tempest_counts_are_the_timed_regions() {
+    let out = sim("blizzard-s", 2, false).run(Arc::new(FaultBeforeTiming)).unwrap();
+    assert_eq!(out.states[0].faults, 1, "the set-up load faulted once");
+    let c = &out.stats.counters;
+    assert_eq!((c["tempest_faults"], c["tempest_tag_changes"], c["tempest_block_copies"]), (0.0, 0.0, 0.0));
+}

@@ -876,7 +876,7 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         counters.insert("handler_cycles_protocol".to_string(), w.cfg.ps_to_cycles(ms.handler_ps_protocol));
     }
     let t = &w.mem.tempest;
-    if t.faults + t.tag_changes + t.block_copies > 0 {
+    if t.in_use() {
         counters.insert("tempest_faults".to_string(), t.faults as f64);
         counters.insert("tempest_tag_changes".to_string(), t.tag_changes as f64);
         counters.insert("tempest_block_copies".to_string(), t.block_copies as f64);

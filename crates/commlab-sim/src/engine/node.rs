@@ -779,6 +779,7 @@ impl<S> Node for SimNode<'_, S> {
             w.timing_start = Some(now);
             w.traffic = Default::default();
             w.mem.stats = crate::mem::MemStats::new(w.procs.len());
+            w.mem.tempest.reset_counts();
             for p in &mut w.procs {
                 p.sent = 0;
                 p.received = 0;

@@ -54,6 +54,16 @@ impl Tempest {
         }
     }
 
+    /// Whether the program allocated any user region.
+    pub fn in_use(&self) -> bool {
+        !self.regions.is_empty()
+    }
+
+    /// Start the timed region's counts (the regions, tags and copies stay).
+    pub fn reset_counts(&mut self) {
+        (self.faults, self.tag_changes, self.block_copies) = (0, 0, 0);
+    }
+
     /// Whether `line` belongs to a user region.
     #[inline]
     pub fn is_user(&self, line: Line) -> bool {
