@@ -322,9 +322,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
         _ => {}
     }
     let info = commlab_apps::app_info(app_name(&a)).map_err(|e| input(e.to_string()))?;
-    for v in a.variant.split(',') {
-        info.select_variants(v.trim()).map_err(|e| input(e.to_string()))?;
-    }
+    sweep::check_variant_names(info, &a.variant)?;
     let base = machine_arg::load(machine_name(&a), &a.set, a.procs)?;
     sweep::select_variants(info, &a.variant, &base).map_err(|e| input(e.to_string()))?;
     let dir = a.out.clone().unwrap_or_else(|| PathBuf::from(format!("experiment-{name}-{}", info.name)));

@@ -23,6 +23,10 @@ struct St {
     faults: u64,
     installs: u64,
     loaded: u64,
+    /// For the fetch handlers (`ask_home`, `serve_get`, `install`): the block's words, and
+    /// whether the first install takes the block straight away again.
+    block_words: usize,
+    take_away_first: bool,
 }
 
 fn sim(machine: &str, procs: usize, checked: bool) -> Simulator {
@@ -116,44 +120,51 @@ fn machines_with_hardware_coherence_refuse_user_regions() {
     assert!(out.states.iter().all(|s| s.refused.is_none()));
 }
 
-/// Processor 0 loads a word of a block homed at processor 1. Its fault handler asks the home,
-/// whose reply handler installs the block read-only, but the first time takes it straight
-/// away again (as an invalidation queued right behind the data would).
-struct Refault;
-
+/// A minimal fetch protocol for blocks homed at processor 1: a fault asks the home (`GET`),
+/// whose handler sends the block (`DATA`); the reply handler installs it read-only (and, with
+/// `take_away_first`, takes it straight away again the first time, as an invalidation queued
+/// right behind the data would).
 const GET: HandlerId = HandlerId(0);
 const DATA: HandlerId = HandlerId(1);
 
-fn refault_fault(s: &mut St, ctx: &mut dyn HandlerCtx, f: &Fault) {
+fn fetch_handlers() -> Vec<Handler<St>> {
+    vec![serve_get, install]
+}
+
+fn ask_home(s: &mut St, ctx: &mut dyn HandlerCtx, f: &Fault) {
     s.faults += 1;
     ctx.send_am(1, GET, &[f.block.0]);
 }
 
-fn refault_get(_: &mut St, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
-    let mut buf = vec![0; 16];
+fn serve_get(s: &mut St, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    let mut buf = vec![0; s.block_words];
     ctx.block_read(Addr(m.args[0]), &mut buf);
     ctx.send_bulk(m.src, DATA, &[m.args[0]], &[&buf]);
 }
 
-fn refault_data(s: &mut St, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+fn install(s: &mut St, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
     s.installs += 1;
     ctx.block_write(Addr(m.args[0]), m.payload);
     ctx.set_tag(Addr(m.args[0]), AccessTag::ReadOnly);
-    if s.installs == 1 {
+    if s.take_away_first && s.installs == 1 {
         ctx.set_tag(Addr(m.args[0]), AccessTag::Invalid);
     }
 }
 
+/// Processor 0 loads a word of a one-line block homed at processor 1, whose first install is
+/// taken away again.
+struct Refault;
+
 impl Program for Refault {
     type State = St;
     fn handlers(&self) -> Vec<Handler<St>> {
-        vec![refault_get, refault_data]
+        fetch_handlers()
     }
     fn fault_handler(&self) -> Option<FaultHandler<St>> {
-        Some(refault_fault)
+        Some(ask_home)
     }
     fn init_state(&self, _: ProcId, _: usize) -> St {
-        St::default()
+        St { block_words: 16, take_away_first: true, ..St::default() }
     }
     fn main<N: Node<State = St>>(&self, node: &mut N) {
         let base = node.alloc_user_region(16, Placement::OnNode(1), 128).unwrap();
@@ -292,33 +303,16 @@ fn a_handlers_bad_tag_query_or_handler_number_is_a_program_error() {
 /// (four 128-byte lines): one fault brings the whole block.
 struct BigBlock;
 
-fn big_fault(s: &mut St, ctx: &mut dyn HandlerCtx, f: &Fault) {
-    s.faults += 1;
-    ctx.send_am(1, GET, &[f.block.0]);
-}
-
-fn big_get(_: &mut St, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
-    let mut buf = vec![0; 64];
-    ctx.block_read(Addr(m.args[0]), &mut buf);
-    ctx.send_bulk(m.src, DATA, &[m.args[0]], &[&buf]);
-}
-
-fn big_data(s: &mut St, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
-    s.installs += 1;
-    ctx.block_write(Addr(m.args[0]), m.payload);
-    ctx.set_tag(Addr(m.args[0]), AccessTag::ReadOnly);
-}
-
 impl Program for BigBlock {
     type State = St;
     fn handlers(&self) -> Vec<Handler<St>> {
-        vec![big_get, big_data]
+        fetch_handlers()
     }
     fn fault_handler(&self) -> Option<FaultHandler<St>> {
-        Some(big_fault)
+        Some(ask_home)
     }
     fn init_state(&self, _: ProcId, _: usize) -> St {
-        St::default()
+        St { block_words: 64, ..St::default() }
     }
     fn main<N: Node<State = St>>(&self, node: &mut N) {
         let base = node.alloc_user_region(64, Placement::OnNode(1), 512).unwrap();
@@ -434,14 +428,13 @@ struct FaultBeforeTiming;
 impl Program for FaultBeforeTiming {
     type State = St;
     fn handlers(&self) -> Vec<Handler<St>> {
-        vec![refault_get, refault_data]
+        fetch_handlers()
     }
     fn fault_handler(&self) -> Option<FaultHandler<St>> {
-        Some(refault_fault)
+        Some(ask_home)
     }
     fn init_state(&self, _: ProcId, _: usize) -> St {
-        // Past the first install, which `refault_data` would take away again.
-        St { installs: 1, ..St::default() }
+        St { block_words: 16, ..St::default() }
     }
     fn main<N: Node<State = St>>(&self, node: &mut N) {
         let base = node.alloc_user_region(16, Placement::OnNode(1), 128).unwrap();

@@ -118,9 +118,14 @@ fn on_wget<S: HasUpdate>(s: &mut S, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
     if !readers.contains(&m.src) {
         readers.push(m.src);
     }
+    send_block(up, ctx, block, m.src, WDATA);
+}
+
+/// At the home: send `block`'s home copy to `dest`, to handler `kind` of the protocol.
+fn send_block(up: &UpdateState, ctx: &mut dyn HandlerCtx, block: u64, dest: ProcId, kind: u32) {
     let mut buf = vec![0; up.words()];
     ctx.block_read(Addr(block), &mut buf);
-    ctx.send_bulk(m.src, up.handler(WDATA), &[block], &[&buf]);
+    ctx.send_bulk(dest, up.handler(kind), &[block], &[&buf]);
 }
 
 /// At a writer: install the block writable.
@@ -154,9 +159,7 @@ fn on_get<S: HasUpdate>(s: &mut S, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
     let up = s.update_state_mut();
     let block = m.args[0];
     up.readers.entry(block).or_default().push(m.src);
-    let mut buf = vec![0; up.words()];
-    ctx.block_read(Addr(block), &mut buf);
-    ctx.send_bulk(m.src, up.handler(DATA), &[block], &[&buf]);
+    send_block(up, ctx, block, m.src, DATA);
 }
 
 /// At a reader: install the block read-only.

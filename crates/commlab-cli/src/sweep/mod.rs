@@ -394,13 +394,19 @@ pub(crate) fn select_variants(
     Ok(info.variants.iter().copied().filter(|v| named.contains(v)).collect())
 }
 
+/// Check that every name in `spec` (`all`, or variants separated by commas) is one of the
+/// app's, before the machine is loaded (errors in the order a run reports them).
+pub(crate) fn check_variant_names(info: &'static commlab_apps::AppInfo, spec: &str) -> Result<(), Failure> {
+    for v in spec.split(',') {
+        info.select_variants(v.trim()).map_err(|e| input(e.to_string()))?;
+    }
+    Ok(())
+}
+
 /// Check a sweep and read what its results file holds, without running anything.
 pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
     let info = commlab_apps::app_info(&args.app).map_err(|e| input(e.to_string()))?;
-    // Names first (errors in the order a run reports them), the machine's mechanisms after.
-    for v in args.variant.split(',') {
-        info.select_variants(v.trim()).map_err(|e| input(e.to_string()))?;
-    }
+    check_variant_names(info, &args.variant)?;
     Params::parse(info, &args.param).map_err(|e| input(e.to_string()))?;
     let base = machine_arg::load(&args.machine, &args.set, args.procs)?;
     let variants = select_variants(info, &args.variant, &base).map_err(|e| input(e.to_string()))?;

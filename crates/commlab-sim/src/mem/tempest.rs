@@ -84,9 +84,10 @@ impl Tempest {
         }
     }
 
-    /// Set `node`'s tag of the block starting at line `line`. A tag that allows the node's outstanding faulted access
-    /// serves that fault: should the block be taken away again before the access retries, the
-    /// retry faults anew (as a real access would) rather than wait for a fault never raised.
+    /// Set `node`'s tag of the block starting at line `line`. A tag that allows the node's
+    /// outstanding faulted access serves that fault: should the block be taken away again
+    /// before the access retries, the retry faults anew (as a real access would) rather than
+    /// wait for a fault never raised.
     pub fn set_tag(&mut self, node: usize, line: Line, tag: AccessTag) {
         self.tag_changes += 1;
         self.tags.insert((node as u32, line), tag);
@@ -110,9 +111,13 @@ impl Tempest {
     pub fn write(&mut self, data: &mut [u64], node: usize, block: Line, home: usize, word: usize, v: u64) {
         if node == home {
             data[block as usize * self.line_words + word] = v;
+        } else if let Some(copy) = self.copies.get_mut(&(node as u32, block)) {
+            copy[word] = v;
         } else {
-            let words = self.block_of(block).1 as usize * self.line_words;
-            self.copies.entry((node as u32, block)).or_insert_with(|| vec![0; words])[word] = v;
+            // The node's first write to the block: its copy, zeroed, the block's length.
+            let mut copy = vec![0; self.block_of(block).1 as usize * self.line_words];
+            copy[word] = v;
+            self.copies.insert((node as u32, block), copy);
         }
     }
 

@@ -186,18 +186,17 @@ impl Ctx<'_> {
     fn user_block(&mut self, block: Addr, what: &str) -> Option<(u64, usize, u64)> {
         let line = self.mem.line_of(block.0);
         let lb = 8 * self.mem.line_words() as u64;
-        let start = self.mem.valid(block.0)
-            && block.0.is_multiple_of(lb)
-            && self.mem.tempest.is_user(line)
-            && self.mem.tempest.block_of(line).0 == line;
-        if !start {
+        let lines = (self.mem.valid(block.0) && block.0.is_multiple_of(lb) && self.mem.tempest.is_user(line))
+            .then(|| self.mem.tempest.block_of(line))
+            .and_then(|(first, lines)| (first == line).then_some(lines));
+        let Some(lines) = lines else {
             self.error.get_or_insert(format!(
                 "{what} of address {:#x}, which is not the start of a block of a Tempest user region",
                 block.0
             ));
             return None;
-        }
-        Some((line, self.mem.home_of(line), self.mem.tempest.block_of(line).1))
+        };
+        Some((line, self.mem.home_of(line), lines))
     }
 
     /// One block of `lines` lines copied between a node's copy and a handler's buffer
