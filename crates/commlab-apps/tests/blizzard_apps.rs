@@ -217,6 +217,30 @@ fn two_runs_are_identical() {
     }
 }
 
+/// SMP nodes (`node.procs_per_node = 2`): every app in both variants on the three presets
+/// gives the sequential answer (checked by the app), its compute processors' categories sum,
+/// handler time moves to the protocol processors, and two runs are identical.
+#[test]
+fn all_five_apps_run_on_smp_nodes_of_the_three_presets() {
+    for m in ["blizzard-s", "blizzard-e", "blizzard-t"] {
+        let s = common::preset(m, &["node.procs_per_node=2", "node.tag_lock_cycles=20"], Some(4));
+        for (app, p) in [("dsmc", DSMC), ("barnes", BARNES), ("appbt", APPBT), ("moldyn", MOLDYN), ("em3d", EM3D)] {
+            for v in app_info(app).unwrap().variants {
+                let what = format!("{app} [{v}] on {m} with SMP nodes");
+                let r = run(&s, app, v, p);
+                assert_categories_sum(&r.stats, &what);
+                assert!(r.counters["handler_cycles_protocol"] > 0.0, "{what}: {:?}", r.counters);
+                if m == "blizzard-e" {
+                    let again = run(&s, app, v, p);
+                    assert_eq!(r.stats.cycles, again.stats.cycles, "{what}: cycles");
+                    assert_eq!(r.stats.procs, again.stats.procs, "{what}: per-processor times");
+                    assert_eq!(r.counters, again.counters, "{what}: counters");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn bad_parameters_are_named() {
     let s = common::preset("blizzard-s", &[], Some(4));

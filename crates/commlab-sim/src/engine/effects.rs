@@ -60,7 +60,7 @@ impl<S> World<S> {
                 MemEffect::Retry { p, at } => {
                     let proc = &self.procs[p];
                     if let MainState::Blocked { wait: Wait::Miss(_) | Wait::PrefetchBuffer, .. } = proc.main {
-                        if !proc.handler_active {
+                        if !self.compute_in_handler(p) {
                             self.wake_at(p, at);
                         }
                     }
@@ -68,7 +68,7 @@ impl<S> World<S> {
                 MemEffect::LineLost { p, line } => {
                     let proc = &self.procs[p];
                     if let MainState::Blocked { wait: Wait::Spin(_, l), .. } = proc.main {
-                        if l == line && !proc.handler_active {
+                        if l == line && !self.compute_in_handler(p) {
                             self.wake_at(p, self.now);
                         }
                     }
@@ -125,7 +125,7 @@ impl<S> World<S> {
                     let ep = ep as usize;
                     if ep < self.procs.len() {
                         if let MainState::Blocked { wait: Wait::NiOutput, .. } = self.procs[ep].main {
-                            if !self.procs[ep].handler_active {
+                            if !self.compute_in_handler(ep) {
                                 self.wake_at(ep, self.now);
                             }
                         }

@@ -120,6 +120,10 @@ pub(crate) enum Event {
     HandlerDone {
         p: u32,
     },
+    /// The protocol processor of SMP node `p` is free: run its next waiting handler.
+    Dispatch {
+        p: u32,
+    },
     /// I/O pair `pair` sends its next cross-traffic message.
     CrossGen {
         pair: u32,
@@ -160,6 +164,7 @@ impl Liveness for Event {
             Event::CrossGen { .. } => true,
             Event::Wake { .. }
             | Event::HandlerDone { .. }
+            | Event::Dispatch { .. }
             | Event::Proto { .. }
             | Event::Trap { .. }
             | Event::OneSided { .. }
@@ -222,7 +227,10 @@ pub(crate) struct Proc<S> {
     pub mode: ReceiveMode,
     pub main: MainState,
     pub gen: u32,
+    /// A handler is running: on the compute processor, or on an SMP node's protocol processor.
     pub handler_active: bool,
+    /// SMP node: an [`Event::Dispatch`] is queued for when the protocol processor is free.
+    pub dispatch_queued: bool,
     /// Arrived messages whose handlers have not run (the head is running if `handler_active`).
     pub inbox: VecDeque<u32>,
     pub acct: TimeAccount,
@@ -355,10 +363,29 @@ impl<S> World<S> {
         }
     }
 
+    /// Whether `p`'s main thread is held by a handler running on its processor (never on an SMP
+    /// node, whose handlers run on the protocol processor): it is woken when the handler ends.
+    #[inline]
+    pub fn compute_in_handler(&self, p: usize) -> bool {
+        self.procs[p].handler_active && !self.cfg.smp_nodes
+    }
+
     /// Run the next waiting handler on `p` if the receive mode allows it now.
     pub fn try_dispatch(&mut self, p: usize) {
         let proc = &self.procs[p];
         if proc.handler_active || proc.inbox.is_empty() {
+            return;
+        }
+        if self.cfg.smp_nodes {
+            // The protocol processor's dispatch loop polls all the time: a handler starts as
+            // soon as it is done with what it is doing (a default-protocol handler included).
+            let free = self.mem.pp_busy[p];
+            if free <= self.now {
+                self.start_handler(p, false);
+            } else if !self.procs[p].dispatch_queued {
+                self.procs[p].dispatch_queued = true;
+                self.push(free, Priority::HandlerDone, Event::Dispatch { p: p as u32 });
+            }
             return;
         }
         // Software-DSM protocol handlers and directory traps are always taken at once (the
@@ -402,10 +429,7 @@ impl<S> World<S> {
         let entry = match (rec.target, self.mem.sw) {
             // A block-access fault enters its handler as the default protocol's miss does: the
             // trap, and for a store to a read-only block the upgrade fault's extra on top.
-            (Target::Fault { write, line }, Some(sw)) => {
-                let upgrade = write && self.mem.tempest.tag(p, line, self.mem.home_of(line)) == AccessTag::ReadOnly;
-                cfg.ps_to_cycles(sw.miss_trap_ps + if upgrade { sw.upgrade_fault_ps } else { 0 }).ceil() as u64
-            }
+            (Target::Fault { write, line }, Some(_)) => self.fault_entry_cycles(p, line, write),
             _ => (if interrupt { cfg.msg.interrupt_entry_cycles } else { cfg.msg.poll_dispatch_cycles }) + read,
         };
         let sw_costs = self.mem.sw;
@@ -427,12 +451,15 @@ impl<S> World<S> {
         if ctx.flow.started(p, src, msg_id, rec.target) > 0 {
             ctx.drain_to(src);
         }
+        let smp = cfg.smp_nodes;
         let proc = &mut self.procs[p];
         proc.handler_active = true;
         if !matches!(rec.target, Target::Trap { .. } | Target::Fault { .. }) {
             proc.received += 1;
         }
-        proc.acct.switch(Category::MessageOverhead, now);
+        if !smp {
+            proc.acct.switch(Category::MessageOverhead, now);
+        }
         match rec.target {
             Target::App(h) => {
                 let message = Message { src: rec.src as ProcId, args: &rec.args, payload: &rec.payload };
@@ -441,19 +468,9 @@ impl<S> World<S> {
             Target::BarrierArrive => proc.barrier.arrivals += 1,
             Target::BarrierRelease => proc.barrier.released = proc.barrier.released.max(rec.args[0]),
             Target::Protocol { .. } | Target::Trap { .. } | Target::FlowAck => {}
-            Target::Fault { line, write } => match self.fault_handler {
-                Some(f) => {
-                    let block = commlab_api::Addr(line * cfg.mem.line_bytes);
-                    f(&mut proc.state, &mut ctx, &Fault { block, write });
-                }
-                None => {
-                    ctx.error.get_or_insert(format!(
-                        "a {} fault on Tempest user block {:#x}, but the program has no fault_handler",
-                        if write { "store" } else { "load" },
-                        line * cfg.mem.line_bytes
-                    ));
-                }
-            },
+            Target::Fault { line, write } => {
+                call_fault_handler(self.fault_handler, &mut proc.state, &mut ctx, line, write)
+            }
             Target::Sink | Target::OneSidedRequest { .. } | Target::OneSidedReply { .. } => {
                 unreachable!("cross-traffic and one-sided messages never reach a processor's inbox")
             }
@@ -491,13 +508,63 @@ impl<S> World<S> {
         self.finish_handler_start(p, now, duration_ps, sends);
     }
 
+    /// Entering a block-access fault's handler, as the default protocol's miss enters its
+    /// handler: the trap, and for a store to a read-only block the upgrade fault's extra.
+    fn fault_entry_cycles(&self, p: usize, line: u64, write: bool) -> u64 {
+        let sw = self.mem.sw.expect("user regions exist only under software DSM");
+        let upgrade = write && self.mem.tempest.tag(p, line, self.mem.home_of(line)) == AccessTag::ReadOnly;
+        self.cfg.ps_to_cycles(sw.miss_trap_ps + if upgrade { sw.upgrade_fault_ps } else { 0 }).ceil() as u64
+    }
+
+    /// SMP node: the compute processor runs the fault handler of its own access at once (its
+    /// protocol processor runs the handlers of messages). Returns the handler's length, which
+    /// the caller spends.
+    pub(crate) fn run_fault_on_compute(&mut self, p: usize, line: u64, write: bool) -> u64 {
+        let cfg = Arc::clone(&self.cfg);
+        let entry = self.fault_entry_cycles(p, line, write);
+        let sw = self.mem.sw.expect("user regions exist only under software DSM");
+        let mut ctx = Ctx {
+            id: p,
+            nprocs: self.procs.len(),
+            handlers: self.handlers.len(),
+            cfg: &cfg,
+            start_ps: self.now,
+            offset_cycles: entry,
+            sends: Vec::new(),
+            error: None,
+            flow: &mut self.flow,
+            mem: &mut self.mem,
+        };
+        call_fault_handler(self.fault_handler, &mut self.procs[p].state, &mut ctx, line, write);
+        let exit = cfg.ps_to_cycles(sw.resume_ps).ceil() as u64;
+        let duration_ps = cfg.cycles_to_ps((ctx.offset_cycles + exit) as f64);
+        let (sends, error) = (std::mem::take(&mut ctx.sends), ctx.error.take());
+        if let Some(e) = error {
+            self.fail(SimError::Program(format!("in the fault handler on processor {p}: {e}")));
+        }
+        for s in sends {
+            let at = self.now + cfg.cycles_to_ps(s.at_cycles as f64);
+            self.launch(p, s.dest, s.target, s.args, s.payload, at);
+        }
+        self.mem.stats.handler_ps_compute += duration_ps;
+        duration_ps
+    }
+
     /// Launch a started handler's sends and account for its length on the processor.
     fn finish_handler_start(&mut self, p: usize, now: u64, duration_ps: u64, sends: Vec<msg::HandlerSend>) {
-        self.mem.stats.handler_ps_compute += duration_ps;
         for s in sends {
             let at = now + self.cfg.cycles_to_ps(s.at_cycles as f64);
             self.launch(p, s.dest, s.target, s.args, s.payload, at);
         }
+        let done = Event::HandlerDone { p: p as u32 };
+        if self.cfg.smp_nodes {
+            // On the protocol processor, which default-protocol handlers share.
+            self.mem.stats.handler_ps_protocol += duration_ps;
+            self.mem.pp_busy[p] = now + duration_ps;
+            self.push(now + duration_ps, Priority::HandlerDone, done);
+            return;
+        }
+        self.mem.stats.handler_ps_compute += duration_ps;
         // The interrupted main thread loses the handler's time; a blocked one is re-woken
         // when the handler is done.
         let main = self.procs[p].main;
@@ -507,7 +574,7 @@ impl<S> World<S> {
             self.procs[p].main = MainState::Timed { end, cat };
             self.wake_at(p, end);
         }
-        self.push(now + duration_ps, Priority::HandlerDone, Event::HandlerDone { p: p as u32 });
+        self.push(now + duration_ps, Priority::HandlerDone, done);
     }
 
     fn on_handler_done(&mut self, p: usize) {
@@ -520,11 +587,12 @@ impl<S> World<S> {
         let proc = &mut self.procs[p];
         proc.handler_active = false;
         match proc.main {
+            _ if self.cfg.smp_nodes => {}
             MainState::Timed { cat, .. } | MainState::Blocked { cat, .. } => proc.acct.switch(cat, now),
             MainState::Done | MainState::Running => {}
         }
         self.try_dispatch(p);
-        if !self.procs[p].handler_active {
+        if !self.compute_in_handler(p) {
             if let MainState::Blocked { .. } = self.procs[p].main {
                 self.wake_at(p, now);
             }
@@ -537,6 +605,10 @@ impl<S> World<S> {
         match ev {
             Event::Net(ev) => self.net.handle(&mut self.q, now, ev),
             Event::HandlerDone { p } => self.on_handler_done(p as usize),
+            Event::Dispatch { p } => {
+                self.procs[p as usize].dispatch_queued = false;
+                self.try_dispatch(p as usize);
+            }
             Event::CrossGen { pair } => {
                 if self.procs_done < self.procs.len() {
                     let (src, dst) = self.cross_pairs[pair as usize];
@@ -617,6 +689,21 @@ impl<S> World<S> {
     }
 }
 
+/// Call the program's Tempest fault handler for a fault on the block at `line`.
+fn call_fault_handler<S>(f: Option<FaultHandler<S>>, state: &mut S, ctx: &mut Ctx<'_>, line: u64, write: bool) {
+    let block = commlab_api::Addr(line * ctx.cfg.mem.line_bytes);
+    match f {
+        Some(f) => f(state, ctx, &Fault { block, write }),
+        None => {
+            ctx.error.get_or_insert(format!(
+                "a {} fault on Tempest user block {:#x}, but the program has no fault_handler",
+                if write { "store" } else { "load" },
+                block.0
+            ));
+        }
+    }
+}
+
 /// Run `program` on the machine `cfg`; `checked` switches the coherence invariant checker on.
 /// With a `control`, every [`CONTROL_EVERY_EVENTS`] events the loop publishes its progress
 /// there and stops with [`SimError::Cancelled`] if it was asked to; it never reads anything else
@@ -661,6 +748,7 @@ pub fn run<P: Program>(
             main: MainState::Running,
             gen: 0,
             handler_active: false,
+            dispatch_queued: false,
             inbox: VecDeque::new(),
             acct: TimeAccount::new(),
             barrier: BarrierState::default(),

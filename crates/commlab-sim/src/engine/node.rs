@@ -486,6 +486,12 @@ impl<'y, S> SimNode<'y, S> {
             if w.mem.tempest.pending[id] != Some((line, write)) {
                 w.mem.tempest.pending[id] = Some((line, write));
                 w.mem.tempest.faults += 1;
+                if w.cfg.smp_nodes {
+                    // The faulting processor runs its fault handler itself, then waits.
+                    let ps = w.run_fault_on_compute(id, line, write);
+                    self.timed(ps, Category::MessageOverhead);
+                    continue;
+                }
                 let msg = w.alloc_msg(MessageRecord {
                     src: id as u32,
                     target: Target::Fault { line, write },
@@ -567,7 +573,7 @@ impl<S> Node for SimNode<'_, S> {
         self.flush();
         let id = self.id;
         self.w().procs[id].mode = mode;
-        if mode == ReceiveMode::Interrupt {
+        if mode == ReceiveMode::Interrupt && !self.w().cfg.smp_nodes {
             // Messages that waited for a poll are taken now, as the interrupt would.
             self.drain();
         }
@@ -592,7 +598,8 @@ impl<S> Node for SimNode<'_, S> {
         };
         self.timed(ps, Category::MessageOverhead);
         let id = self.id;
-        if self.w().procs[id].mode == ReceiveMode::Polling {
+        // (An SMP node's handlers are its protocol processor's: a poll finds nothing to run.)
+        if self.w().procs[id].mode == ReceiveMode::Polling && !self.w().cfg.smp_nodes {
             self.drain();
         }
     }

@@ -136,7 +136,7 @@ impl<S> World<S> {
                 let p = node;
                 self.procs[p].one_sided_outstanding -= words;
                 if let MainState::Blocked { wait: Wait::OneSided, .. } = self.procs[p].main {
-                    if !self.procs[p].handler_active {
+                    if !self.compute_in_handler(p) {
                         self.wake_at(p, self.now);
                     }
                 }

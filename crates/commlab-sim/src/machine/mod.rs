@@ -280,6 +280,8 @@ pub struct MachineConfig {
     /// `network.model = "fold"`: events due before everything queued run without being queued
     /// (see [`crate::queue::EventQueue::new`]); `false` is the per-hop reference.
     pub fold_events: bool,
+    /// `node.procs_per_node = 2`: every message handler runs on the node's second processor.
+    pub smp_nodes: bool,
 }
 
 /// Messaging costs in processor cycles (see [`KEYS`] for meanings), already multiplied by
@@ -857,6 +859,37 @@ impl MachineConfig {
                 "a snooping bus is hardware coherence; it needs memory.model = \"hardware\"",
             ));
         }
+        let (smp_nodes, tag_lock_cycles) = match &spec.node {
+            None => (false, 0),
+            Some(nd) => {
+                if !(1..=2).contains(&nd.procs_per_node) {
+                    return Err(ConfigError::key(
+                        "node.procs_per_node",
+                        format!(
+                            "must be 1 or 2 (2: a compute processor and a protocol processor), got {}",
+                            nd.procs_per_node
+                        ),
+                    ));
+                }
+                let smp = nd.procs_per_node == 2;
+                match (smp, nd.tag_lock_cycles, mem.model.as_str()) {
+                    (true, None, "software") => {
+                        return Err(ConfigError::key(
+                            "node.tag_lock_cycles",
+                            "an SMP node of a software-DSM machine takes a lock around each access-tag change; \
+                             give its cost, e.g. --set node.tag_lock_cycles=20",
+                        ))
+                    }
+                    (false, Some(_), _) => {
+                        return Err(ConfigError::key(
+                            "node.tag_lock_cycles",
+                            "is the cost of an SMP node's tag lock; it needs node.procs_per_node = 2",
+                        ))
+                    }
+                    (_, lock, _) => (smp, lock.unwrap_or(0)),
+                }
+            }
+        };
         let software = match (mem.model.as_str(), &spec.dsm) {
             ("hardware", _) => None,
             ("software", None) => {
@@ -889,7 +922,8 @@ impl MachineConfig {
                         ),
                     ));
                 }
-                Some((d, handlers))
+                // An SMP node's second processor runs the protocol, whatever `dsm.handlers` says.
+                Some((d, if smp_nodes { DsmHandlers::ProtocolProcessor } else { handlers }))
             }
             (other, _) => {
                 return Err(ConfigError::key("memory.model", format!("must be hardware or software, got `{other}`")))
@@ -968,10 +1002,14 @@ impl MachineConfig {
                     resume_ps: ps(d.resume_cycles),
                     handler_ps: ps(d.handler_cycles),
                     copy_block_ps: cycles_to_ps(cycle_ps, mem.line_bytes as f64 / d.copy_bytes_per_cycle),
-                    tag_valid_base_ps: ps(d.tag_valid_cycles),
-                    tag_valid_ps: ps(d.tag_valid_cycles + granules * d.tag_valid_per_granule_cycles),
-                    tag_invalidate_ps: ps(d.tag_invalidate_cycles + granules * d.tag_invalidate_per_granule_cycles),
-                    tag_invalidate_base_ps: ps(d.tag_invalidate_cycles),
+                    // Every tag change on an SMP node is made under the node's tag lock (its
+                    // base part: once per block, however many granules it sets).
+                    tag_valid_base_ps: ps(d.tag_valid_cycles + tag_lock_cycles),
+                    tag_valid_ps: ps(d.tag_valid_cycles + granules * d.tag_valid_per_granule_cycles + tag_lock_cycles),
+                    tag_invalidate_ps: ps(d.tag_invalidate_cycles
+                        + granules * d.tag_invalidate_per_granule_cycles
+                        + tag_lock_cycles),
+                    tag_invalidate_base_ps: ps(d.tag_invalidate_cycles + tag_lock_cycles),
                     send_small_ps: ps(msg.send_cost_cycles(2, None)),
                     send_data_ps: ps(msg.send_cost_cycles(2, Some(1))),
                     entry_ps: ps(msg.interrupt_entry_cycles),
@@ -1028,6 +1066,7 @@ impl MachineConfig {
             max_events: spec.limits.max_events,
             max_time_ps: max_time_ps as u64,
             fold_events,
+            smp_nodes,
             topology,
             spec,
         };

@@ -26,6 +26,9 @@ pub struct MachineSpec {
     /// One-sided remote memory access (get/put); absent: the machine has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteSpec>,
+    /// The node's processors (`[node]`); absent: one processor per node, as every preset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<NodeSpec>,
     #[serde(default)]
     pub costs: BTreeMap<String, u64>,
     pub limits: LimitsSpec,
@@ -138,6 +141,23 @@ pub struct DsmSpec {
     pub tag_valid_per_granule_cycles: u64,
     pub tag_invalidate_cycles: u64,
     pub tag_invalidate_per_granule_cycles: u64,
+}
+
+/// The processors of a node (`[node]`). With two, the second is a protocol processor: it runs
+/// the node's dispatch loop (every message handler, the default protocol's and the program's),
+/// and the compute processor is never interrupted by them.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    #[serde(default = "one")]
+    pub procs_per_node: u64,
+    /// A lock both processors of an SMP node take around each access-tag change (software DSM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag_lock_cycles: Option<u64>,
+}
+
+fn one() -> u64 {
+    1
 }
 
 /// One-sided remote memory access, SHMEM-like get and put (the T3D's remote loads and stores
@@ -506,7 +526,9 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc { key: "remote.service_line_cycles", unit: "cycles", doc: "the target memory's occupancy per distinct line a request's words are in (strided requests open more); requests occupy it one after another" },
     KeyDoc { key: "remote.service_word_cycles", unit: "cycles", doc: "the target memory's occupancy per word of a request" },
     KeyDoc { key: "remote.ni_latency_cycles", unit: "cycles", doc: "optional: injection and ejection latency of one-sided packets (their own interface) instead of network.ni_latency_ns" },
-    KeyDoc { key: "dsm.handlers", unit: "compute|protocol-processor", doc: "where protocol handlers run: on the node's compute processor (stealing its time) or a dedicated protocol processor" },
+    KeyDoc { key: "dsm.handlers", unit: "compute|protocol-processor", doc: "where the default protocol's handlers run on a one-processor node: on its compute processor (stealing its time) or a dedicated protocol processor (the program's handlers stay on the compute processor); an SMP node (node.procs_per_node = 2) runs every handler on its second processor, whatever this says" },
+    KeyDoc { key: "node.procs_per_node", unit: "1|2", doc: "processors per node; 2: an SMP node whose second processor runs the protocol dispatch loop (every message handler, polled, never interrupting the compute processor; a block-access fault still runs on the processor that took it). Absent: 1" },
+    KeyDoc { key: "node.tag_lock_cycles", unit: "cycles", doc: "on an SMP node of a software-DSM machine: the lock both processors take around each access-tag change (acquire and release), added to every tag change; required there" },
     KeyDoc { key: "dsm.load_check_cycles", unit: "cycles", doc: "access check on every shared load" },
     KeyDoc { key: "dsm.store_check_cycles", unit: "cycles", doc: "access check on every shared store" },
     KeyDoc { key: "dsm.miss_trap_cycles", unit: "cycles", doc: "from a failed access check to the protocol handler sending its request" },

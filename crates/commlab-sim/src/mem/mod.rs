@@ -175,7 +175,7 @@ pub(crate) struct Memory {
     /// The latest time a software handler's actions reached (its end).
     pub handler_end: u64,
     /// Per node: its dedicated protocol processor is busy until this time.
-    pp_busy: Vec<u64>,
+    pub(crate) pp_busy: Vec<u64>,
     /// Whether the fill being installed carried the block (not just permission).
     fill_has_data: bool,
     /// Per node: when its last message to itself arrives (they arrive in order).

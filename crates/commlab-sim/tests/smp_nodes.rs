@@ -1,0 +1,237 @@
+//! SMP nodes (`node.procs_per_node = 2`): the second processor of a node runs its dispatch
+//! loop, so message handlers never take the compute processor's time; a block-access fault's
+//! handler runs on the processor that took it; every access-tag change pays the node's tag
+//! lock; and the keys are checked by name.
+
+use commlab_api::{
+    AccessTag, Addr, Backend, Category, Fault, FaultHandler, Handler, HandlerCtx, HandlerId, Message, Node, Placement,
+    ProcId, Program,
+};
+use commlab_sim::machine::MachineConfig;
+use commlab_sim::Simulator;
+use std::sync::Arc;
+
+const LOCK: u64 = 20;
+
+fn smp(_machine: &str, lock: u64) -> Vec<String> {
+    vec!["node.procs_per_node=2".to_string(), format!("node.tag_lock_cycles={lock}")]
+}
+
+fn sim(machine: &str, set: &[String]) -> Simulator {
+    Simulator::new(MachineConfig::preset(machine, set, Some(2)).unwrap())
+}
+
+#[derive(Default)]
+struct St {
+    received: u64,
+    faults: u64,
+    installs: u64,
+    loaded: u64,
+}
+
+fn count(s: &mut St, _: &mut dyn HandlerCtx, _: &Message<'_>) {
+    s.received += 1;
+}
+
+/// Processor 1 sends ten messages to processor 0, which computes meanwhile and then waits for
+/// them (interrupt delivery on a one-processor node).
+struct Interrupted;
+
+const WORK: u64 = 1_000_000;
+const MESSAGES: u64 = 10;
+
+impl Program for Interrupted {
+    type State = St;
+    fn handlers(&self) -> Vec<Handler<St>> {
+        vec![count]
+    }
+    fn init_state(&self, _: ProcId, _: usize) -> St {
+        St::default()
+    }
+    fn main<N: Node<State = St>>(&self, node: &mut N) {
+        node.begin_timing();
+        if node.id() == 1 {
+            for i in 0..MESSAGES {
+                node.send_am(0, HandlerId(0), &[i]);
+            }
+        } else {
+            node.compute(WORK);
+            node.wait_until("all ten", |s| s.received == MESSAGES);
+        }
+    }
+}
+
+#[test]
+fn handlers_run_on_the_protocol_processor_and_never_stretch_the_compute_processor() {
+    for m in ["blizzard-s", "cm5"] {
+        let one = sim(m, &[]);
+        // (A machine without access tags has no tag lock.)
+        let set = smp(m, LOCK);
+        let two = sim(m, if m == "cm5" { &set[..1] } else { &set });
+        let (a, b) = (one.run(Arc::new(Interrupted)).unwrap(), two.run(Arc::new(Interrupted)).unwrap());
+        assert_eq!((a.states[0].received, b.states[0].received), (MESSAGES, MESSAGES), "{m}");
+        let cfg = two.config();
+        let (p0a, p0b) = (&a.stats.procs[0], &b.stats.procs[0]);
+        // One processor per node: each handler interrupts the computation.
+        let interrupt = (cfg.msg.interrupt_entry_cycles + cfg.msg.interrupt_exit_cycles) as f64
+            + cfg.msg.receive_cost_cycles(1) as f64;
+        assert!((p0a.get(Category::MessageOverhead) - MESSAGES as f64 * interrupt).abs() < 1e-3, "{m}: {p0a:?}");
+        assert!((p0a.busy - (WORK as f64 + MESSAGES as f64 * interrupt)).abs() < 1e-3, "{m}: {p0a:?}");
+        // Two: the computation is all the compute processor does, and it is not delayed.
+        assert_eq!(p0b.get(Category::MessageOverhead), 0.0, "{m}: {p0b:?}");
+        // (Picosecond rounding of a 66 MHz cycle leaves a few millionths of a cycle.)
+        assert!((p0b.get(Category::Compute) - WORK as f64).abs() < 1e-3, "{m}");
+        assert!((p0b.busy - WORK as f64).abs() < 1e-3, "{m}: {p0b:?}");
+        if m == "blizzard-s" {
+            // The protocol processor's handler time: polled dispatch and reading the argument.
+            let polled = (cfg.msg.poll_dispatch_cycles + cfg.msg.receive_cost_cycles(1)) as f64;
+            let c = &b.stats.counters;
+            assert!((c["handler_cycles_protocol"] - MESSAGES as f64 * polled).abs() < 1e-3, "{c:?}");
+            assert_eq!(c["handler_cycles_compute"], 0.0, "{c:?}");
+            assert!((a.stats.counters["handler_cycles_compute"] - MESSAGES as f64 * interrupt).abs() < 1e-3);
+        }
+    }
+}
+
+/// Processor 0 asks processor 1 to take its own block away and give it back.
+struct Retag;
+
+fn retag(s: &mut St, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    s.received += 1;
+    ctx.set_tag(Addr(m.args[0]), AccessTag::Invalid);
+    ctx.set_tag(Addr(m.args[0]), AccessTag::Writable);
+}
+
+impl Program for Retag {
+    type State = St;
+    fn handlers(&self) -> Vec<Handler<St>> {
+        vec![retag]
+    }
+    fn init_state(&self, _: ProcId, _: usize) -> St {
+        St::default()
+    }
+    fn main<N: Node<State = St>>(&self, node: &mut N) {
+        let base = node.alloc_user_region(64, Placement::OnNode(1), 128).unwrap();
+        node.begin_timing();
+        if node.id() == 0 {
+            node.send_am(1, HandlerId(0), &[base.0]);
+        } else {
+            node.wait_until("retag", |s| s.received == 1);
+        }
+    }
+}
+
+#[test]
+fn every_tag_change_on_an_smp_node_pays_the_tag_lock() {
+    for m in ["blizzard-s", "blizzard-e", "blizzard-t"] {
+        let handler = |lock: u64| {
+            let out = sim(m, &smp(m, lock)).run(Arc::new(Retag)).unwrap();
+            out.stats.counters["handler_cycles_protocol"]
+        };
+        let (free, locked) = (handler(0), handler(LOCK));
+        assert!((locked - free - 2.0 * LOCK as f64).abs() < 1e-3, "{m}: two tag changes: {locked} vs {free}");
+        // Without the lock the handler is what a one-processor node's is, polled, not interrupted.
+        let one = sim(m, &[]);
+        let cfg = one.config();
+        let sw = cfg.coherence.software().unwrap();
+        let c = |ps: u64| cfg.ps_to_cycles(ps).ceil();
+        let want = (cfg.msg.poll_dispatch_cycles + cfg.msg.receive_cost_cycles(1)) as f64
+            + c(sw.tag_invalidate_ps)
+            + c(sw.tag_valid_ps);
+        assert!((free - want).abs() < 1e-3, "{m}: {free} vs {want}");
+    }
+}
+
+/// Processor 0 loads a word of a block homed at processor 1: its fault handler asks the home,
+/// whose handler replies with the block, which a handler on processor 0 installs.
+struct RemoteLoad;
+
+fn ask_home(s: &mut St, ctx: &mut dyn HandlerCtx, f: &Fault) {
+    s.faults += 1;
+    ctx.send_am(1, HandlerId(0), &[f.block.0]);
+}
+
+fn serve(_: &mut St, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    let mut buf = vec![0; 16];
+    ctx.block_read(Addr(m.args[0]), &mut buf);
+    ctx.send_bulk(m.src, HandlerId(1), &[m.args[0]], &[&buf]);
+}
+
+fn install(s: &mut St, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    s.installs += 1;
+    ctx.block_write(Addr(m.args[0]), m.payload);
+    ctx.set_tag(Addr(m.args[0]), AccessTag::ReadOnly);
+}
+
+impl Program for RemoteLoad {
+    type State = St;
+    fn handlers(&self) -> Vec<Handler<St>> {
+        vec![serve, install]
+    }
+    fn fault_handler(&self) -> Option<FaultHandler<St>> {
+        Some(ask_home)
+    }
+    fn init_state(&self, _: ProcId, _: usize) -> St {
+        St::default()
+    }
+    fn main<N: Node<State = St>>(&self, node: &mut N) {
+        let base = node.alloc_user_region(16, Placement::OnNode(1), 128).unwrap();
+        if node.id() == 1 {
+            node.store(base.word(3), 42);
+        }
+        node.barrier();
+        node.begin_timing();
+        if node.id() == 0 {
+            let v = node.load(base.word(3));
+            node.state(|s| s.loaded = v);
+        }
+        node.barrier();
+    }
+}
+
+#[test]
+fn a_fault_runs_on_the_processor_that_took_it_and_the_messages_on_the_protocol_processor() {
+    for m in ["blizzard-s", "blizzard-e", "blizzard-t"] {
+        let s = sim(m, &smp(m, LOCK));
+        let out = s.run(Arc::new(RemoteLoad)).unwrap_or_else(|e| panic!("{m}: {e}"));
+        let p0 = &out.states[0];
+        assert_eq!((p0.faults, p0.installs, p0.loaded), (1, 1, 42), "{m}");
+        // The fault handler (trap, one send, resume) is the compute processor's only handler
+        // time; it is message overhead in processor 0's accounting.
+        let cfg = s.config();
+        let sw = cfg.coherence.software().unwrap();
+        let c = |ps: u64| cfg.ps_to_cycles(ps).ceil();
+        let fault = c(sw.miss_trap_ps) + cfg.msg.send_cost_cycles(1, None) as f64 + c(sw.resume_ps);
+        let counters = &out.stats.counters;
+        assert!((counters["handler_cycles_compute"] - fault).abs() < 1e-3, "{m}: {counters:?} vs {fault}");
+        assert!((out.stats.procs[0].get(Category::MessageOverhead) - fault).abs() < 1e-3, "{m}");
+        assert!(counters["handler_cycles_protocol"] > 0.0, "{m}: the home's reply and the install");
+        assert_eq!(counters["tempest_faults"], 1.0, "{m}");
+    }
+}
+
+#[test]
+fn two_runs_on_smp_nodes_are_identical() {
+    let s = sim("blizzard-e", &smp("blizzard-e", LOCK));
+    let (a, b) = (s.run(Arc::new(RemoteLoad)).unwrap(), s.run(Arc::new(RemoteLoad)).unwrap());
+    assert_eq!(a.stats.cycles, b.stats.cycles);
+    assert_eq!(a.stats.counters, b.stats.counters);
+}
+
+#[test]
+fn bad_node_keys_are_refused_by_name() {
+    let err = |set: &[&str]| {
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        MachineConfig::preset("blizzard-s", &set, None).expect_err("refused").to_string()
+    };
+    let e = err(&["node.procs_per_node=3"]);
+    assert!(e.contains("node.procs_per_node") && e.contains("got 3"), "{e}");
+    let e = err(&["node.procs_per_node=2"]);
+    assert!(e.contains("node.tag_lock_cycles"), "a software-DSM SMP node needs its lock's cost: {e}");
+    let e = err(&["node.tag_lock_cycles=20"]);
+    assert!(e.contains("node.procs_per_node = 2"), "{e}");
+    let e = err(&["node.procs_per_node=-1"]);
+    assert!(e.contains("node.procs_per_node"), "{e}");
+    // A hardware-coherent machine has no tags to lock.
+    assert!(MachineConfig::preset("alewife", &["node.procs_per_node=2".to_string()], None).is_ok());
+}
