@@ -241,6 +241,26 @@ fn all_five_apps_run_on_smp_nodes_of_the_three_presets() {
     }
 }
 
+/// Back-edge polling instead of interrupts: every app in both variants gives the sequential
+/// answer, categories sum, messages are dispatched at back-edges, two runs are identical.
+#[test]
+fn all_five_apps_run_with_back_edge_polling() {
+    let s =
+        common::preset("blizzard-s", &["messaging.backedge_interval_cycles=200", "messaging.poll_cycles=10"], Some(4));
+    for (app, p) in [("dsmc", DSMC), ("barnes", BARNES), ("appbt", APPBT), ("moldyn", MOLDYN), ("em3d", EM3D)] {
+        for v in app_info(app).unwrap().variants {
+            let what = format!("{app} [{v}] on blizzard-s polling at back-edges");
+            let r = run(&s, app, v, p);
+            assert_categories_sum(&r.stats, &what);
+            assert!(r.counters["backedge_failed_polls"] > 0.0, "{what}: {:?}", r.counters);
+            let again = run(&s, app, v, p);
+            assert_eq!(r.stats.cycles, again.stats.cycles, "{what}: cycles");
+            assert_eq!(r.stats.procs, again.stats.procs, "{what}: per-processor times");
+            assert_eq!(r.counters, again.counters, "{what}: counters");
+        }
+    }
+}
+
 #[test]
 fn bad_parameters_are_named() {
     let s = common::preset("blizzard-s", &[], Some(4));

@@ -229,8 +229,19 @@ pub(crate) struct Proc<S> {
     pub gen: u32,
     /// A handler is running: on the compute processor, or on an SMP node's protocol processor.
     pub handler_active: bool,
-    /// SMP node: an [`Event::Dispatch`] is queued for when the protocol processor is free.
+    /// An [`Event::Dispatch`] is queued: for when an SMP node's protocol processor is free,
+    /// or for the compute processor's next loop back-edge.
     pub dispatch_queued: bool,
+    /// Back-edge polling (`messaging.backedge_interval_cycles`): while the main thread computes,
+    /// its first back-edge at or after the period's start (later ones every interval); between
+    /// computations, how much computation is left before the next one.
+    pub edge_at: u64,
+    pub edge_left_ps: u64,
+    /// Back-edges passed without a message, not yet charged; and since `begin_timing`, those
+    /// charged and the messages dispatched at a back-edge.
+    pub polls_to_charge: u64,
+    pub failed_polls: u64,
+    pub edge_dispatches: u64,
     /// Arrived messages whose handlers have not run (the head is running if `handler_active`).
     pub inbox: VecDeque<u32>,
     pub acct: TimeAccount,
@@ -388,12 +399,33 @@ impl<S> World<S> {
             }
             return;
         }
+        let head = self.msgs[*proc.inbox.front().expect("non-empty") as usize].as_ref().map(|r| r.target);
+        if self.cfg.msg.backedge_interval_cycles > 0
+            && !matches!(head, Some(Target::Trap { .. } | Target::Fault { .. }))
+        {
+            // Back-edge polling: a computing processor takes the message at its next loop
+            // back-edge (one per back-edge); a waiting one at once; other work (a send, a
+            // poll) runs to its end first, and the message waits for the next computation or wait.
+            match proc.main {
+                MainState::Running | MainState::Timed { .. } if proc.dispatch_queued => {}
+                MainState::Running => {}
+                MainState::Blocked { .. } | MainState::Done => self.start_handler(p, false),
+                MainState::Timed { cat: Category::Compute, end } => {
+                    let at = self.next_backedge(p);
+                    if at == self.now {
+                        self.start_handler(p, false);
+                    } else if at < end {
+                        self.procs[p].dispatch_queued = true;
+                        self.push(at, Priority::HandlerDone, Event::Dispatch { p: p as u32 });
+                    }
+                }
+                MainState::Timed { .. } => {}
+            }
+            return;
+        }
         // Software-DSM protocol handlers and directory traps are always taken at once (the
         // requester is stalled).
-        let protocol = matches!(
-            self.msgs[*proc.inbox.front().expect("non-empty") as usize].as_ref().map(|r| r.target),
-            Some(Target::Protocol { .. } | Target::Trap { .. } | Target::Fault { .. })
-        );
+        let protocol = matches!(head, Some(Target::Protocol { .. } | Target::Trap { .. } | Target::Fault { .. }));
         // A processor waiting in the message barrier has nothing else to do: it polls.
         let in_barrier = matches!(proc.main, MainState::Blocked { wait: Wait::Barrier(_), .. });
         let interrupt = protocol || (proc.mode == ReceiveMode::Interrupt && !in_barrier);
@@ -405,6 +437,35 @@ impl<S> World<S> {
         if allowed {
             self.start_handler(p, interrupt);
         }
+    }
+
+    /// Back-edge polling: the compute processor's next loop back-edge at or after now (its
+    /// main thread computes).
+    fn next_backedge(&self, p: usize) -> u64 {
+        let (at, k) = (self.procs[p].edge_at, self.cfg.cycles_to_ps(self.cfg.msg.backedge_interval_cycles as f64));
+        if self.now <= at {
+            at
+        } else {
+            at + (self.now - at).div_ceil(k) * k
+        }
+    }
+
+    /// Back-edge polling: a handler of `duration_ps` starts now inside a computation. The
+    /// back-edges it passed are failed polls; after it the computation goes on to its next
+    /// back-edge: a full interval if the handler was dispatched at one, else what was left.
+    fn backedge_handler(&mut self, p: usize, duration_ps: u64) {
+        let k = self.cfg.cycles_to_ps(self.cfg.msg.backedge_interval_cycles as f64);
+        let next = self.next_backedge(p);
+        let proc = &mut self.procs[p];
+        if self.now > proc.edge_at {
+            proc.polls_to_charge += (self.now - proc.edge_at).div_ceil(k);
+        }
+        proc.edge_at = if next == self.now {
+            proc.edge_dispatches += 1;
+            self.now + k
+        } else {
+            next
+        } + duration_ps;
     }
 
     fn start_handler(&mut self, p: usize, interrupt: bool) {
@@ -569,6 +630,10 @@ impl<S> World<S> {
         // when the handler is done.
         let main = self.procs[p].main;
         self.procs[p].gen = self.procs[p].gen.wrapping_add(1);
+        if self.cfg.msg.backedge_interval_cycles > 0 && matches!(main, MainState::Timed { cat: Category::Compute, .. })
+        {
+            self.backedge_handler(p, duration_ps);
+        }
         if let MainState::Timed { end, cat } = main {
             let end = end + duration_ps;
             self.procs[p].main = MainState::Timed { end, cat };
@@ -605,6 +670,7 @@ impl<S> World<S> {
         match ev {
             Event::Net(ev) => self.net.handle(&mut self.q, now, ev),
             Event::HandlerDone { p } => self.on_handler_done(p as usize),
+            // An SMP node's protocol processor is free, or a compute processor at a back-edge.
             Event::Dispatch { p } => {
                 self.procs[p as usize].dispatch_queued = false;
                 self.try_dispatch(p as usize);
@@ -749,6 +815,11 @@ pub fn run<P: Program>(
             gen: 0,
             handler_active: false,
             dispatch_queued: false,
+            edge_at: 0,
+            edge_left_ps: cfg.cycles_to_ps(cfg.msg.backedge_interval_cycles as f64),
+            polls_to_charge: 0,
+            failed_polls: 0,
+            edge_dispatches: 0,
             inbox: VecDeque::new(),
             acct: TimeAccount::new(),
             barrier: BarrierState::default(),
@@ -962,6 +1033,12 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         let ms = &w.mem.stats;
         counters.insert("handler_cycles_compute".to_string(), w.cfg.ps_to_cycles(ms.handler_ps_compute));
         counters.insert("handler_cycles_protocol".to_string(), w.cfg.ps_to_cycles(ms.handler_ps_protocol));
+    }
+    if w.cfg.msg.backedge_interval_cycles > 0 {
+        let polls: u64 = w.procs.iter().map(|p| p.failed_polls).sum();
+        let dispatched: u64 = w.procs.iter().map(|p| p.edge_dispatches).sum();
+        counters.insert("backedge_failed_polls".to_string(), polls as f64);
+        counters.insert("backedge_dispatches".to_string(), dispatched as f64);
     }
     let t = &w.mem.tempest;
     if t.in_use() {

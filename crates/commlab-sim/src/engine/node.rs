@@ -261,11 +261,41 @@ impl<'y, S> SimNode<'y, S> {
         let id = self.id;
         let w = self.w();
         let end = w.now + ps;
+        let backedges = w.cfg.msg.backedge_interval_cycles > 0 && cat == Category::Compute;
         let proc = &mut w.procs[id];
         proc.main = MainState::Timed { end, cat };
         proc.acct.switch(cat, w.now);
         w.wake_at(id, end);
+        if backedges {
+            let proc = &mut w.procs[id];
+            proc.edge_at = w.now + proc.edge_left_ps;
+            // A message that waited for this computation is taken at its first back-edge.
+            w.try_dispatch(id);
+        }
         self.suspend();
+        if backedges {
+            self.end_of_computation();
+        }
+    }
+
+    /// Back-edge polling: a computation ended (now): count its back-edges since the last
+    /// message as failed polls, keep what is left before the next, and spend the polls.
+    fn end_of_computation(&mut self) {
+        let id = self.id;
+        let w = self.w();
+        let (now, cfg) = (w.now, &w.cfg);
+        let k = cfg.cycles_to_ps(cfg.msg.backedge_interval_cycles as f64);
+        let poll_ps = cfg.cycles_to_ps(cfg.msg.poll_cycles as f64);
+        let proc = &mut w.procs[id];
+        if now >= proc.edge_at {
+            proc.polls_to_charge += (now - proc.edge_at) / k + 1;
+            proc.edge_left_ps = k - (now - proc.edge_at) % k;
+        } else {
+            proc.edge_left_ps = proc.edge_at - now;
+        }
+        let polls = std::mem::take(&mut proc.polls_to_charge);
+        proc.failed_polls += polls;
+        self.timed(polls * poll_ps, Category::MessageOverhead);
     }
 
     /// Block until something wakes this processor (a handler finishing, NI space, ...).
@@ -790,6 +820,8 @@ impl<S> Node for SimNode<'_, S> {
             for p in &mut w.procs {
                 p.sent = 0;
                 p.received = 0;
+                p.failed_polls = 0;
+                p.edge_dispatches = 0;
             }
             w.net.reset_link_stats();
         }

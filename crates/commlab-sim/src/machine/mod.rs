@@ -307,6 +307,8 @@ pub struct MessagingCosts {
     pub flow_window_messages: u64,
     /// Copying a message into the software queue of flow control.
     pub flow_buffer_cycles: u64,
+    /// Polls at loop back-edges, one per this many cycles of computation (0: messages interrupt).
+    pub backedge_interval_cycles: u64,
 }
 
 impl MessagingCosts {
@@ -957,7 +959,15 @@ impl MachineConfig {
             barrier_arity: m.barrier_arity,
             flow_window_messages: m.flow_window_messages,
             flow_buffer_cycles: m.flow_buffer_cycles,
+            backedge_interval_cycles: m.backedge_interval_cycles,
         };
+        if msg.backedge_interval_cycles > 0 && smp_nodes {
+            return Err(ConfigError::key(
+                "messaging.backedge_interval_cycles",
+                "an SMP node's protocol processor takes its messages, so its compute processor does not poll at \
+                 back-edges; use one or the other (node.procs_per_node = 1 for back-edge polling)",
+            ));
+        }
         let memory = MemoryConfig {
             line_bytes: mem.line_bytes,
             cache_lines,
@@ -1012,8 +1022,14 @@ impl MachineConfig {
                     tag_invalidate_base_ps: ps(d.tag_invalidate_cycles + tag_lock_cycles),
                     send_small_ps: ps(msg.send_cost_cycles(2, None)),
                     send_data_ps: ps(msg.send_cost_cycles(2, Some(1))),
-                    entry_ps: ps(msg.interrupt_entry_cycles),
-                    exit_ps: ps(msg.interrupt_exit_cycles),
+                    // Handlers on the compute processor are entered by interrupt, or, with
+                    // back-edge polling, dispatched by the poll that found their message.
+                    entry_ps: ps(if msg.backedge_interval_cycles > 0 {
+                        msg.poll_dispatch_cycles
+                    } else {
+                        msg.interrupt_entry_cycles
+                    }),
+                    exit_ps: if msg.backedge_interval_cycles > 0 { 0 } else { ps(msg.interrupt_exit_cycles) },
                 })
             }
         };

@@ -198,6 +198,10 @@ pub struct MessagingSpec {
     /// fingerprints).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub receive_per_arg_word_cycles: u64,
+    /// Polls at loop back-edges: cycles of computation between two (0, left out of the TOML:
+    /// none, messages interrupt).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub backedge_interval_cycles: u64,
     pub poll_cycles: u64,
     pub poll_dispatch_cycles: u64,
     pub dma_setup_cycles: u64,
@@ -387,7 +391,12 @@ pub const KEYS: &[KeyDoc] = &[
         unit: "cycles",
         doc: "a handler reading one 32-bit argument word of its message (e.g. through an NI window); default 0: reading is part of entry or dispatch",
     },
-    KeyDoc { key: "messaging.poll_cycles", unit: "cycles", doc: "one poll of the NI, whether or not a message waits" },
+    KeyDoc { key: "messaging.poll_cycles", unit: "cycles", doc: "one poll of the NI, whether or not a message waits (an explicit poll(), or a failed poll at a loop back-edge)" },
+    KeyDoc {
+        key: "messaging.backedge_interval_cycles",
+        unit: "cycles",
+        doc: "polling at loop back-edges, as executable editing inserts it: the program's computation passes a back-edge every this many cycles, each a poll (messaging.poll_cycles when it finds nothing, charged as message overhead); a message that would interrupt (either receive mode, or a software-DSM handler on the compute processor) waits for the next back-edge instead and is dispatched there (messaging.poll_dispatch_cycles, no interrupt entry or exit), one per back-edge; a waiting processor takes it at once, polled; 0 or absent: interrupts",
+    },
     KeyDoc {
         key: "messaging.poll_dispatch_cycles",
         unit: "cycles",

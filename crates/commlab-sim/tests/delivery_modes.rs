@@ -1,7 +1,9 @@
-//! SMP nodes (`node.procs_per_node = 2`): the second processor of a node runs its dispatch
-//! loop, so message handlers never take the compute processor's time; a block-access fault's
-//! handler runs on the processor that took it; every access-tag change pays the node's tag
-//! lock; and the keys are checked by name.
+//! Receiving without interrupts. SMP nodes (`node.procs_per_node = 2`): the second processor
+//! of a node runs its dispatch loop, so message handlers never take the compute processor's
+//! time; a block-access fault's handler runs on the processor that took it; every access-tag
+//! change pays the node's tag lock. Back-edge polling (`messaging.backedge_interval_cycles`):
+//! a computing processor takes a message at its next loop back-edge and pays a poll at every
+//! back-edge that finds nothing. The keys are checked by name.
 
 use commlab_api::{
     AccessTag, Addr, Backend, Category, Fault, FaultHandler, Handler, HandlerCtx, HandlerId, Message, Node, Placement,
@@ -234,4 +236,98 @@ fn bad_node_keys_are_refused_by_name() {
     assert!(e.contains("node.procs_per_node"), "{e}");
     // A hardware-coherent machine has no tags to lock.
     assert!(MachineConfig::preset("alewife", &["node.procs_per_node=2".to_string()], None).is_ok());
+}
+
+// Back-edge polling (`messaging.backedge_interval_cycles`): the other way of receiving
+// without interrupts, on a one-processor node.
+
+const INTERVAL: u64 = 1000;
+const POLL: u64 = 10;
+
+fn backedges() -> Vec<String> {
+    vec![format!("messaging.backedge_interval_cycles={INTERVAL}"), format!("messaging.poll_cycles={POLL}")]
+}
+
+#[derive(Default)]
+struct Seen {
+    /// When the handler of the one message saw the clock (after its entry and argument read).
+    at: f64,
+}
+
+fn note_time(s: &mut Seen, ctx: &mut dyn HandlerCtx, _: &Message<'_>) {
+    s.at = ctx.now_cycles();
+}
+
+/// Processor 1 sends one message to processor 0, which computes (`wait`: waits) meanwhile.
+struct OneMessage {
+    wait: bool,
+}
+
+impl Program for OneMessage {
+    type State = Seen;
+    fn handlers(&self) -> Vec<Handler<Seen>> {
+        vec![note_time]
+    }
+    fn init_state(&self, _: ProcId, _: usize) -> Seen {
+        Seen::default()
+    }
+    fn main<N: Node<State = Seen>>(&self, node: &mut N) {
+        node.begin_timing();
+        if node.id() == 1 {
+            node.send_am(0, HandlerId(0), &[7]);
+        } else if self.wait {
+            node.wait_until("the message", |s| s.at > 0.0);
+        } else {
+            node.compute(10 * INTERVAL);
+        }
+    }
+}
+
+#[test]
+fn a_computing_processor_takes_a_message_at_its_next_back_edge_and_pays_its_failed_polls() {
+    for m in ["cm5", "blizzard-s"] {
+        let interrupt = sim(m, &[]);
+        let polled = sim(m, &backedges());
+        let cfg = interrupt.config();
+        let read = cfg.msg.receive_cost_cycles(1) as f64;
+        let a = interrupt.run(Arc::new(OneMessage { wait: false })).unwrap();
+        let b = polled.run(Arc::new(OneMessage { wait: false })).unwrap();
+        // The arrival, from the interrupted run; the back-edges are every INTERVAL cycles of
+        // processor 0's computation, which starts at cycle 0.
+        let arrival = a.states[0].at - (cfg.msg.interrupt_entry_cycles as f64 + read);
+        let taken = b.states[0].at - (cfg.msg.poll_dispatch_cycles as f64 + read);
+        let want = (arrival / INTERVAL as f64).ceil() * INTERVAL as f64;
+        assert!(arrival > 0.0 && (taken - want).abs() < 1e-3, "{m}: arrived {arrival}, taken {taken}, want {want}");
+        // Its time: the computation, the dispatched handler, and nine failed polls (ten
+        // back-edges, one of which found the message).
+        let handler = cfg.msg.poll_dispatch_cycles as f64 + read;
+        let p0 = &b.stats.procs[0];
+        let overhead = handler + 9.0 * POLL as f64;
+        assert!((p0.get(Category::MessageOverhead) - overhead).abs() < 1e-3, "{m}: {p0:?}");
+        assert!((p0.busy - (10 * INTERVAL) as f64 - overhead).abs() < 1e-3, "{m}: {p0:?}");
+        assert_eq!(b.stats.counters["backedge_failed_polls"], 9.0, "{m}");
+        assert_eq!(b.stats.counters["backedge_dispatches"], 1.0, "{m}");
+        assert!(!a.stats.counters.contains_key("backedge_failed_polls"), "{m}: interrupts have no back-edge counts");
+    }
+}
+
+#[test]
+fn a_waiting_processor_takes_a_message_at_once_polled() {
+    let interrupt = sim("cm5", &[]);
+    let polled = sim("cm5", &backedges());
+    let cfg = interrupt.config();
+    let a = interrupt.run(Arc::new(OneMessage { wait: true })).unwrap();
+    let b = polled.run(Arc::new(OneMessage { wait: true })).unwrap();
+    let arrival = a.states[0].at - cfg.msg.interrupt_entry_cycles as f64;
+    let taken = b.states[0].at - cfg.msg.poll_dispatch_cycles as f64;
+    assert!((taken - arrival).abs() < 1e-3, "arrived {arrival}, taken {taken}");
+    assert_eq!(b.stats.counters["backedge_dispatches"], 0.0, "not at a back-edge");
+}
+
+#[test]
+fn back_edge_polling_and_smp_nodes_exclude_each_other_by_name() {
+    let mut set = backedges();
+    set.push("node.procs_per_node=2".to_string());
+    let e = MachineConfig::preset("cm5", &set, None).expect_err("refused").to_string();
+    assert!(e.contains("messaging.backedge_interval_cycles") && e.contains("SMP"), "{e}");
 }
