@@ -415,3 +415,20 @@ fn blizzard_experiment_quick_writes_a_table_of_the_results() {
     bad_input(&["experiment", "blizzard", "dsmc", "--quick"], &["leave the app out"]);
     bad_input(&["experiment", "blizzard", "--quick", "--variant", "sm"], &["stache and custom", "`sm`"]);
 }
+
+/// The Blizzard experiment on SMP nodes: `--set` reaches every machine, and the summary says so.
+#[test]
+fn blizzard_experiment_on_smp_nodes_says_so_and_runs_handlers_on_protocol_processors() {
+    let d = TempDir::new("blizzard-smp");
+    let set = ["--set", "node.procs_per_node=2", "--set", "node.tag_lock_cycles=20"];
+    let text = ok(&[&["experiment", "blizzard", "--quick", "--out", d.arg()][..], &set].concat());
+    assert!(text.contains("every machine with --set node.procs_per_node=2 --set node.tag_lock_cycles=20"), "{text}");
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(d.file("experiment.json")).unwrap()).unwrap();
+    assert_eq!(summary["set"], serde_json::json!(["node.procs_per_node=2", "node.tag_lock_cycles=20"]));
+    for r in json_lines(&d.file("results.jsonl")) {
+        assert_eq!(r["check"]["ok"], true, "{}", r["check"]["detail"]);
+        if r["procs"].as_u64() > Some(1) {
+            assert!(r["counters"]["handler_cycles_protocol"].as_f64().unwrap() > 0.0, "{}", r["app"]);
+        }
+    }
+}

@@ -243,7 +243,7 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path) -> Result<(), Failure> {
         return Err(f);
     }
 
-    summarize(dir, &path, &machines, &variants, procs, a.quick)?;
+    summarize(dir, &path, &machines, &variants, procs, a.quick, &a.set)?;
     if problems.is_empty() {
         Ok(())
     } else {
@@ -259,6 +259,7 @@ fn summarize(
     variants: &[&str],
     procs: &[usize],
     quick: bool,
+    set: &[String],
 ) -> Result<(), Failure> {
     let rows = read_rows(path, Some("procs"), &VARIANTS)?;
     let largest = procs.iter().copied().max().unwrap_or(1);
@@ -283,6 +284,9 @@ fn summarize(
         procs.iter().map(usize::to_string).collect::<Vec<_>>().join(", "),
         if quick { " (--quick: small parameters)" } else { "" }
     );
+    if !set.is_empty() {
+        text.push_str(&format!("  every machine with --set {}\n", set.join(" --set ")));
+    }
     for app in APPS {
         let mut series = Vec::new();
         let mut per = Map::new();
@@ -354,7 +358,7 @@ fn summarize(
     }
     let summary = json!({
         "experiment": "blizzard",
-        "apps": APPS, "variants": variants, "machines": names, "procs": procs, "quick": quick,
+        "apps": APPS, "variants": variants, "machines": names, "procs": procs, "quick": quick, "set": set,
         "speedup": speedups,
         "table_procs": largest,
         "table": table,
