@@ -84,12 +84,13 @@ fn handlers_run_on_the_protocol_processor_and_never_stretch_the_compute_processo
         // (Picosecond rounding of a 66 MHz cycle leaves a few millionths of a cycle.)
         assert!((p0b.get(Category::Compute) - WORK as f64).abs() < 1e-3, "{m}");
         assert!((p0b.busy - WORK as f64).abs() < 1e-3, "{m}: {p0b:?}");
+        // The protocol processor's handler time: polled dispatch and reading the argument
+        // (regression: not reported on machines without software DSM).
+        let polled = (cfg.msg.poll_dispatch_cycles + cfg.msg.receive_cost_cycles(1)) as f64;
+        let c = &b.stats.counters;
+        assert!((c["handler_cycles_protocol"] - MESSAGES as f64 * polled).abs() < 1e-3, "{m}: {c:?}");
+        assert_eq!(c["handler_cycles_compute"], 0.0, "{m}: {c:?}");
         if m == "blizzard-s" {
-            // The protocol processor's handler time: polled dispatch and reading the argument.
-            let polled = (cfg.msg.poll_dispatch_cycles + cfg.msg.receive_cost_cycles(1)) as f64;
-            let c = &b.stats.counters;
-            assert!((c["handler_cycles_protocol"] - MESSAGES as f64 * polled).abs() < 1e-3, "{c:?}");
-            assert_eq!(c["handler_cycles_compute"], 0.0, "{c:?}");
             assert!((a.stats.counters["handler_cycles_compute"] - MESSAGES as f64 * interrupt).abs() < 1e-3);
         }
     }
@@ -212,6 +213,65 @@ fn a_fault_runs_on_the_processor_that_took_it_and_the_messages_on_the_protocol_p
     }
 }
 
+#[derive(Default)]
+struct Busy {
+    handled: u64,
+    /// Processor 3: when its load of a block homed at processor 0 completed.
+    loaded_at: f64,
+}
+
+const LONG: u64 = 100_000;
+
+fn long_handler(s: &mut Busy, ctx: &mut dyn HandlerCtx, _: &Message<'_>) {
+    s.handled += 1;
+    ctx.compute(LONG);
+}
+
+/// Processors 1 and 2 each send processor 0 a message whose handler computes for `LONG`
+/// cycles (2 sends after 1 has started); processor 3 then loads a word homed at processor 0,
+/// whose default-protocol request arrives while the first handler runs and the second waits.
+struct Queue;
+
+impl Program for Queue {
+    type State = Busy;
+    fn handlers(&self) -> Vec<Handler<Busy>> {
+        vec![long_handler]
+    }
+    fn init_state(&self, _: ProcId, _: usize) -> Busy {
+        Busy::default()
+    }
+    fn main<N: Node<State = Busy>>(&self, node: &mut N) {
+        let data = node.alloc_shared(16, Placement::OnNode(0));
+        node.begin_timing();
+        match node.id() {
+            0 => node.wait_until("both", |s| s.handled == 2),
+            1 => node.send_am(0, HandlerId(0), &[1]),
+            2 => {
+                node.compute(LONG / 10);
+                node.send_am(0, HandlerId(0), &[2]);
+            }
+            _ => {
+                node.compute(LONG / 5);
+                node.load(data);
+                let t = node.now_cycles();
+                node.state(|s| s.loaded_at = t);
+            }
+        }
+    }
+}
+
+/// Regression: a default-protocol message took the protocol processor as soon as it was
+/// free, ahead of a program's message that had arrived before it and waited; the processor
+/// takes them in arrival order.
+#[test]
+fn an_smp_nodes_protocol_processor_takes_messages_in_arrival_order() {
+    let cfg = MachineConfig::preset("blizzard-s", &smp("blizzard-s", LOCK), Some(4)).unwrap();
+    let out = Simulator::new(cfg).run(Arc::new(Queue)).unwrap();
+    assert_eq!(out.states[0].handled, 2);
+    let at = out.states[3].loaded_at;
+    assert!(at > 2.0 * LONG as f64, "the load was served at {at}, before the second handler had run");
+}
+
 #[test]
 fn two_runs_on_smp_nodes_are_identical() {
     let s = sim("blizzard-e", &smp("blizzard-e", LOCK));
@@ -232,10 +292,21 @@ fn bad_node_keys_are_refused_by_name() {
     assert!(e.contains("node.tag_lock_cycles"), "a software-DSM SMP node needs its lock's cost: {e}");
     let e = err(&["node.tag_lock_cycles=20"]);
     assert!(e.contains("node.procs_per_node = 2"), "{e}");
-    let e = err(&["node.procs_per_node=-1"]);
-    assert!(e.contains("node.procs_per_node"), "{e}");
-    // A hardware-coherent machine has no tags to lock.
-    assert!(MachineConfig::preset("alewife", &["node.procs_per_node=2".to_string()], None).is_ok());
+    for bad in ["-1", "abc"] {
+        let e = err(&[&format!("node.procs_per_node={bad}")]);
+        assert!(e.contains("node.procs_per_node") && e.contains("non-negative whole number"), "{e}");
+    }
+    // Regression: a huge lock cost was accepted and overflowed the tag costs.
+    let e = err(&["node.procs_per_node=2", "node.tag_lock_cycles=9000000000000000000"]);
+    assert!(e.contains("node.tag_lock_cycles"), "{e}");
+    // A hardware-coherent machine has no tags to lock (regression: the key was ignored there).
+    let hw = |set: &[&str]| {
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        MachineConfig::preset("alewife", &set, None)
+    };
+    assert!(hw(&["node.procs_per_node=2"]).is_ok());
+    let e = hw(&["node.procs_per_node=2", "node.tag_lock_cycles=20"]).expect_err("refused").to_string();
+    assert!(e.contains("node.tag_lock_cycles") && e.contains("software"), "{e}");
 }
 
 // Back-edge polling (`messaging.backedge_interval_cycles`): the other way of receiving

@@ -152,9 +152,11 @@ impl<S> World<S> {
                         self.one_sided_arrive(dst, msg);
                         continue;
                     }
-                    let on_compute = self.mem.sw.is_some_and(|sw| sw.on_compute());
+                    // (An SMP node's protocol processor takes the default protocol's messages
+                    // in arrival order with the program's, from its inbox.)
+                    let via_inbox = self.mem.sw.is_some_and(|sw| sw.on_compute()) || self.cfg.smp_nodes;
                     if let Some(MessageRecord { target: Target::Protocol { .. }, .. }) = &self.msgs[msg as usize] {
-                        if !on_compute {
+                        if !via_inbox {
                             // The memory controller (or protocol processor) takes protocol
                             // messages off the NI at once.
                             self.net.consume(&mut self.q, self.now, dst);

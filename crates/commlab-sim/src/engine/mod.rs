@@ -545,12 +545,14 @@ impl<S> World<S> {
             // A software protocol handler: its length is what its actions cost.
             let (from, sw) = (rec.src as usize, sw_costs.expect("software DSM"));
             drop(ctx);
-            let body_end = now + sw.entry_ps + sw.handler_ps;
+            // On an SMP node's protocol processor it costs what it costs on a dedicated one.
+            let (entry_ps, exit_ps) = if smp { (0, 0) } else { (sw.entry_ps, sw.exit_ps) };
+            let body_end = now + entry_ps + sw.handler_ps;
             self.mem_call(|mem| {
                 mem.run_software_handler(p, from, kind, line, requester as usize, body_end);
                 mem.check_line(line);
             });
-            let duration_ps = self.mem.handler_end - now + sw.exit_ps;
+            let duration_ps = self.mem.handler_end - now + exit_ps;
             self.finish_handler_start(p, now, duration_ps, Vec::new());
             return;
         }
@@ -1029,7 +1031,7 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         counters.insert("one_sided_words".to_string(), w.one_sided.words as f64);
         counters.insert("one_sided_invalidations".to_string(), w.one_sided.invalidations as f64);
     }
-    if w.mem.sw.is_some() {
+    if w.mem.sw.is_some() || w.cfg.smp_nodes {
         let ms = &w.mem.stats;
         counters.insert("handler_cycles_compute".to_string(), w.cfg.ps_to_cycles(ms.handler_ps_compute));
         counters.insert("handler_cycles_protocol".to_string(), w.cfg.ps_to_cycles(ms.handler_ps_protocol));

@@ -200,7 +200,7 @@ fn apply_override(table: &mut toml::Table, ov: &str) -> Result<(), ConfigError> 
         Some(old @ (toml::Value::Integer(_) | toml::Value::Float(_))) => number(key, raw, old, value)?,
         Some(old) => coerce(key, old, value)?,
         // A cost entry, or a whole-cycles key this machine leaves at its default of 0.
-        None if parents.first() == Some(&"costs") || last.ends_with("_cycles") => {
+        None if parents.first() == Some(&"costs") || last.ends_with("_cycles") || key == "node.procs_per_node" => {
             number(key, raw, &toml::Value::Integer(0), value)?
         }
         None => value,
@@ -733,7 +733,7 @@ fn check_times_fit(spec: &MachineSpec, cycle_ps: f64, max_time_ps: f64) -> Resul
         "poll_dispatch_cycles",
     ];
     let table = toml::Table::try_from(spec).expect("a spec serializes");
-    for section in ["messaging", "memory", "dsm", "remote", "costs"] {
+    for section in ["messaging", "memory", "dsm", "remote", "node", "costs"] {
         let Some(entries) = table.get(section).and_then(|t| t.as_table()) else { continue };
         for (key, value) in entries {
             let Some(cycles) = value.as_integer() else { continue };
@@ -861,37 +861,42 @@ impl MachineConfig {
                 "a snooping bus is hardware coherence; it needs memory.model = \"hardware\"",
             ));
         }
-        let (smp_nodes, tag_lock_cycles) = match &spec.node {
-            None => (false, 0),
-            Some(nd) => {
-                if !(1..=2).contains(&nd.procs_per_node) {
-                    return Err(ConfigError::key(
-                        "node.procs_per_node",
-                        format!(
-                            "must be 1 or 2 (2: a compute processor and a protocol processor), got {}",
-                            nd.procs_per_node
-                        ),
-                    ));
-                }
-                let smp = nd.procs_per_node == 2;
-                match (smp, nd.tag_lock_cycles, mem.model.as_str()) {
-                    (true, None, "software") => {
+        let (smp_nodes, tag_lock_cycles) =
+            match &spec.node {
+                None => (false, 0),
+                Some(nd) => {
+                    if !(1..=2).contains(&nd.procs_per_node) {
                         return Err(ConfigError::key(
-                            "node.tag_lock_cycles",
-                            "an SMP node of a software-DSM machine takes a lock around each access-tag change; \
+                            "node.procs_per_node",
+                            format!(
+                                "must be 1 or 2 (2: a compute processor and a protocol processor), got {}",
+                                nd.procs_per_node
+                            ),
+                        ));
+                    }
+                    let smp = nd.procs_per_node == 2;
+                    match (smp, nd.tag_lock_cycles, mem.model.as_str()) {
+                        (true, None, "software") => {
+                            return Err(ConfigError::key(
+                                "node.tag_lock_cycles",
+                                "an SMP node of a software-DSM machine takes a lock around each access-tag change; \
                              give its cost, e.g. --set node.tag_lock_cycles=20",
-                        ))
-                    }
-                    (false, Some(_), _) => {
-                        return Err(ConfigError::key(
+                            ))
+                        }
+                        (false, Some(_), _) => {
+                            return Err(ConfigError::key(
+                                "node.tag_lock_cycles",
+                                "is the cost of an SMP node's tag lock; it needs node.procs_per_node = 2",
+                            ))
+                        }
+                        (true, Some(_), model) if model != "software" => return Err(ConfigError::key(
                             "node.tag_lock_cycles",
-                            "is the cost of an SMP node's tag lock; it needs node.procs_per_node = 2",
-                        ))
+                            "locks access tags, which only a software-DSM machine (memory.model = \"software\") has",
+                        )),
+                        (_, lock, _) => (smp, lock.unwrap_or(0)),
                     }
-                    (_, lock, _) => (smp, lock.unwrap_or(0)),
                 }
-            }
-        };
+            };
         let software = match (mem.model.as_str(), &spec.dsm) {
             ("hardware", _) => None,
             ("software", None) => {
