@@ -120,7 +120,8 @@ pub(crate) enum Event {
     HandlerDone {
         p: u32,
     },
-    /// The protocol processor of SMP node `p` is free: run its next waiting handler.
+    /// Run `p`'s next waiting handler now: its SMP node's protocol processor is free, or (with
+    /// back-edge polling) its computation is at a loop back-edge.
     Dispatch {
         p: u32,
     },
