@@ -241,6 +241,23 @@ fn all_five_apps_run_on_smp_nodes_of_the_three_presets() {
     }
 }
 
+/// `stache` is the default protocol at the machine's block size, `memory.line_bytes` (the
+/// presets' 128 is the study's stache128): every app's `stache` gives the sequential answer at
+/// the study's smallest and largest block sizes, 32 and 512 bytes, with categories summing.
+#[test]
+fn stache_runs_at_block_sizes_from_32_to_512_bytes() {
+    for bytes in [32, 512] {
+        let set = format!("memory.line_bytes={bytes}");
+        let s = common::preset("blizzard-s", &[&set], Some(4));
+        for (app, p) in [("dsmc", DSMC), ("barnes", BARNES), ("appbt", APPBT), ("moldyn", MOLDYN), ("em3d", EM3D)] {
+            let what = format!("{app} [stache] on blizzard-s with {bytes}-byte blocks");
+            let r = run(&s, app, "stache", p);
+            assert_categories_sum(&r.stats, &what);
+            assert!(r.counters["cache_misses"] > 0.0, "{what}: {:?}", r.counters);
+        }
+    }
+}
+
 /// Back-edge polling instead of interrupts: every app in both variants gives the sequential
 /// answer, categories sum, messages are dispatched at back-edges, two runs are identical.
 #[test]
