@@ -16,6 +16,9 @@ const BARNES: &[&str] = &["bodies=192", "iterations=3"];
 const APPBT: &[&str] = &["nx=8", "ny=3", "nz=4", "iterations=3"];
 const MOLDYN: &[&str] = &["molecules=256", "iterations=3", "rebuild=2", "list_radius=2.6"];
 const EM3D: &[&str] = &["nodes=600", "degree=6", "remote=0.3", "span=2", "iterations=3"];
+/// The study's five applications at the sizes above.
+const APPS: [(&str, &[&str]); 5] =
+    [("dsmc", DSMC), ("barnes", BARNES), ("appbt", APPBT), ("moldyn", MOLDYN), ("em3d", EM3D)];
 
 fn machines() -> Vec<(String, Simulator)> {
     let mut v = Vec::new();
@@ -29,6 +32,14 @@ fn machines() -> Vec<(String, Simulator)> {
 
 fn run(s: &Simulator, app: &str, variant: &str, p: &[&str]) -> AppResult {
     common::run_seeded(s, app, variant, p, 5)
+}
+
+/// Two runs of the same thing agree in every simulated figure.
+fn assert_identical(a: &AppResult, b: &AppResult, what: &str) {
+    assert_eq!(a.stats.cycles, b.stats.cycles, "{what}: cycles");
+    assert_eq!(a.stats.procs, b.stats.procs, "{what}: per-processor times");
+    assert_eq!(a.stats.volume_bytes, b.stats.volume_bytes, "{what}: traffic");
+    assert_eq!(a.counters, b.counters, "{what}: counters");
 }
 
 #[test]
@@ -206,13 +217,9 @@ fn em3d_stache_is_sm_and_custom_updates_its_readers() {
 #[test]
 fn two_runs_are_identical() {
     let s = common::preset("blizzard-e", &[], Some(4));
-    for (app, p) in [("dsmc", DSMC), ("barnes", BARNES), ("appbt", APPBT), ("moldyn", MOLDYN), ("em3d", EM3D)] {
+    for (app, p) in APPS {
         for v in app_info(app).unwrap().variants {
-            let (a, b) = (run(&s, app, v, p), run(&s, app, v, p));
-            assert_eq!(a.stats.cycles, b.stats.cycles, "{app} [{v}]: cycles");
-            assert_eq!(a.stats.procs, b.stats.procs, "{app} [{v}]: per-processor times");
-            assert_eq!(a.stats.volume_bytes, b.stats.volume_bytes, "{app} [{v}]: traffic");
-            assert_eq!(a.counters, b.counters, "{app} [{v}]: counters");
+            assert_identical(&run(&s, app, v, p), &run(&s, app, v, p), &format!("{app} [{v}]"));
         }
     }
 }
@@ -224,17 +231,14 @@ fn two_runs_are_identical() {
 fn all_five_apps_run_on_smp_nodes_of_the_three_presets() {
     for m in ["blizzard-s", "blizzard-e", "blizzard-t"] {
         let s = common::preset(m, &["node.procs_per_node=2", "node.tag_lock_cycles=20"], Some(4));
-        for (app, p) in [("dsmc", DSMC), ("barnes", BARNES), ("appbt", APPBT), ("moldyn", MOLDYN), ("em3d", EM3D)] {
+        for (app, p) in APPS {
             for v in app_info(app).unwrap().variants {
                 let what = format!("{app} [{v}] on {m} with SMP nodes");
                 let r = run(&s, app, v, p);
                 assert_categories_sum(&r.stats, &what);
                 assert!(r.counters["handler_cycles_protocol"] > 0.0, "{what}: {:?}", r.counters);
                 if m == "blizzard-e" {
-                    let again = run(&s, app, v, p);
-                    assert_eq!(r.stats.cycles, again.stats.cycles, "{what}: cycles");
-                    assert_eq!(r.stats.procs, again.stats.procs, "{what}: per-processor times");
-                    assert_eq!(r.counters, again.counters, "{what}: counters");
+                    assert_identical(&r, &run(&s, app, v, p), &what);
                 }
             }
         }
@@ -249,7 +253,7 @@ fn stache_runs_at_block_sizes_from_32_to_512_bytes() {
     for bytes in [32, 512] {
         let set = format!("memory.line_bytes={bytes}");
         let s = common::preset("blizzard-s", &[&set], Some(4));
-        for (app, p) in [("dsmc", DSMC), ("barnes", BARNES), ("appbt", APPBT), ("moldyn", MOLDYN), ("em3d", EM3D)] {
+        for (app, p) in APPS {
             let what = format!("{app} [stache] on blizzard-s with {bytes}-byte blocks");
             let r = run(&s, app, "stache", p);
             assert_categories_sum(&r.stats, &what);
@@ -264,16 +268,13 @@ fn stache_runs_at_block_sizes_from_32_to_512_bytes() {
 fn all_five_apps_run_with_back_edge_polling() {
     let s =
         common::preset("blizzard-s", &["messaging.backedge_interval_cycles=200", "messaging.poll_cycles=10"], Some(4));
-    for (app, p) in [("dsmc", DSMC), ("barnes", BARNES), ("appbt", APPBT), ("moldyn", MOLDYN), ("em3d", EM3D)] {
+    for (app, p) in APPS {
         for v in app_info(app).unwrap().variants {
             let what = format!("{app} [{v}] on blizzard-s polling at back-edges");
             let r = run(&s, app, v, p);
             assert_categories_sum(&r.stats, &what);
             assert!(r.counters["backedge_failed_polls"] > 0.0, "{what}: {:?}", r.counters);
-            let again = run(&s, app, v, p);
-            assert_eq!(r.stats.cycles, again.stats.cycles, "{what}: cycles");
-            assert_eq!(r.stats.procs, again.stats.procs, "{what}: per-processor times");
-            assert_eq!(r.counters, again.counters, "{what}: counters");
+            assert_identical(&r, &run(&s, app, v, p), &what);
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Tempest's mechanism on the software-DSM machines: tag changes and faults cost the presets'
 //! [dsm] costs as the default protocol pays them, a fault served and then taken away faults
 //! again, a handler's misuse is an error that names it, and machines without fine-grain access
-//! control refuse user regions. The update
+//! control refuse user regions; on SMP nodes tag changes pay the node's lock and a fault runs
+//! on the processor that took it. The update
 //! protocol built on it, with its answers, fault counts and the invariant checker at
 //! barriers, is tested with the protocol itself in `commlab-apps` (`runtime/update.rs`).
 
@@ -151,11 +152,13 @@ fn install(s: &mut St, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
     }
 }
 
-/// Processor 0 loads a word of a one-line block homed at processor 1, whose first install is
-/// taken away again.
-struct Refault;
+/// Processor 0 loads a word of a one-line block homed at processor 1 (timed from after the
+/// home has written it); with `take_away_first`, the first install is taken away again.
+struct RemoteLoad {
+    take_away_first: bool,
+}
 
-impl Program for Refault {
+impl Program for RemoteLoad {
     type State = St;
     fn handlers(&self) -> Vec<Handler<St>> {
         fetch_handlers()
@@ -164,7 +167,7 @@ impl Program for Refault {
         Some(ask_home)
     }
     fn init_state(&self, _: ProcId, _: usize) -> St {
-        St { block_words: 16, take_away_first: true, ..St::default() }
+        St { block_words: 16, take_away_first: self.take_away_first, ..St::default() }
     }
     fn main<N: Node<State = St>>(&self, node: &mut N) {
         let base = node.alloc_user_region(16, Placement::OnNode(1), 128).unwrap();
@@ -172,6 +175,7 @@ impl Program for Refault {
             node.store(base.word(3), 42);
         }
         node.barrier();
+        node.begin_timing();
         if node.id() == 0 {
             let v = node.load(base.word(3));
             node.state(|s| s.loaded = v);
@@ -186,7 +190,8 @@ impl Program for Refault {
 #[test]
 fn a_block_taken_away_before_the_access_retries_faults_again() {
     for m in ["blizzard-s", "blizzard-e", "blizzard-t"] {
-        let out = sim(m, 2, false).run(Arc::new(Refault)).unwrap_or_else(|e| panic!("{m}: {e}"));
+        let out =
+            sim(m, 2, false).run(Arc::new(RemoteLoad { take_away_first: true })).unwrap_or_else(|e| panic!("{m}: {e}"));
         let p0 = &out.states[0];
         assert_eq!((p0.faults, p0.installs, p0.loaded), (2, 2, 42), "{m}");
     }
@@ -458,4 +463,50 @@ fn tempest_counts_are_the_timed_regions() {
     assert_eq!(out.states[0].faults, 1, "the set-up load faulted once");
     let c = &out.stats.counters;
     assert_eq!((c["tempest_faults"], c["tempest_tag_changes"], c["tempest_block_copies"]), (0.0, 0.0, 0.0));
+}
+
+/// SMP nodes (`node.procs_per_node = 2`) with a tag lock of `lock` cycles.
+fn smp(machine: &str, lock: u64) -> Simulator {
+    let set = ["node.procs_per_node=2".to_string(), format!("node.tag_lock_cycles={lock}")];
+    Simulator::new(MachineConfig::preset(machine, &set, Some(2)).unwrap())
+}
+
+#[test]
+fn every_tag_change_on_an_smp_node_pays_the_tag_lock() {
+    const LOCK: u64 = 20;
+    for m in ["blizzard-s", "blizzard-e", "blizzard-t"] {
+        let handler = |lock: u64| smp(m, lock).run(Arc::new(Retag)).unwrap().stats.counters["handler_cycles_protocol"];
+        let (free, locked) = (handler(0), handler(LOCK));
+        assert!((locked - free - 2.0 * LOCK as f64).abs() < 1e-3, "{m}: two tag changes: {locked} vs {free}");
+        // Without the lock the handler is what a one-processor node's is, polled, not interrupted.
+        let one = sim(m, 2, false);
+        let cfg = one.config();
+        let sw = cfg.coherence.software().unwrap();
+        let c = |ps: u64| cfg.ps_to_cycles(ps).ceil();
+        let want = (cfg.msg.poll_dispatch_cycles + cfg.msg.receive_cost_cycles(1)) as f64
+            + c(sw.tag_invalidate_ps)
+            + c(sw.tag_valid_ps);
+        assert!((free - want).abs() < 1e-3, "{m}: {free} vs {want}");
+    }
+}
+
+#[test]
+fn on_an_smp_node_a_fault_runs_on_the_processor_that_took_it_and_the_messages_on_the_protocol_processor() {
+    for m in ["blizzard-s", "blizzard-e", "blizzard-t"] {
+        let s = smp(m, 20);
+        let out = s.run(Arc::new(RemoteLoad { take_away_first: false })).unwrap_or_else(|e| panic!("{m}: {e}"));
+        let p0 = &out.states[0];
+        assert_eq!((p0.faults, p0.installs, p0.loaded), (1, 1, 42), "{m}");
+        // The fault handler (trap, one send, resume) is the compute processor's only handler
+        // time; it is message overhead in processor 0's accounting.
+        let cfg = s.config();
+        let sw = cfg.coherence.software().unwrap();
+        let c = |ps: u64| cfg.ps_to_cycles(ps).ceil();
+        let fault = c(sw.miss_trap_ps) + cfg.msg.send_cost_cycles(1, None) as f64 + c(sw.resume_ps);
+        let counters = &out.stats.counters;
+        assert!((counters["handler_cycles_compute"] - fault).abs() < 1e-3, "{m}: {counters:?} vs {fault}");
+        assert!((out.stats.procs[0].get(commlab_api::Category::MessageOverhead) - fault).abs() < 1e-3, "{m}");
+        assert!(counters["handler_cycles_protocol"] > 0.0, "{m}: the home's reply and the install");
+        assert_eq!(counters["tempest_faults"], 1.0, "{m}");
+    }
 }

@@ -440,10 +440,15 @@ impl<S> World<S> {
         }
     }
 
+    /// Back-edge polling: the computation between two loop back-edges.
+    pub(crate) fn backedge_ps(&self) -> u64 {
+        self.cfg.cycles_to_ps(self.cfg.msg.backedge_interval_cycles as f64)
+    }
+
     /// Back-edge polling: the compute processor's next loop back-edge at or after now (its
     /// main thread computes).
     fn next_backedge(&self, p: usize) -> u64 {
-        let (at, k) = (self.procs[p].edge_at, self.cfg.cycles_to_ps(self.cfg.msg.backedge_interval_cycles as f64));
+        let (at, k) = (self.procs[p].edge_at, self.backedge_ps());
         if self.now <= at {
             at
         } else {
@@ -455,7 +460,7 @@ impl<S> World<S> {
     /// back-edges it passed are failed polls; after it the computation goes on to its next
     /// back-edge: a full interval if the handler was dispatched at one, else what was left.
     fn backedge_handler(&mut self, p: usize, duration_ps: u64) {
-        let k = self.cfg.cycles_to_ps(self.cfg.msg.backedge_interval_cycles as f64);
+        let k = self.backedge_ps();
         let next = self.next_backedge(p);
         let proc = &mut self.procs[p];
         if self.now > proc.edge_at {

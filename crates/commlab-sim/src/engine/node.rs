@@ -283,9 +283,8 @@ impl<'y, S> SimNode<'y, S> {
     fn end_of_computation(&mut self) {
         let id = self.id;
         let w = self.w();
-        let (now, cfg) = (w.now, &w.cfg);
-        let k = cfg.cycles_to_ps(cfg.msg.backedge_interval_cycles as f64);
-        let poll_ps = cfg.cycles_to_ps(cfg.msg.poll_cycles as f64);
+        let (now, k) = (w.now, w.backedge_ps());
+        let poll_ps = w.cfg.cycles_to_ps(w.cfg.msg.poll_cycles as f64);
         let proc = &mut w.procs[id];
         if now >= proc.edge_at {
             proc.polls_to_charge += (now - proc.edge_at) / k + 1;
