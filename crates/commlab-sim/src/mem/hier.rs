@@ -77,7 +77,7 @@ impl NodeDram {
 
 /// Picoseconds to move `bytes` at `ps_per_byte`.
 fn xfer_ps(level: &LevelConfig, bytes: u64) -> u64 {
-    (bytes as f64 * level.ps_per_byte).round() as u64
+    crate::machine::round_to_u64(bytes as f64 * level.ps_per_byte)
 }
 
 impl Memory {
@@ -190,7 +190,7 @@ impl Memory {
         let node = &mut self.drams[p];
         let start = t.max(node.bank_free[bank]);
         node.bank_free[bank] = start + d.bank_busy_ps;
-        let xfer = (bytes as f64 * d.ps_per_byte).round() as u64;
+        let xfer = crate::machine::round_to_u64(bytes as f64 * d.ps_per_byte);
         let bus_start = (start + d.latency_ps).saturating_sub(xfer).max(node.bus_free);
         node.bus_free = bus_start + xfer;
         bus_start + xfer

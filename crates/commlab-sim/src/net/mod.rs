@@ -205,7 +205,7 @@ impl Network {
 
     #[inline]
     pub fn serialization_ps(&self, bytes: u64) -> u64 {
-        (bytes as f64 * self.ps_per_byte).round() as u64
+        crate::machine::round_to_u64(bytes as f64 * self.ps_per_byte)
     }
 
     /// Whether `npackets` more fit in the output queue (a message always fits an empty queue).

@@ -20,8 +20,10 @@
 //! numbers differ only by the numbers folded events did not take, which leaves every
 //! comparison between the others unchanged.
 
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+mod heap;
+
+use heap::{Entry, QuadHeap};
+use std::collections::VecDeque;
 
 /// Same-time ordering: network progress first, then handler completion, then processor wake-ups
 /// (so a processor woken at `t` sees every packet and handler that finished at `t`).
@@ -31,29 +33,6 @@ pub(crate) enum Priority {
     Network = 0,
     HandlerDone = 1,
     Wake = 2,
-}
-
-struct Entry<E> {
-    /// time (64 bits) | priority (8 bits) | sequence (56 bits): one integer compare per step.
-    key: u128,
-    event: E,
-}
-
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key) // reversed: BinaryHeap is a max-heap
-    }
 }
 
 /// Events say whether they keep a run alive; background events (cross-traffic) do not.
@@ -74,7 +53,7 @@ struct Held<E> {
 }
 
 pub(crate) struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: QuadHeap<E>,
     lines: [VecDeque<Entry<E>>; LINES],
     seq: u64,
     live: u64,
@@ -88,7 +67,7 @@ impl<E: Liveness> EventQueue<E> {
     /// been queued (see the module documentation).
     pub fn new(fold: bool) -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(1024),
+            heap: QuadHeap::with_capacity(1024),
             lines: Default::default(),
             seq: 0,
             live: 0,
@@ -148,7 +127,7 @@ impl<E: Liveness> EventQueue<E> {
     pub fn pop(&mut self) -> Option<(u64, E, bool)> {
         // The source holding the smallest key: the heap (usize::MAX) or a delay line.
         let mut best = usize::MAX;
-        let mut best_key = self.heap.peek().map_or(u128::MAX, |e| e.key);
+        let mut best_key = self.heap.peek_key().unwrap_or(u128::MAX);
         for (i, line) in self.lines.iter().enumerate() {
             if let Some(front) = line.front() {
                 if front.key < best_key {
