@@ -463,7 +463,7 @@ impl<'y, S> SimNode<'y, S> {
     /// (a private line is always held owned), never access-checked.
     fn private_ref(&mut self, addr: Addr, what: &str) {
         let id = self.id;
-        if !addr.0.is_multiple_of(8) || self.w().mem.private_owner(addr.0) != Some(id) {
+        if !addr.0.is_multiple_of(8) || !self.w().mem.is_private_of(id, addr.0) {
             self.fail(format!(
                 "processor {id}: {what} of address {:#x}, which is not an aligned word of its private arrays",
                 addr.0

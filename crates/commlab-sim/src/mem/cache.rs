@@ -49,6 +49,8 @@ fn decode(b: u8) -> CacheState {
 #[derive(Clone)]
 pub(crate) struct Caches {
     sets: u64,
+    /// `sets - 1` when `sets` is a power of two (the set is then a mask, not a division).
+    set_mask: Option<u64>,
     ways: usize,
     /// Ways per processor: sets x ways.
     slots: usize,
@@ -69,6 +71,7 @@ impl Caches {
         let all = slots * n;
         Caches {
             sets,
+            set_mask: sets.is_power_of_two().then(|| sets - 1),
             ways,
             slots,
             tags: vec![EMPTY; all],
@@ -87,7 +90,11 @@ impl Caches {
     /// The ways of `line`'s set at processor `p`.
     #[inline]
     fn set_of(&self, p: usize, line: Line) -> std::ops::Range<usize> {
-        let base = p * self.slots + (line % self.sets) as usize * self.ways;
+        let set = match self.set_mask {
+            Some(mask) => line & mask,
+            None => line % self.sets,
+        };
+        let base = p * self.slots + set as usize * self.ways;
         base..base + self.ways
     }
 
@@ -199,6 +206,20 @@ mod tests {
         c.install(1, 5, CacheState::Modified, false);
         assert_eq!(c.state(1, 1), CacheState::Invalid);
         assert_eq!(c.state(1, 5), CacheState::Modified);
+    }
+
+    /// Sets by mask (a power of two) and by remainder (three sets): lines a set count apart
+    /// conflict, neighbours do not.
+    #[test]
+    fn lines_map_to_sets_by_mask_or_remainder() {
+        for sets in [4u64, 3] {
+            let mut c = Caches::new(1, sets, 1);
+            assert_eq!(c.set_mask.is_some(), sets.is_power_of_two());
+            c.install(0, 7, CacheState::Shared, false);
+            assert_eq!(c.victim(0, 7 + sets, |_| false), Ok(Some((7, CacheState::Shared))), "{sets} sets");
+            assert_eq!(c.victim(0, 8, |_| false), Ok(None), "{sets} sets");
+            assert_eq!(c.set_of(0, 7 + 5 * sets), c.set_of(0, 7));
+        }
     }
 
     #[test]

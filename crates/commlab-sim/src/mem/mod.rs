@@ -182,6 +182,8 @@ pub(crate) struct Memory {
     local_fifo: Vec<u64>,
     pub data: Vec<u64>,
     line_words: u64,
+    /// log2 of the line in bytes (`memory.line_bytes` is a power of two): `line_of` shifts.
+    line_shift: u32,
     home: Vec<u32>,
     dir: Vec<DirEntry>,
     txns: BTreeMap<Line, Txn>,
@@ -194,6 +196,11 @@ pub(crate) struct Memory {
     /// Lines of private memory (every processor's private arrays, allocated together before
     /// the run): never shared, so they have no coherence traffic (see `alloc_private`).
     private_lines: std::ops::Range<Line>,
+    /// Processor `p`'s private lines are `private_first[p]..private_first[p + 1]` (they are
+    /// allocated processor by processor), so a processor's check of its own private access
+    /// reads two neighbouring words instead of the line's entry in `home`, which at a
+    /// thousand processors is a host cache miss on every private reference.
+    private_first: Vec<Line>,
     /// Per processor: its private arrays as (base address, words).
     pub private_arrays: Vec<Vec<(u64, usize)>>,
     /// Lock word holders, for deadlock reports.
@@ -224,6 +231,13 @@ impl Memory {
             local_fifo: vec![0; n],
             data: Vec::new(),
             line_words: cfg.mem.line_bytes / 8,
+            line_shift: {
+                assert!(
+                    cfg.mem.line_bytes.is_power_of_two() && cfg.mem.line_bytes >= 8,
+                    "memory.line_bytes is validated"
+                );
+                cfg.mem.line_bytes.trailing_zeros()
+            },
             home: Vec::new(),
             dir: Vec::new(),
             txns: BTreeMap::new(),
@@ -233,6 +247,7 @@ impl Memory {
             regions: Vec::new(),
             stats: MemStats::new(n),
             private_lines: 0..0,
+            private_first: vec![0; n + 1],
             private_arrays: vec![Vec::new(); n],
             lock_holders: BTreeMap::new(),
             checker: checked.then(|| check::Checker::new(n)),
@@ -245,7 +260,7 @@ impl Memory {
     /// The line holding byte address `addr`.
     #[inline]
     pub fn line_of(&self, addr: u64) -> Line {
-        addr / 8 / self.line_words
+        addr >> self.line_shift
     }
 
     /// Whether `addr` is an allocated, aligned word.
@@ -278,7 +293,9 @@ impl Memory {
     pub fn alloc_private(&mut self, sizes: &[Vec<usize>]) {
         let lw = self.line_words as usize;
         let first = self.home.len() as Line;
+        debug_assert!(self.private_lines.is_empty(), "private arrays are allocated once");
         for (p, arrays) in sizes.iter().enumerate() {
+            self.private_first[p] = self.home.len() as Line;
             for &words in arrays {
                 let first_line = self.home.len();
                 let lines = words.div_ceil(lw).max(1);
@@ -293,6 +310,9 @@ impl Memory {
             }
         }
         self.private_lines = first..self.home.len() as Line;
+        for f in &mut self.private_first[sizes.len()..] {
+            *f = self.home.len() as Line;
+        }
         self.data.resize(self.home.len() * lw, 0);
     }
 
@@ -305,6 +325,13 @@ impl Memory {
     pub fn private_owner(&self, addr: u64) -> Option<usize> {
         let line = self.line_of(addr);
         self.is_private(line).then(|| self.home_of(line))
+    }
+
+    /// Whether `addr` is in processor `p`'s private memory (`private_owner(addr) == Some(p)`).
+    #[inline]
+    pub fn is_private_of(&self, p: usize, addr: u64) -> bool {
+        let line = self.line_of(addr);
+        (self.private_first[p]..self.private_first[p + 1]).contains(&line)
     }
 
     /// Processor `p`'s `k`-th allocation (collective: the first caller creates it).
@@ -943,6 +970,37 @@ impl Memory {
                 self.fail_internal(format!("coherence invariant at cycle {cycle:.1}: {e}"));
             }
             self.checker = Some(c);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Memory;
+    use crate::machine::MachineConfig;
+
+    /// `is_private_of` (per-processor line ranges) says what `private_owner` (the home of each
+    /// line) says, for every line, with arrays of uneven sizes, processors without arrays
+    /// and the lines around every boundary, on 16- and 64-byte lines.
+    #[test]
+    fn a_processors_private_range_is_exactly_the_lines_it_owns() {
+        for (preset, procs) in [("alewife", 5), ("t3e", 4)] {
+            let cfg = MachineConfig::preset(preset, &[], Some(procs)).expect("preset");
+            let mut mem = Memory::new(&cfg, false);
+            mem.alloc(0, 100, commlab_api::Placement::Block, procs).expect("shared words");
+            let sizes: Vec<Vec<usize>> =
+                (0..procs).map(|p| [vec![1, 17], vec![], vec![64], vec![3, 0]][p % 4].clone()).collect();
+            mem.alloc_private(&sizes);
+            let words = mem.data.len() as u64;
+            for addr in (0..words + 16).map(|w| w * 8) {
+                for p in 0..procs {
+                    assert_eq!(
+                        mem.is_private_of(p, addr),
+                        mem.private_owner(addr) == Some(p),
+                        "{preset}: address {addr:#x}, processor {p}"
+                    );
+                }
+            }
         }
     }
 }
