@@ -118,7 +118,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            if x % 3 != 0 || reference.is_empty() {
+            if !x.is_multiple_of(3) || reference.is_empty() {
                 let key = (((x % 64) as u128) << 64) | seq;
                 h.push(Entry { key, event: Box::new(key as u64) });
                 reference.push(key);
