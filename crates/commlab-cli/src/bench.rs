@@ -8,6 +8,13 @@
 //! (messages + protocol messages + one-sided requests)) divide the whole run's events by the
 //! timed region's operations, so set-up events count too; they are blank when the workload has
 //! none of those operations.
+//!
+//! `--baseline PATH` measures another build side by side, as speed claims on a noisy machine
+//! need: every repetition of a workload runs the baseline binary (a child process running
+//! that one workload once) and then this build, so drift in the machine's load falls on both.
+//! Rows add the baseline's median wall time, the ratio of the medians (this / baseline; below
+//! 1 is faster) and whether both counted the same events; a summary line gives the geometric
+//! mean of the ratios and names any workload whose events differ.
 
 use crate::failure::{failed, input, Failure};
 use commlab_sim::machine::MachineConfig;
@@ -218,7 +225,65 @@ const WORKLOADS: &[Workload] = &[
     },
 ];
 
-pub fn run(repeat: usize, json_out: bool, only: Option<&str>, model: Option<&str>) -> Result<(), Failure> {
+/// What one run of a workload by the baseline binary reported.
+struct BaselineRun {
+    wall_seconds: f64,
+    events: u64,
+}
+
+/// Run workload `name` once with the baseline binary at `path`.
+fn run_baseline(path: &std::path::Path, name: &str, model: Option<&str>) -> Result<BaselineRun, Failure> {
+    let mut cmd = std::process::Command::new(path);
+    cmd.args(["bench", "--only", name, "--repeat", "1", "--json"]);
+    if let Some(m) = model {
+        cmd.args(["--model", m]);
+    }
+    let out = cmd.output().map_err(|e| input(format!("--baseline `{}`: cannot run it: {e}", path.display())))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        let why = stderr.lines().last().unwrap_or("no message");
+        return Err(input(format!("--baseline `{}` failed on workload {name}: {why}", path.display())));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let row: Option<serde_json::Value> =
+        stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).find(|v: &serde_json::Value| v["workload"] == name);
+    let field = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_f64());
+    match row.as_ref().and_then(|v| Some((field(v, "wall_seconds")?, field(v, "events")?))) {
+        Some((wall_seconds, events)) => Ok(BaselineRun { wall_seconds, events: events as u64 }),
+        None => Err(input(format!(
+            "--baseline `{}`: its `bench --json` printed no row for workload {name} with wall_seconds and events (is it a commlab binary?)",
+            path.display()
+        ))),
+    }
+}
+
+/// Refuse a baseline that cannot run or is not a commlab binary, before any row is printed.
+fn check_baseline(path: &std::path::Path) -> Result<(), Failure> {
+    let out = std::process::Command::new(path)
+        .arg("--version")
+        .output()
+        .map_err(|e| input(format!("--baseline `{}`: cannot run it: {e}", path.display())))?;
+    if !out.status.success() || !out.stdout.starts_with(b"commlab ") {
+        return Err(input(format!(
+            "--baseline `{}` is not a commlab binary (`--version` did not print `commlab <version>`)",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+pub fn run(
+    repeat: usize,
+    json_out: bool,
+    only: Option<&str>,
+    model: Option<&str>,
+    baseline: Option<&std::path::Path>,
+) -> Result<(), Failure> {
     if repeat == 0 {
         return Err(input("--repeat 0: give at least 1 repetition"));
     }
@@ -227,13 +292,23 @@ pub fn run(repeat: usize, json_out: bool, only: Option<&str>, model: Option<&str
         let names: Vec<&str> = WORKLOADS.iter().map(|w| w.name).collect();
         return Err(input(format!("unknown workload `{}` (valid: {})", only.unwrap_or(""), names.join(", "))));
     }
+    if let Some(path) = baseline {
+        check_baseline(path)?;
+    }
     if !json_out {
-        println!(
-            "{:<20} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12} {:>8} {:>8}   (median of {repeat})",
+        print!(
+            "{:<20} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12} {:>8} {:>8}",
             "workload", "events", "wall s", "M events/s", "k msgs/s", "M refs/s", "M misses/s", "ev/miss", "ev/msg"
         );
+        if baseline.is_some() {
+            print!(" {:>10} {:>8} {:>7}", "base s", "new/base", "events");
+        }
+        println!("   (median of {repeat})");
     }
     let mut em3d_wall = (0.0, 0);
+    // Ratios of medians (this build / baseline), and workloads whose events differ.
+    let mut ratios: Vec<f64> = Vec::new();
+    let mut differ: Vec<&str> = Vec::new();
     for w in selected {
         let mut set: Vec<String> = w.set.iter().map(|s| s.to_string()).collect();
         if let Some(m) = model {
@@ -243,16 +318,31 @@ pub fn run(repeat: usize, json_out: bool, only: Option<&str>, model: Option<&str
         let cfg = MachineConfig::preset(w.machine, &set, Some(w.procs)).map_err(|e| input(e.to_string()))?;
         let sim = Simulator::new(cfg);
         let mut walls = Vec::new();
+        let mut base_runs = Vec::new();
         let mut last = None;
         for _ in 0..repeat {
+            if let Some(path) = baseline {
+                base_runs.push(run_baseline(path, w.name, model)?);
+            }
             let r = commlab_apps::run_app(&sim, w.app, w.variant, &params, 1)
                 .map_err(|e| failed(format!("bench {}: {e}", w.name)))?;
             walls.push(r.stats.wall_seconds);
             last = Some(r);
         }
         let r = last.expect("at least one repetition");
-        walls.sort_by(f64::total_cmp);
-        let wall = walls[walls.len() / 2];
+        let wall = median(walls);
+        // The baseline's median wall time and whether every one of its runs counted this
+        // build's events.
+        let base = (!base_runs.is_empty()).then(|| {
+            let same = base_runs.iter().all(|b| b.events == r.stats.events);
+            (median(base_runs.iter().map(|b| b.wall_seconds).collect()), same)
+        });
+        if let Some((base_wall, same)) = base {
+            ratios.push(wall / base_wall);
+            if !same {
+                differ.push(w.name);
+            }
+        }
         if w.app == "em3d" {
             em3d_wall = (em3d_wall.0 + wall, em3d_wall.1 + 1);
         }
@@ -268,7 +358,7 @@ pub fn run(repeat: usize, json_out: bool, only: Option<&str>, model: Option<&str
         let (per_miss, per_msg) = (per(remote_misses), per(all_msgs));
         let cell = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.2}"));
         if json_out {
-            let j = json!({
+            let mut j = json!({
                 "workload": w.name, "app": w.app, "variant": w.variant, "procs": w.procs,
                 "events": r.stats.events, "wall_seconds": wall, "events_per_second": events / wall,
                 "messages_per_second": msgs / wall, "repeat": repeat,
@@ -276,9 +366,14 @@ pub fn run(repeat: usize, json_out: bool, only: Option<&str>, model: Option<&str
                 "remote_misses": remote_misses, "events_per_remote_miss": per_miss,
                 "messages_all": all_msgs, "events_per_message": per_msg,
             });
+            if let Some((base_wall, same)) = base {
+                j["baseline_wall_seconds"] = json!(base_wall);
+                j["wall_ratio"] = json!(wall / base_wall);
+                j["baseline_events_same"] = json!(same);
+            }
             println!("{j}");
         } else {
-            println!(
+            print!(
                 "{:<20} {:>10} {:>10.4} {:>12.2} {:>12.1} {:>12.1} {:>12.2} {:>8} {:>8}",
                 w.name,
                 r.stats.events,
@@ -290,6 +385,10 @@ pub fn run(repeat: usize, json_out: bool, only: Option<&str>, model: Option<&str
                 cell(per_miss),
                 cell(per_msg)
             );
+            if let Some((base_wall, same)) = base {
+                print!(" {:>10.4} {:>8.3} {:>7}", base_wall, wall / base_wall, if same { "same" } else { "DIFFER" });
+            }
+            println!();
         }
     }
     if em3d_wall.1 == 5 {
@@ -297,6 +396,25 @@ pub fn run(repeat: usize, json_out: bool, only: Option<&str>, model: Option<&str
             println!("{}", json!({"workload": "em3d-all-variants", "wall_seconds": em3d_wall.0, "repeat": repeat}));
         } else {
             println!("em3d, all 5 variants: {:.3} s wall (sum of medians)", em3d_wall.0);
+        }
+    }
+    if !ratios.is_empty() {
+        let geomean = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+        if json_out {
+            println!(
+                "{}",
+                json!({"workload": "baseline-summary", "wall_ratio_geomean": geomean, "workloads": ratios.len(), "events_differ": differ})
+            );
+        } else {
+            let events = if differ.is_empty() {
+                "every workload counted the same events".to_string()
+            } else {
+                format!("events differ in: {}", differ.join(", "))
+            };
+            println!(
+                "against the baseline: wall time new/base {geomean:.3} (geometric mean of {} workloads); {events}",
+                ratios.len()
+            );
         }
     }
     Ok(())

@@ -95,6 +95,12 @@ enum Command {
         /// Network model for every workload (`network.model`: hop or fold); default: the presets'.
         #[arg(long)]
         model: Option<String>,
+        /// Another commlab binary (an older build) to measure side by side: each repetition
+        /// of each workload runs it (`PATH bench --only W --repeat 1 --json`) and then this
+        /// build, alternately, and the rows add its median wall time, the ratio new/baseline
+        /// and whether the two counted the same events (a refactoring must).
+        #[arg(long, value_name = "PATH")]
+        baseline: Option<std::path::PathBuf>,
     },
 }
 
@@ -133,7 +139,9 @@ fn main() -> ExitCode {
         Command::Sweep(args) => sweep::run(args),
         Command::Plot(args) => plot::run(args),
         Command::Experiment(args) => experiment::run(args),
-        Command::Bench { repeat, only, json, model } => bench::run(repeat, json, only.as_deref(), model.as_deref()),
+        Command::Bench { repeat, only, json, model, baseline } => {
+            bench::run(repeat, json, only.as_deref(), model.as_deref(), baseline.as_deref())
+        }
         Command::Validate { machine, set, json } => validate::run(&machine, &set, json),
         Command::Reproduce(args) => reproduce::run(args),
         Command::Characterize(args) => characterize::run(args),

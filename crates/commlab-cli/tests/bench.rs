@@ -1,0 +1,65 @@
+//! `commlab bench --baseline PATH`: another build measured side by side, with the ratio of
+//! wall times and a check that both counted the same events.
+
+mod common;
+use common::*;
+
+use serde_json::Value;
+
+fn rows(text: &str) -> Vec<Value> {
+    text.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect()
+}
+
+#[test]
+fn a_build_measured_against_itself_counts_the_same_events() {
+    let me = env!("CARGO_BIN_EXE_commlab");
+    let out = rows(&ok(&["bench", "--only", "hotspot-32", "--repeat", "2", "--json", "--baseline", me]));
+    assert_eq!(out.len(), 2, "one workload row and the summary: {out:?}");
+    let (row, summary) = (&out[0], &out[1]);
+    assert_eq!(row["workload"], "hotspot-32");
+    assert_eq!(row["baseline_events_same"], true);
+    let (wall, base, ratio) = (
+        row["wall_seconds"].as_f64().unwrap(),
+        row["baseline_wall_seconds"].as_f64().unwrap(),
+        row["wall_ratio"].as_f64().unwrap(),
+    );
+    assert!(wall > 0.0 && base > 0.0, "{row}");
+    assert!((ratio - wall / base).abs() <= 1e-12 * ratio, "{row}");
+    assert_eq!(summary["workload"], "baseline-summary");
+    assert_eq!(summary["workloads"], 1);
+    assert_eq!(summary["events_differ"], serde_json::json!([]));
+    assert!((summary["wall_ratio_geomean"].as_f64().unwrap() - ratio).abs() <= 1e-12 * ratio, "{summary}");
+}
+
+/// A baseline that counts other events (here a stand-in script) is named, row and summary.
+#[cfg(unix)]
+#[test]
+fn a_baseline_with_other_events_is_named() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("bench-baseline");
+    std::fs::create_dir_all(dir.path()).unwrap();
+    let script = dir.file("old-commlab");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncase \"$1\" in\n--version) echo 'commlab 0.0.0';;\n*) echo '{\"workload\":\"hotspot-32\",\"wall_seconds\":1.0,\"events\":7}';;\nesac\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let text = ok(&["bench", "--only", "hotspot-32", "--repeat", "1", "--baseline", script.to_str().unwrap()]);
+    let row = text.lines().find(|l| l.starts_with("hotspot-32")).expect("the workload's row");
+    assert!(row.trim_end().ends_with("DIFFER"), "{text}");
+    assert!(text.contains("events differ in: hotspot-32"), "{text}");
+}
+
+#[test]
+fn a_baseline_that_is_not_a_commlab_binary_is_refused() {
+    bad_input(
+        &["bench", "--only", "hotspot-32", "--baseline", "/nonexistent/commlab"],
+        &["--baseline", "/nonexistent/commlab", "cannot run"],
+    );
+    #[cfg(unix)]
+    bad_input(
+        &["bench", "--only", "hotspot-32", "--baseline", "/bin/true"],
+        &["--baseline", "/bin/true", "not a commlab binary"],
+    );
+}
