@@ -43,9 +43,28 @@ fn decode(b: u8) -> CacheState {
     }
 }
 
-/// `n` processors' caches of one geometry, each set-associative with LRU replacement, in flat
-/// arrays indexed by `(processor * sets + set) * ways + way` (one allocation per array, large
-/// enough to be mapped lazily).
+/// One way of a set. Everything an access reads is in one record (24 bytes), so a lookup at
+/// scale, where the ways of a thousand caches do not fit in the host's caches, costs one host
+/// miss instead of one per field. All-zero bytes are an empty way (`EMPTY`, Invalid, never
+/// used, not prefetched).
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct Way {
+    tag: Tag,
+    /// Last-use stamp for LRU (only read when ways > 1).
+    used: u64,
+    /// The protocol state, `encode`d.
+    state: u8,
+    /// The line was brought in by a prefetch and no access has used it yet.
+    unused_prefetch: bool,
+}
+
+// SAFETY: `Way` is plain integers and a bool, and all-zero bytes are a valid (empty) way.
+unsafe impl bytemuck::Zeroable for Way {}
+
+/// `n` processors' caches of one geometry, each set-associative with LRU replacement, in one
+/// flat array of ways indexed by `(processor * sets + set) * ways + way` (one zeroed
+/// allocation, large enough to be mapped lazily).
 #[derive(Clone)]
 pub(crate) struct Caches {
     sets: u64,
@@ -54,14 +73,9 @@ pub(crate) struct Caches {
     ways: usize,
     /// Ways per processor: sets x ways.
     slots: usize,
-    tags: Vec<Tag>,
-    states: Vec<u8>,
-    /// Last-use stamps for LRU (only read when ways > 1).
-    used: Vec<u64>,
+    way: Vec<Way>,
     /// Each processor's LRU clock.
     clock: Vec<u64>,
-    /// The line was brought in by a prefetch and no access has used it yet.
-    unused_prefetch: Vec<bool>,
 }
 
 impl Caches {
@@ -74,11 +88,8 @@ impl Caches {
             set_mask: sets.is_power_of_two().then(|| sets - 1),
             ways,
             slots,
-            tags: vec![EMPTY; all],
-            states: vec![0; all],
-            used: vec![0; all],
+            way: bytemuck::zeroed_vec(all),
             clock: vec![0; n],
-            unused_prefetch: vec![false; all],
         }
     }
 
@@ -101,13 +112,13 @@ impl Caches {
     #[inline]
     fn slot(&self, p: usize, line: Line) -> Option<usize> {
         let tag = tag_of(line);
-        self.set_of(p, line).find(|&i| self.tags[i] == tag)
+        self.set_of(p, line).find(|&i| self.way[i].tag == tag)
     }
 
     /// The line's state at processor `p` (Invalid when absent).
     #[inline]
     pub fn state(&self, p: usize, line: Line) -> CacheState {
-        self.slot(p, line).map_or(CacheState::Invalid, |i| decode(self.states[i]))
+        self.slot(p, line).map_or(CacheState::Invalid, |i| decode(self.way[i].state))
     }
 
     /// Mark a use of a present line (LRU); returns whether this is the first use of a line a
@@ -117,19 +128,20 @@ impl Caches {
         let Some(i) = self.slot(p, line) else { return false };
         if self.ways > 1 {
             self.clock[p] += 1;
-            self.used[i] = self.clock[p];
+            self.way[i].used = self.clock[p];
         }
-        std::mem::take(&mut self.unused_prefetch[i])
+        std::mem::take(&mut self.way[i].unused_prefetch)
     }
 
     /// Change the state of a present line; Invalid removes it.
     pub fn set_state(&mut self, p: usize, line: Line, s: CacheState) {
         if let Some(i) = self.slot(p, line) {
+            let w = &mut self.way[i];
             if s == CacheState::Invalid {
-                self.tags[i] = EMPTY;
-                self.unused_prefetch[i] = false;
+                w.tag = EMPTY;
+                w.unused_prefetch = false;
             }
-            self.states[i] = encode(s);
+            w.state = encode(s);
         }
     }
 
@@ -143,11 +155,11 @@ impl Caches {
             return Ok(None);
         }
         let ways = self.set_of(p, line);
-        if ways.clone().any(|i| self.tags[i] == EMPTY) {
+        if ways.clone().any(|i| self.way[i].tag == EMPTY) {
             return Ok(None);
         }
-        let i = ways.filter(|&i| !keep(line_of(self.tags[i]))).min_by_key(|&i| self.used[i]).ok_or(())?;
-        Ok(Some((line_of(self.tags[i]), decode(self.states[i]))))
+        let i = ways.filter(|&i| !keep(line_of(self.way[i].tag))).min_by_key(|&i| self.way[i].used).ok_or(())?;
+        Ok(Some((line_of(self.way[i].tag), decode(self.way[i].state))))
     }
 
     /// Install `line` at processor `p` in state `s` (the victim, if any, must have been dealt
@@ -156,13 +168,10 @@ impl Caches {
         let ways = self.set_of(p, line);
         let i = self
             .slot(p, line)
-            .or_else(|| ways.clone().find(|&i| self.tags[i] == EMPTY))
-            .unwrap_or_else(|| ways.min_by_key(|&i| self.used[i]).expect("at least one way"));
-        self.tags[i] = tag_of(line);
-        self.states[i] = encode(s);
+            .or_else(|| ways.clone().find(|&i| self.way[i].tag == EMPTY))
+            .unwrap_or_else(|| ways.min_by_key(|&i| self.way[i].used).expect("at least one way"));
         self.clock[p] += 1;
-        self.used[i] = self.clock[p];
-        self.unused_prefetch[i] = prefetched;
+        self.way[i] = Way { tag: tag_of(line), used: self.clock[p], state: encode(s), unused_prefetch: prefetched };
     }
 }
 
