@@ -231,47 +231,54 @@ struct BaselineRun {
     events: u64,
 }
 
-/// Run workload `name` once with the baseline binary at `path`.
+/// Run workload `name` once with the baseline binary at `path` (absolute, see
+/// [`check_baseline`]). Its failures come after rows may have been printed, so they are run
+/// failures (exit 1), not bad input.
 fn run_baseline(path: &std::path::Path, name: &str, model: Option<&str>) -> Result<BaselineRun, Failure> {
     let mut cmd = std::process::Command::new(path);
     cmd.args(["bench", "--only", name, "--repeat", "1", "--json"]);
     if let Some(m) = model {
         cmd.args(["--model", m]);
     }
-    let out = cmd.output().map_err(|e| input(format!("--baseline `{}`: cannot run it: {e}", path.display())))?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let out = cmd.output().map_err(|e| failed(format!("--baseline `{}`: cannot run it: {e}", path.display())))?;
     if !out.status.success() {
-        let why = stderr.lines().last().unwrap_or("no message");
-        return Err(input(format!("--baseline `{}` failed on workload {name}: {why}", path.display())));
+        // Its own one-line error if it gave one, else its last line and how it ended.
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let why = match stderr.lines().rev().find_map(|l| l.strip_prefix("commlab: ")) {
+            Some(line) => line.to_string(),
+            None => {
+                format!("{} ({})", stderr.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("no message"), out.status)
+            }
+        };
+        return Err(failed(format!("--baseline `{}` failed on workload {name}: {why}", path.display())));
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     let row: Option<serde_json::Value> =
         stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).find(|v: &serde_json::Value| v["workload"] == name);
-    let field = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_f64());
-    match row.as_ref().and_then(|v| Some((field(v, "wall_seconds")?, field(v, "events")?))) {
-        Some((wall_seconds, events)) => Ok(BaselineRun { wall_seconds, events: events as u64 }),
-        None => Err(input(format!(
-            "--baseline `{}`: its `bench --json` printed no row for workload {name} with wall_seconds and events (is it a commlab binary?)",
+    let fields = |v: &serde_json::Value| Some((v.get("wall_seconds")?.as_f64()?, v.get("events")?.as_u64()?));
+    match row.as_ref().and_then(fields) {
+        Some((wall_seconds, events)) => Ok(BaselineRun { wall_seconds, events }),
+        None => Err(failed(format!(
+            "--baseline `{}`: its `bench --json` printed no row for workload {name} with wall_seconds and events",
             path.display()
         ))),
     }
 }
 
-/// Refuse a baseline that cannot run or is not a commlab binary, before any row is printed.
-fn check_baseline(path: &std::path::Path) -> Result<(), Failure> {
-    let out = std::process::Command::new(path)
-        .arg("--version")
-        .output()
-        .map_err(|e| input(format!("--baseline `{}`: cannot run it: {e}", path.display())))?;
+/// The baseline as an absolute path (a bare name would otherwise be looked up on `$PATH`),
+/// refused before any row is printed when it cannot run or is not a commlab binary.
+fn check_baseline(path: &std::path::Path) -> Result<std::path::PathBuf, Failure> {
+    let bad = |why: String| input(format!("--baseline `{}`: {why}", path.display()));
+    let abs = std::path::absolute(path).map_err(|e| bad(format!("{e}")))?;
+    let out =
+        std::process::Command::new(&abs).arg("--version").output().map_err(|e| bad(format!("cannot run it: {e}")))?;
     if !out.status.success() || !out.stdout.starts_with(b"commlab ") {
-        return Err(input(format!(
-            "--baseline `{}` is not a commlab binary (`--version` did not print `commlab <version>`)",
-            path.display()
-        )));
+        return Err(bad("not a commlab binary (`--version` did not print `commlab <version>`)".into()));
     }
-    Ok(())
+    Ok(abs)
 }
 
+/// The median; of an even count, the upper of the two middle values.
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -292,9 +299,8 @@ pub fn run(
         let names: Vec<&str> = WORKLOADS.iter().map(|w| w.name).collect();
         return Err(input(format!("unknown workload `{}` (valid: {})", only.unwrap_or(""), names.join(", "))));
     }
-    if let Some(path) = baseline {
-        check_baseline(path)?;
-    }
+    let baseline = baseline.map(check_baseline).transpose()?;
+    let baseline = baseline.as_deref();
     if !json_out {
         print!(
             "{:<20} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12} {:>8} {:>8}",
@@ -337,11 +343,11 @@ pub fn run(
             let same = base_runs.iter().all(|b| b.events == r.stats.events);
             (median(base_runs.iter().map(|b| b.wall_seconds).collect()), same)
         });
-        if let Some((base_wall, same)) = base {
-            ratios.push(wall / base_wall);
-            if !same {
-                differ.push(w.name);
-            }
+        // A baseline wall time of 0 (a clock that did not move) gives no ratio.
+        let ratio = base.and_then(|(base_wall, _)| (base_wall > 0.0).then(|| wall / base_wall));
+        ratios.extend(ratio);
+        if base.is_some_and(|(_, same)| !same) {
+            differ.push(w.name);
         }
         if w.app == "em3d" {
             em3d_wall = (em3d_wall.0 + wall, em3d_wall.1 + 1);
@@ -368,7 +374,7 @@ pub fn run(
             });
             if let Some((base_wall, same)) = base {
                 j["baseline_wall_seconds"] = json!(base_wall);
-                j["wall_ratio"] = json!(wall / base_wall);
+                j["wall_ratio"] = json!(ratio);
                 j["baseline_events_same"] = json!(same);
             }
             println!("{j}");
@@ -386,7 +392,8 @@ pub fn run(
                 cell(per_msg)
             );
             if let Some((base_wall, same)) = base {
-                print!(" {:>10.4} {:>8.3} {:>7}", base_wall, wall / base_wall, if same { "same" } else { "DIFFER" });
+                let ratio = ratio.map_or("-".to_string(), |r| format!("{r:.3}"));
+                print!(" {:>10.4} {:>8} {:>7}", base_wall, ratio, if same { "same" } else { "DIFFER" });
             }
             println!();
         }

@@ -31,24 +31,54 @@ fn a_build_measured_against_itself_counts_the_same_events() {
     assert!((summary["wall_ratio_geomean"].as_f64().unwrap() - ratio).abs() <= 1e-12 * ratio, "{summary}");
 }
 
-/// A baseline that counts other events (here a stand-in script) is named, row and summary.
+/// A stand-in baseline: a shell script `old-commlab` in a new directory that answers
+/// `--version` as commlab does and runs `bench` as `bench_body` says.
 #[cfg(unix)]
-#[test]
-fn a_baseline_with_other_events_is_named() {
+fn stand_in(bench_body: &str) -> TempDir {
     use std::os::unix::fs::PermissionsExt;
     let dir = TempDir::new("bench-baseline");
     std::fs::create_dir_all(dir.path()).unwrap();
     let script = dir.file("old-commlab");
-    std::fs::write(
-        &script,
-        "#!/bin/sh\ncase \"$1\" in\n--version) echo 'commlab 0.0.0';;\n*) echo '{\"workload\":\"hotspot-32\",\"wall_seconds\":1.0,\"events\":7}';;\nesac\n",
-    )
-    .unwrap();
+    let text = format!("#!/bin/sh\ncase \"$1\" in\n--version) echo 'commlab 0.0.0';;\n*) {bench_body};;\nesac\n");
+    std::fs::write(&script, text).unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let text = ok(&["bench", "--only", "hotspot-32", "--repeat", "1", "--baseline", script.to_str().unwrap()]);
+    dir
+}
+
+/// A baseline that counts other events is named, in its row and in the summary. Given as a
+/// bare name, the baseline is the file in the current directory, not one on `$PATH`.
+#[cfg(unix)]
+#[test]
+fn a_baseline_with_other_events_is_named() {
+    let dir = stand_in("echo '{\"workload\":\"hotspot-32\",\"wall_seconds\":1.0,\"events\":7}'");
+    let out = commlab()
+        .current_dir(dir.path())
+        .args(["bench", "--only", "hotspot-32", "--repeat", "1", "--baseline", "old-commlab"])
+        .output()
+        .expect("run commlab");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
     let row = text.lines().find(|l| l.starts_with("hotspot-32")).expect("the workload's row");
     assert!(row.trim_end().ends_with("DIFFER"), "{text}");
     assert!(text.contains("events differ in: hotspot-32"), "{text}");
+}
+
+/// A baseline that fails on a workload ends the run as a failure (exit 1: rows may already
+/// be out), with the baseline's own message once, not prefixed twice.
+#[cfg(unix)]
+#[test]
+fn a_baseline_that_fails_a_workload_is_reported_with_its_message() {
+    let dir = stand_in("echo 'commlab: unknown workload `hotspot-32`' >&2; exit 2");
+    let script = dir.file("old-commlab");
+    let out = commlab()
+        .args(["bench", "--only", "hotspot-32", "--repeat", "1", "--baseline", script.to_str().unwrap()])
+        .output()
+        .expect("run commlab");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("failed on workload hotspot-32: unknown workload `hotspot-32`"), "{stderr}");
+    assert_eq!(stderr.matches("commlab: ").count(), 1, "{stderr}");
 }
 
 #[test]
