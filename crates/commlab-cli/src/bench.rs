@@ -405,8 +405,7 @@ pub fn run(
             println!("em3d, all 5 variants: {:.3} s wall (sum of medians)", em3d_wall.0);
         }
     }
-    if !ratios.is_empty() {
-        let geomean = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+    if let Some(geomean) = crate::characterize::geomean(&ratios) {
         if json_out {
             println!(
                 "{}",

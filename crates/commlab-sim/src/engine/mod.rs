@@ -408,8 +408,8 @@ impl<S> World<S> {
             // back-edge (one per back-edge); a waiting one at once; other work (a send, a
             // poll) runs to its end first, and the message waits for the next computation or wait.
             match proc.main {
-                MainState::Running | MainState::Timed { .. } if proc.dispatch_queued => {}
                 MainState::Running => {}
+                MainState::Timed { .. } if proc.dispatch_queued => {}
                 MainState::Blocked { .. } | MainState::Done => self.start_handler(p, false),
                 MainState::Timed { cat: Category::Compute, end } => {
                     let at = self.next_backedge(p);

@@ -193,12 +193,11 @@ pub(crate) struct Memory {
     ctrl_busy: Vec<u64>,
     regions: Vec<Region>,
     pub stats: MemStats,
-    /// Lines of private memory (every processor's private arrays, allocated together before
-    /// the run): never shared, so they have no coherence traffic (see `alloc_private`).
-    private_lines: std::ops::Range<Line>,
-    /// Processor `p`'s private lines are `private_first[p]..private_first[p + 1]` (they are
-    /// allocated processor by processor), so a processor's check of its own private access
-    /// reads two neighbouring words instead of the line's entry in `home`, which at a
+    /// Private memory (every processor's private arrays, allocated together before the run,
+    /// processor by processor; never shared, so no coherence traffic, see `alloc_private`):
+    /// processor `p`'s lines are `private_first[p]..private_first[p + 1]`, all of it
+    /// `private_first[0]..private_first[n]`. So a processor's check of its own private
+    /// access reads two neighbouring words instead of the line's entry in `home`, which at a
     /// thousand processors is a host cache miss on every private reference.
     private_first: Vec<Line>,
     /// Per processor: its private arrays as (base address, words).
@@ -246,7 +245,6 @@ impl Memory {
             ctrl_busy: vec![0; n],
             regions: Vec::new(),
             stats: MemStats::new(n),
-            private_lines: 0..0,
             private_first: vec![0; n + 1],
             private_arrays: vec![Vec::new(); n],
             lock_holders: BTreeMap::new(),
@@ -292,8 +290,7 @@ impl Memory {
     /// protocol.
     pub fn alloc_private(&mut self, sizes: &[Vec<usize>]) {
         let lw = self.line_words as usize;
-        let first = self.home.len() as Line;
-        debug_assert!(self.private_lines.is_empty(), "private arrays are allocated once");
+        debug_assert!(self.private_lines().is_empty(), "private arrays are allocated once");
         for (p, arrays) in sizes.iter().enumerate() {
             self.private_first[p] = self.home.len() as Line;
             for &words in arrays {
@@ -309,16 +306,21 @@ impl Memory {
                 self.private_arrays[p].push(((first_line * lw * 8) as u64, words));
             }
         }
-        self.private_lines = first..self.home.len() as Line;
         for f in &mut self.private_first[sizes.len()..] {
             *f = self.home.len() as Line;
         }
         self.data.resize(self.home.len() * lw, 0);
     }
 
+    /// Every processor's private lines.
+    #[inline]
+    fn private_lines(&self) -> std::ops::Range<Line> {
+        self.private_first[0]..self.private_first[self.private_first.len() - 1]
+    }
+
     #[inline]
     fn is_private(&self, line: Line) -> bool {
-        self.private_lines.contains(&line)
+        self.private_lines().contains(&line)
     }
 
     /// The processor whose private memory holds `addr`, if any.
