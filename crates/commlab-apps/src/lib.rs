@@ -22,7 +22,6 @@ mod private;
 mod registry;
 mod runtime;
 pub mod sparse;
-pub mod study;
 pub mod unstruc;
 pub mod validate;
 

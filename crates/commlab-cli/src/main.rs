@@ -64,7 +64,8 @@ enum Command {
     /// Run a classic experiment (bisection, latency, overhead, aggregation, volume): results, summary, plots.
     #[command(long_about = experiment::LONG_ABOUT)]
     Experiment(experiment::ExperimentArgs),
-    /// Run a study's applications and check its published findings (exit 0 if all hold).
+    /// Reproduce a study: its tables and figures regenerated, published vs measured, its findings checked.
+    #[command(long_about = reproduce::LONG_ABOUT)]
     Reproduce(reproduce::ReproduceArgs),
     /// Measure this host's copy and transfer bandwidth, latencies and caches; derive a machine file.
     #[command(long_about = characterize::LONG_ABOUT)]

@@ -27,8 +27,12 @@ fn every_listing_command_ends_quietly_on_a_closed_pipe() {
         &["machine", "show", "alewife"],
         &["validate"],
         &["run", "barrier", "--variant", "all", "--csv"],
-        &["reproduce", "alewife", "--quick"],
     ] {
         closed_early(args);
     }
+    let dir = std::env::temp_dir().join(format!("commlab-broken-pipe-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let matrices = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/matrices");
+    closed_early(&["reproduce", "alewife", "--quick", "--matrices", matrices, "--out", dir.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -164,7 +164,13 @@ impl Backend for Simulator {
     }
 
     fn with_nprocs(&self, nprocs: usize) -> Result<Self, SimError> {
-        let spec = machine::resize_spec(self.cfg.spec.clone(), nprocs).map_err(|e| SimError::Program(e.to_string()))?;
+        let mut spec =
+            machine::resize_spec(self.cfg.spec.clone(), nprocs).map_err(|e| SimError::Program(e.to_string()))?;
+        if nprocs == 1 {
+            // A one-processor copy (a sequential baseline) has no bisection for cross-traffic
+            // to cross: the baseline of a run under cross-traffic is the program alone.
+            spec.cross_traffic.rate_bytes_per_cycle = 0.0;
+        }
         let cfg = MachineConfig::from_spec(spec).map_err(|e| SimError::Program(e.to_string()))?;
         Ok(Simulator { cfg: Arc::new(cfg), checked: self.checked, control: self.control.clone() })
     }
