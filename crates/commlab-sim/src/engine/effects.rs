@@ -129,6 +129,8 @@ impl<S> World<S> {
                                 self.wake_at(ep, self.now);
                             }
                         }
+                    } else {
+                        self.cross_space(ep);
                     }
                 }
                 NetNotice::Delivered { msg, last, background, packet } => {

@@ -269,6 +269,8 @@ pub struct MachineConfig {
     pub ni_output_queue_packets: u32,
     pub cross_traffic_bytes_per_cycle: f64,
     pub cross_traffic_message_bytes: u64,
+    /// `cross_traffic.arbitration`: how cross-traffic waits for a link.
+    pub cross_traffic_arbitration: CrossArbitration,
     pub msg: MessagingCosts,
     pub mem: MemoryConfig,
     /// Hardware directory coherence, or software fine-grain DSM with its costs.
@@ -309,6 +311,17 @@ pub struct MessagingCosts {
     pub flow_buffer_cycles: u64,
     /// Polls at loop back-edges, one per this many cycles of computation (0: messages interrupt).
     pub backedge_interval_cycles: u64,
+}
+
+/// How a cross-traffic packet waits for a link (`cross_traffic.arbitration`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrossArbitration {
+    /// In arrival order with every other packet, as the study's I/O nodes' packets did; its
+    /// sources have an NI output queue of the machine's size and wait while it is full.
+    Fifo,
+    /// Ahead of every waiting application packet (behind earlier cross-traffic), with unbounded
+    /// source queues: it always takes its configured rate.
+    Priority,
 }
 
 impl MessagingCosts {
@@ -819,6 +832,16 @@ impl MachineConfig {
                 "cross-traffic needs I/O nodes: set network.topology = \"mesh\" and network.io_nodes = true",
             ));
         }
+        let cross_traffic_arbitration = match ct.arbitration.as_str() {
+            "fifo" => CrossArbitration::Fifo,
+            "priority" => CrossArbitration::Priority,
+            other => {
+                return Err(ConfigError::key(
+                    "cross_traffic.arbitration",
+                    format!("must be \"fifo\" or \"priority\", got \"{other}\""),
+                ))
+            }
+        };
         if ct.message_bytes <= n.header_bytes {
             return Err(ConfigError::key(
                 "cross_traffic.message_bytes",
@@ -1080,6 +1103,7 @@ impl MachineConfig {
             ni_output_queue_packets: n.ni_output_queue_packets,
             cross_traffic_bytes_per_cycle: ct.rate_bytes_per_cycle,
             cross_traffic_message_bytes: ct.message_bytes,
+            cross_traffic_arbitration,
             msg,
             mem: memory,
             coherence,

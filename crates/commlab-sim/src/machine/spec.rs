@@ -183,6 +183,14 @@ pub struct RemoteSpec {
 pub struct CrossTrafficSpec {
     pub rate_bytes_per_cycle: f64,
     pub message_bytes: u64,
+    /// How cross-traffic waits for a link: `fifo` (in arrival order with the application's
+    /// packets, the default) or `priority` (ahead of them). Always written out.
+    #[serde(default = "default_arbitration")]
+    pub arbitration: String,
+}
+
+fn default_arbitration() -> String {
+    "fifo".to_string()
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -355,6 +363,11 @@ pub const KEYS: &[KeyDoc] = &[
         key: "cross_traffic.message_bytes",
         unit: "bytes",
         doc: "size of one cross-traffic message, header included",
+    },
+    KeyDoc {
+        key: "cross_traffic.arbitration",
+        unit: "fifo|priority",
+        doc: "how a cross-traffic packet waits for a link: `fifo` (default) in arrival order with the application's packets, as real I/O nodes' packets do (it may get less than its rate: counters.cross_traffic_bytes_per_cycle says what it got; an I/O node's NI output queue holds network.ni_output_queue_packets and its sender waits while it is full); `priority` ahead of every waiting application packet, so it takes its configured rate (an I/O node's output queue is unbounded)",
     },
     KeyDoc {
         key: "messaging.overhead_scale",

@@ -12,11 +12,13 @@
 //! acquires the next one, so a packet that cannot move on keeps its link occupied: when a
 //! receiver stops draining its NI input queue, packets back up link by link toward their
 //! senders, delaying every flow that shares those links, and finally the senders' NI output
-//! queues fill and the senders stall. Waiting packets queue FIFO per link, except that
-//! cross-traffic goes ahead of application packets (see `request`).
+//! queues fill and the senders stall. Waiting packets queue FIFO per link; with
+//! `cross_traffic.arbitration = "priority"` cross-traffic goes ahead of application packets
+//! (see `request`).
 //!
 //! Work per packet is one event per link (O(hops)), never an event per flit.
 
+use crate::machine::{CrossArbitration, MachineConfig};
 use crate::queue::{EventQueue, Liveness, Priority};
 use crate::topology::{LinkId, LinkKind, Topology};
 use std::collections::VecDeque;
@@ -147,10 +149,18 @@ pub(crate) struct Network {
     pub notices: Vec<NetNotice>,
     /// Application (non-background) packets created and not yet delivered.
     pub app_packets_in_flight: u64,
+    /// Cross-traffic goes ahead of application packets waiting for a link.
+    cross_priority: bool,
+    /// Bytes of cross-traffic that left the I/O nodes' NIs since the last statistics reset.
+    pub cross_bytes: u64,
 }
 
 impl Network {
-    pub fn new(topo: Topology, ps_per_byte: f64, router_ps: u64, ni_ps: u64, in_cap: u32, out_cap: u32) -> Self {
+    pub fn new(cfg: &MachineConfig) -> Self {
+        let topo = cfg.topology.clone();
+        let (ps_per_byte, router_ps, ni_ps) = (cfg.link_ps_per_byte, cfg.router_latency_ps, cfg.ni_latency_ps);
+        let (in_cap, out_cap) = (cfg.ni_input_queue_packets, cfg.ni_output_queue_packets);
+        let cross_priority = cfg.cross_traffic_arbitration == CrossArbitration::Priority;
         let mut endpoint_of = vec![u32::MAX; topo.nlinks()];
         for ep in 0..topo.nendpoints() {
             endpoint_of[topo.injection_link(ep) as usize] = ep as u32;
@@ -183,8 +193,10 @@ impl Network {
                 let io = ep >= topo.nprocs();
                 Ni {
                     out: VecDeque::new(),
-                    // I/O nodes are traffic sources and sinks that never stall or fill.
-                    out_capacity: if io { u32::MAX } else { out_cap },
+                    // I/O nodes are traffic sinks that never fill; as sources, with FIFO
+                    // arbitration they have the machine's output queue (their sender waits while
+                    // it is full), with priority they never stall.
+                    out_capacity: if io && cross_priority { u32::MAX } else { out_cap },
                     in_used: 0,
                     in_capacity: if io { u32::MAX } else { in_cap },
                     inject_pending: false,
@@ -200,6 +212,8 @@ impl Network {
             free_packets: Vec::new(),
             notices: Vec::new(),
             app_packets_in_flight: 0,
+            cross_priority,
+            cross_bytes: 0,
         }
     }
 
@@ -321,11 +335,12 @@ impl Network {
             self.acquire(q, now, link, pkt, vc);
             return;
         }
-        if self.packets[pkt as usize].background {
-            // Cross-traffic goes ahead of application packets (behind earlier cross-traffic),
-            // so it takes exactly its configured rate wherever it goes: the bandwidth left to
-            // the application is the link bandwidth minus that rate. With plain FIFO the far
-            // I/O nodes would be starved by every sender on the way (the parking-lot effect).
+        if self.cross_priority && self.packets[pkt as usize].background {
+            // `priority`: cross-traffic goes ahead of application packets (behind earlier
+            // cross-traffic), so it takes exactly its configured rate wherever it goes: the
+            // bandwidth left to the application is the link bandwidth minus that rate. (With
+            // FIFO, the study's, far I/O nodes lose arbitrations to every sender on the way, the
+            // parking-lot effect, and get less: counted by `cross_bytes`.)
             let packets = &self.packets;
             let waiters = &mut self.links[link as usize].waiters;
             let at = waiters.iter().position(|&(w, _)| !packets[w as usize].background).unwrap_or(waiters.len());
@@ -394,6 +409,9 @@ impl Network {
             None => {
                 // Leaving the output queue of the source endpoint.
                 let src = endpoint;
+                if self.packets[pkt as usize].background {
+                    self.cross_bytes += bytes;
+                }
                 let ni = &mut self.nis[src];
                 let head = ni.out.pop_front();
                 debug_assert_eq!(head, Some(pkt));
@@ -446,12 +464,13 @@ impl Network {
         self.schedule_grant(q, now, ej);
     }
 
-    /// Zero the per-link busy counters (start of the timed region).
+    /// Zero the per-link busy counters and the cross-traffic sent (start of the timed region).
     pub fn reset_link_stats(&mut self) {
         for l in &mut self.links {
             l.busy_ps = 0;
             l.bytes = 0;
         }
+        self.cross_bytes = 0;
     }
 
     /// Bytes per link since the last reset.
