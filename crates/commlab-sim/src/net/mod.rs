@@ -17,10 +17,15 @@
 //! (see `request`).
 //!
 //! Work per packet is one event per link (O(hops)), never an event per flit.
+//!
+//! `overflow.rs` watches the processors' NI input queues for the network overflow trap.
+
+mod overflow;
 
 use crate::machine::{CrossArbitration, MachineConfig};
 use crate::queue::{EventQueue, Liveness, Priority};
 use crate::topology::{LinkId, LinkKind, Topology};
+use overflow::Watch;
 use std::collections::VecDeque;
 
 /// Virtual channels per link. Only torus and ring links use the second (dateline routing);
@@ -43,6 +48,8 @@ pub(crate) enum NetEvent {
     Deliver { pkt: PacketId, background: bool },
     /// The head packet of endpoint `ep`'s output queue has its data ready.
     Inject { ep: u32, background: bool },
+    /// Processor `ep`'s NI may have been blocked for the overflow timeout (see `overflow.rs`).
+    OverflowCheck { ep: u32 },
 }
 
 impl Liveness for NetEvent {
@@ -53,6 +60,7 @@ impl Liveness for NetEvent {
             | NetEvent::Grant { background, .. }
             | NetEvent::Deliver { background, .. }
             | NetEvent::Inject { background, .. } => background,
+            NetEvent::OverflowCheck { .. } => false,
         }
     }
 }
@@ -129,6 +137,8 @@ struct Ni {
     in_capacity: u32,
     /// Whether an `Inject` event is already scheduled for the head packet.
     inject_pending: bool,
+    /// The overflow trap's view of this NI (only watched when the trap is on).
+    watch: Watch,
 }
 
 /// What the network tells the engine after an event.
@@ -137,6 +147,8 @@ pub(crate) enum NetNotice {
     OutputSpace(u32),
     /// A packet was delivered into its destination NI.
     Delivered { packet: PacketId, msg: u32, last: bool, background: bool },
+    /// Processor `ep`'s NI has been blocked for the overflow timeout: its processor traps.
+    Overflow(u32),
 }
 
 pub(crate) struct Network {
@@ -153,6 +165,8 @@ pub(crate) struct Network {
     cross_priority: bool,
     /// Bytes of cross-traffic that left the I/O nodes' NIs since the last statistics reset.
     pub cross_bytes: u64,
+    /// `messaging.overflow_timeout_cycles` in picoseconds (0: no overflow trap, nothing watched).
+    overflow_ps: u64,
 }
 
 impl Network {
@@ -161,6 +175,7 @@ impl Network {
         let (ps_per_byte, router_ps, ni_ps) = (cfg.link_ps_per_byte, cfg.router_latency_ps, cfg.ni_latency_ps);
         let (in_cap, out_cap) = (cfg.ni_input_queue_packets, cfg.ni_output_queue_packets);
         let cross_priority = cfg.cross_traffic_arbitration == CrossArbitration::Priority;
+        let overflow_ps = cfg.msg.overflow.map_or(0, |o| cfg.cycles_to_ps(o.timeout_cycles as f64));
         let mut endpoint_of = vec![u32::MAX; topo.nlinks()];
         for ep in 0..topo.nendpoints() {
             endpoint_of[topo.injection_link(ep) as usize] = ep as u32;
@@ -200,6 +215,7 @@ impl Network {
                     in_used: 0,
                     in_capacity: if io { u32::MAX } else { in_cap },
                     inject_pending: false,
+                    watch: Watch::Clear,
                 }
             })
             .collect();
@@ -214,6 +230,7 @@ impl Network {
             app_packets_in_flight: 0,
             cross_priority,
             cross_bytes: 0,
+            overflow_ps,
         }
     }
 
@@ -278,6 +295,7 @@ impl Network {
             NetEvent::Grant { link, .. } => self.on_grant(q, now, link),
             NetEvent::Deliver { pkt, .. } => self.on_deliver(q, now, pkt),
             NetEvent::Inject { ep, .. } => self.on_inject(q, now, ep as usize),
+            NetEvent::OverflowCheck { ep } => self.on_overflow_check(now, ep as usize),
         }
     }
 
@@ -349,6 +367,10 @@ impl Network {
             self.links[link as usize].waiters.push_back((pkt, vc));
         }
         self.schedule_grant(q, now, link);
+        if self.overflow_ps > 0 && self.links[link as usize].kind == LinkKind::Ejection {
+            let ep = self.links[link as usize].endpoint as usize;
+            self.watch(q, now, ep);
+        }
     }
 
     /// The first waiter whose virtual channel is free on `link`.
@@ -425,6 +447,9 @@ impl Network {
         if kind == LinkKind::Ejection {
             self.nis[endpoint].in_used += 1;
             q.push_net(now + latency + ser, NetEvent::Deliver { pkt, background });
+            if self.overflow_ps > 0 {
+                self.watch(q, now, endpoint);
+            }
         } else if own_ni.is_some() {
             // Not the link's fixed latency: not on its delay line (whose times must not decrease).
             q.push_net(now + latency, NetEvent::Hop { pkt, router: to_router, background });
@@ -462,6 +487,9 @@ impl Network {
         ni.in_used -= 1;
         let ej = self.topo.ejection_link(ep);
         self.schedule_grant(q, now, ej);
+        if self.overflow_ps > 0 {
+            self.watch(q, now, ep);
+        }
     }
 
     /// Zero the per-link busy counters and the cross-traffic sent (start of the timed region).
