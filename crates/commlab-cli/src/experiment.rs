@@ -4,7 +4,11 @@
 //! `DIR/experiment.txt` (the short summary it also prints) and PNG + SVG plots.
 //!
 //! - `bisection`: cross-traffic from 0 to 90% of the bisection; x = bisection bandwidth left
-//!   to the application (bytes per processor cycle).
+//!   to the application (bytes per processor cycle): the bisection less the cross-traffic the
+//!   I/O nodes *achieved* in each run (`counters.cross_traffic_bytes_per_cycle`), which with
+//!   FIFO arbitration (`cross_traffic.arbitration`, the study's) can be less than the configured
+//!   rate, and differs by variant. Crossovers compare the curves at each other's x (linearly
+//!   interpolated within each curve).
 //! - `latency`: the processor clock scaled with the network's timing (ns) held fixed; x = the
 //!   one-way latency of a 24-byte message in processor cycles. Also, in `DIR/delay/`, the
 //!   second method: a fixed delay added to every remote miss (x = that delay).
@@ -56,7 +60,8 @@ use std::path::{Path, PathBuf};
 pub const LONG_ABOUT: &str = "Run one of the classic communication-mechanism experiments: a sweep of the machine \
 with results, a summary with crossovers, and plots (PNG and SVG) in DIR.\n\n\
   bisection    cross-traffic from 0 to 90% of the bisection; x = bisection bandwidth left to the application \
-(bytes per processor cycle)\n  \
+(bytes per processor cycle): the bisection less the cross-traffic each run achieved \
+(counters.cross_traffic_bytes_per_cycle), not the configured rate (with FIFO arbitration, the study's, it can be less)\n  \
 latency      processor clock scaled with the network held fixed; x = one-way latency of a 24-byte message \
 (processor cycles); DIR/delay/ holds the second method, a fixed delay added to every remote miss\n  \
 overhead     message send and receive overheads scaled 1x to 10x\n  \
@@ -185,6 +190,40 @@ fn read_rows(path: &Path, key: Option<&str>, variants: &[&str]) -> Result<Vec<Ro
         rank(a).cmp(&rank(b)).then_with(|| a.record.variant.cmp(&b.record.variant)).then(a.vary.total_cmp(&b.vary))
     });
     Ok(rows)
+}
+
+/// The cross-traffic a run achieved (`counters.cross_traffic_bytes_per_cycle`, present when the
+/// rate is not 0). Without the counter: no cross-traffic, or a record of an older version, which
+/// gave cross-traffic priority at every link, so it took exactly its configured rate.
+fn achieved_cross_traffic(r: &Row) -> f64 {
+    r.record.counters.get("cross_traffic_bytes_per_cycle").copied().unwrap_or(r.vary)
+}
+
+/// Each curve also sampled, by linear interpolation, at the x of the other curves' points that
+/// lie within its own range, so that `crossovers` (which compares samples at equal x) can
+/// compare curves measured at different x (the bisection experiment's: each variant's runs
+/// achieved their own cross-traffic). Curves that share their x gain nothing.
+fn on_each_others_x(curves: &[(String, Vec<(f64, f64)>)]) -> Vec<(String, Vec<(f64, f64)>)> {
+    let all: Vec<f64> = curves.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)).filter(|x| x.is_finite()).collect();
+    curves
+        .iter()
+        .map(|(name, pts)| {
+            let own: Vec<(f64, f64)> = pts.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+            let mut out = pts.clone();
+            for &x in &all {
+                if own.iter().any(|q| q.0 == x) || out.iter().any(|q| q.0 == x) {
+                    continue;
+                }
+                // The two samples around x (points are sorted by x).
+                if let Some(w) = own.windows(2).find(|w| w[0].0 < x && x < w[1].0) {
+                    let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+                    out.push((x, y0 + (x - x0) / (x1 - x0) * (y1 - y0)));
+                }
+            }
+            out.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (name.clone(), out)
+        })
+        .collect()
 }
 
 /// Curves of `metric` per variant over x, variants in the app's order (not the order runs
@@ -346,7 +385,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
             let axis = Axis {
                 key: "cross_traffic.rate_bytes_per_cycle",
                 spec: format!("0:{}:{points}", 0.9 * b),
-                x_label: "bisection bandwidth left to the application (bytes per processor cycle)".into(),
+                x_label: "bisection bandwidth left to the application: bisection less achieved cross-traffic (bytes per processor cycle)".into(),
                 baseline: 0.0,
             };
             vec![(dir.clone(), axis)]
@@ -407,12 +446,12 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
         let x_of = |r: &Row| -> f64 {
             match latency_at.iter().find(|(mhz, _)| *mhz == r.vary) {
                 Some((_, lat)) => *lat,
-                None if a.name == Name::Bisection => base.bisection_bytes_per_cycle() - r.vary,
+                None if a.name == Name::Bisection => base.bisection_bytes_per_cycle() - achieved_cross_traffic(r),
                 None => r.vary,
             }
         };
         let cycles = curves(&rows, &x_of, &|r| r.cycles);
-        let found: Vec<Crossover> = crossovers(&cycles);
+        let found: Vec<Crossover> = crossovers(&on_each_others_x(&cycles));
         let (lo, hi) = cycles
             .iter()
             .flat_map(|(_, p)| p.iter().map(|q| q.0))
@@ -448,6 +487,13 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
         files.extend(bars(&d, &title, &at_base)?);
 
         let mut text = format!("{title}\n  x: {}\n", axis.x_label);
+        if a.name == Name::Bisection {
+            text.push_str(&format!(
+                "  (x = the bisection, {:.3}, less the cross-traffic each run achieved, counters.cross_traffic_bytes_per_cycle; configured {})\n",
+                base.bisection_bytes_per_cycle(),
+                axis.spec
+            ));
+        }
         for (v, pts) in &cycles {
             let desc: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.3}:{y:.0}")).collect();
             text.push_str(&format!("  {v}: {}\n", desc.join(" ")));
@@ -755,4 +801,26 @@ fn run_param_curve(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig
         outcome = Err(failed(format!("experiment {name}: no runs finished")));
     }
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::on_each_others_x;
+
+    #[test]
+    fn curves_are_sampled_at_each_others_x_within_their_range() {
+        let c = |n: &str, p: &[(f64, f64)]| (n.to_string(), p.to_vec());
+        let got = on_each_others_x(&[c("a", &[(0.0, 0.0), (2.0, 4.0)]), c("b", &[(1.0, 5.0), (3.0, 1.0)])]);
+        // a gains x = 1 (inside its range), not x = 3; b gains x = 2, not x = 0.
+        assert_eq!(got[0].1, vec![(0.0, 0.0), (1.0, 2.0), (2.0, 4.0)]);
+        assert_eq!(got[1].1, vec![(1.0, 5.0), (2.0, 3.0), (3.0, 1.0)]);
+        // On their common range, a goes 2 -> 4 and b 5 -> 3: they cross at x = 1.75, which the
+        // curves as measured (no x in common) could not show.
+        let x = crate::crossover::crossovers(&got);
+        assert_eq!(x.len(), 1, "{x:?}");
+        assert!((x[0].x - 1.75).abs() < 1e-12, "{x:?}");
+        // Curves on one set of x are unchanged.
+        let same = [c("a", &[(0.0, 1.0), (1.0, 2.0)]), c("b", &[(0.0, 2.0), (1.0, 1.0)])];
+        assert_eq!(on_each_others_x(&same), same.to_vec());
+    }
 }

@@ -34,10 +34,26 @@ fn bisection_experiment_writes_results_summary_and_plots() {
     let summary: Value = serde_json::from_str(&std::fs::read_to_string(d.join("experiment.json")).unwrap()).unwrap();
     let series = summary["series"].as_object().unwrap();
     assert_eq!(series.len(), 5);
-    // x = bisection left to the application: from the whole bisection down to 10% of it.
+    // x = bisection left to the application: the bisection less the cross-traffic each run
+    // achieved (counters.cross_traffic_bytes_per_cycle), from the whole bisection (no
+    // cross-traffic) down to about 10% of it (FIFO cross-traffic achieves at most its rate).
     let xs: Vec<f64> = series["sm"].as_array().unwrap().iter().map(|p| p[0].as_f64().unwrap()).collect();
     assert_eq!(xs.len(), 3);
-    assert!(xs[0] < xs[2] && (xs[0] / xs[2] - 0.1).abs() < 1e-9, "x values {xs:?}");
+    let bisection = xs[2];
+    assert!(xs[0] < xs[1] && xs[1] < xs[2] && xs[0] >= 0.099 * bisection, "x values {xs:?}");
+    for r in json_lines(&d.join("results.jsonl")) {
+        let rate = r["vary"]["cross_traffic.rate_bytes_per_cycle"].as_f64().unwrap();
+        let achieved = r["counters"].get("cross_traffic_bytes_per_cycle").map_or(0.0, |v| v.as_f64().unwrap());
+        assert_eq!(r["counters"].get("cross_traffic_bytes_per_cycle").is_some(), rate > 0.0, "{r}");
+        let x = bisection - achieved;
+        let pts = series[r["variant"].as_str().unwrap()].as_array().unwrap();
+        assert!(
+            pts.iter().any(|p| p[0].as_f64().unwrap() == x),
+            "{} at rate {rate}: no point at x = {x}",
+            r["variant"]
+        );
+    }
+    assert!(text.contains("less the cross-traffic each run achieved"), "{text}");
     assert!(summary["crossovers"].is_array());
     // Machines normalised onto this axis: on it or listed beyond it, every preset once.
     let placed =

@@ -49,12 +49,12 @@ impl<S> World<S> {
                     self.launch_protocol(from, to, kind, line, requester, at)
                 }
                 MemEffect::Deliver { node, kind, line, requester, at } => {
-                    let msg = self.alloc_msg(MessageRecord {
-                        src: node as u32,
-                        target: Target::Protocol { kind, line, requester: requester as u32 },
-                        args: Vec::new(),
-                        payload: Vec::new(),
-                    });
+                    let msg = self.alloc_msg(MessageRecord::new(
+                        node as u32,
+                        Target::Protocol { kind, line, requester: requester as u32 },
+                        Vec::new(),
+                        Vec::new(),
+                    ));
                     self.push(at, Priority::Network, Event::Proto { msg, dst: node as u32 });
                 }
                 MemEffect::Retry { p, at } => {
@@ -96,12 +96,12 @@ impl<S> World<S> {
         }
         self.traffic.packets += 1;
         self.traffic.protocol_messages += 1;
-        let msg = self.alloc_msg(MessageRecord {
-            src: src as u32,
-            target: Target::Protocol { kind, line, requester: requester as u32 },
-            args: Vec::new(),
-            payload: Vec::new(),
-        });
+        let msg = self.alloc_msg(MessageRecord::new(
+            src as u32,
+            Target::Protocol { kind, line, requester: requester as u32 },
+            Vec::new(),
+            Vec::new(),
+        ));
         let pkt = Packet {
             msg,
             dst: dst as u32,
@@ -129,8 +129,11 @@ impl<S> World<S> {
                                 self.wake_at(ep, self.now);
                             }
                         }
+                    } else {
+                        self.cross_space(ep);
                     }
                 }
+                NetNotice::Overflow(ep) => self.overflow_trap(ep as usize),
                 NetNotice::Delivered { msg, last, background, packet } => {
                     if !last {
                         continue;

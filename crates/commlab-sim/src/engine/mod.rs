@@ -13,6 +13,7 @@ mod control;
 mod effects;
 mod node;
 mod one_sided;
+mod overflow;
 
 pub use control::RunControl;
 
@@ -134,6 +135,11 @@ pub(crate) enum Event {
         p: u32,
         body_ps: u64,
     },
+    /// Processor `p`'s network overflow trap has finished its last step (entry, or copying a
+    /// message): the next one (see `overflow.rs`).
+    OverflowDrain {
+        p: u32,
+    },
     /// A protocol message between a node and itself (no network) arrives.
     Proto {
         msg: u32,
@@ -168,6 +174,7 @@ impl Liveness for Event {
             | Event::Dispatch { .. }
             | Event::Proto { .. }
             | Event::Trap { .. }
+            | Event::OverflowDrain { .. }
             | Event::OneSided { .. }
             | Event::OneSidedServe { .. } => false,
         }
@@ -252,6 +259,9 @@ pub(crate) struct Proc<S> {
     pub received: u64,
     /// Words of one-sided (get/put) requests issued and not yet answered.
     pub one_sided_outstanding: u32,
+    /// In the network overflow trap: the message being copied (its NI slot is freed when the
+    /// copy ends).
+    pub overflow_copy: Option<u32>,
 }
 
 pub(crate) struct World<S> {
@@ -279,6 +289,13 @@ pub(crate) struct World<S> {
     procs_done: usize,
     cross_pairs: Vec<(usize, usize)>,
     cross_interval_ps: u64,
+    /// FIFO cross-traffic: I/O pairs whose sender waits for room in its NI output queue.
+    cross_waiting: Vec<bool>,
+    /// Cross-traffic bytes that left the I/O nodes' NIs from the start of timing to the last
+    /// processor's finish (taken when it finishes).
+    cross_bytes_timed: Option<u64>,
+    /// The network overflow trap's counts since timing began.
+    pub overflow: overflow::OverflowStats,
     /// One-sided access: each node's memory is busy serving requests until this time, and
     /// what it has served.
     pub remote_busy: Vec<u64>,
@@ -334,7 +351,7 @@ impl<S> World<S> {
             8 * (args.len() + payload.len()) as u64
         };
         let arg_bytes = 8 * args.len() as u64;
-        let msg = self.alloc_msg(MessageRecord { src: src as u32, target, args, payload });
+        let msg = self.alloc_msg(MessageRecord::new(src as u32, target, args, payload));
         self.flow.attach_credits(msg, src, dst, target);
         let sizes: Vec<u64> = msg::packet_payloads(payload_bytes, cfg.max_packet_payload_bytes).collect();
         let n = sizes.len();
@@ -402,7 +419,7 @@ impl<S> World<S> {
         }
         let head = self.msgs[*proc.inbox.front().expect("non-empty") as usize].as_ref().map(|r| r.target);
         if self.cfg.msg.backedge_interval_cycles > 0
-            && !matches!(head, Some(Target::Trap { .. } | Target::Fault { .. }))
+            && !matches!(head, Some(Target::Trap { .. } | Target::Fault { .. } | Target::OverflowTrap))
         {
             // Back-edge polling: a computing processor takes the message at its next loop
             // back-edge (one per back-edge); a waiting one at once; other work (a send, a
@@ -425,8 +442,12 @@ impl<S> World<S> {
             return;
         }
         // Software-DSM protocol handlers and directory traps are always taken at once (the
-        // requester is stalled).
-        let protocol = matches!(head, Some(Target::Protocol { .. } | Target::Trap { .. } | Target::Fault { .. }));
+        // requester is stalled), and so is the network overflow trap (a system interrupt, in
+        // either receive mode).
+        let protocol = matches!(
+            head,
+            Some(Target::Protocol { .. } | Target::Trap { .. } | Target::Fault { .. } | Target::OverflowTrap)
+        );
         // A processor waiting in the message barrier has nothing else to do: it polls.
         let in_barrier = matches!(proc.main, MainState::Blocked { wait: Wait::Barrier(_), .. });
         let interrupt = protocol || (proc.mode == ReceiveMode::Interrupt && !in_barrier);
@@ -480,6 +501,10 @@ impl<S> World<S> {
         let cfg = Arc::clone(&self.cfg);
         let nprocs = self.procs.len();
         let rec = self.msgs[msg_id as usize].as_ref().expect("live message");
+        if rec.target == Target::OverflowTrap {
+            self.start_overflow_trap(p);
+            return;
+        }
         // Getting into the handler, then reading the message's arguments (protocol messages
         // and traps are handled by the memory system, not read by a handler).
         let read = match rec.target {
@@ -489,6 +514,7 @@ impl<S> World<S> {
             Target::Protocol { .. }
             | Target::Trap { .. }
             | Target::Fault { .. }
+            | Target::OverflowTrap
             | Target::Sink
             | Target::OneSidedRequest { .. }
             | Target::OneSidedReply { .. } => 0,
@@ -497,6 +523,8 @@ impl<S> World<S> {
             // A block-access fault enters its handler as the default protocol's miss does: the
             // trap, and for a store to a read-only block the upgrade fault's extra on top.
             (Target::Fault { write, line }, Some(_)) => self.fault_entry_cycles(p, line, write),
+            // Copied into memory by the overflow trap: dispatched from there.
+            _ if rec.in_memory => overflow::dispatch_cycles(&cfg) + read,
             _ => (if interrupt { cfg.msg.interrupt_entry_cycles } else { cfg.msg.poll_dispatch_cycles }) + read,
         };
         let sw_costs = self.mem.sw;
@@ -541,9 +569,11 @@ impl<S> World<S> {
             Target::Sink | Target::OneSidedRequest { .. } | Target::OneSidedReply { .. } => {
                 unreachable!("cross-traffic and one-sided messages never reach a processor's inbox")
             }
+            Target::OverflowTrap => unreachable!("the overflow trap is started by start_overflow_trap"),
         }
         let exit = match (rec.target, sw_costs) {
             (Target::Fault { .. }, Some(sw)) => cfg.ps_to_cycles(sw.resume_ps).ceil() as u64,
+            _ if rec.in_memory => 0,
             _ if interrupt => cfg.msg.interrupt_exit_cycles,
             _ => 0,
         };
@@ -625,12 +655,19 @@ impl<S> World<S> {
             let at = now + self.cfg.cycles_to_ps(s.at_cycles as f64);
             self.launch(p, s.dest, s.target, s.args, s.payload, at);
         }
-        let done = Event::HandlerDone { p: p as u32 };
+        self.occupy(p, now, duration_ps);
+        self.push(now + duration_ps, Priority::HandlerDone, Event::HandlerDone { p: p as u32 });
+    }
+
+    /// A handler (or a step of the overflow trap) occupies `p`'s processor from `now` for
+    /// `duration_ps`: on an SMP node its protocol processor; otherwise its compute processor,
+    /// whose interrupted work is extended by as much (consecutive steps add up exactly as one
+    /// handler of their total length would).
+    fn occupy(&mut self, p: usize, now: u64, duration_ps: u64) {
         if self.cfg.smp_nodes {
             // On the protocol processor, which default-protocol handlers share.
             self.mem.stats.handler_ps_protocol += duration_ps;
             self.mem.pp_busy[p] = now + duration_ps;
-            self.push(now + duration_ps, Priority::HandlerDone, done);
             return;
         }
         self.mem.stats.handler_ps_compute += duration_ps;
@@ -647,15 +684,19 @@ impl<S> World<S> {
             self.procs[p].main = MainState::Timed { end, cat };
             self.wake_at(p, end);
         }
-        self.push(now + duration_ps, Priority::HandlerDone, done);
     }
 
     fn on_handler_done(&mut self, p: usize) {
         let now = self.now;
         let msg_id = self.procs[p].inbox.pop_front().expect("a handler was running");
         let rec = self.take_msg(msg_id);
-        if !matches!(rec.target, Target::Trap { .. } | Target::Fault { .. }) {
-            self.net.consume(&mut self.q, now, p);
+        match rec.target {
+            // Not network messages: they hold no NI slot.
+            Target::Trap { .. } | Target::Fault { .. } => {}
+            Target::OverflowTrap => self.net.overflow_rearm(&mut self.q, now, p),
+            // Its slot was freed when the overflow trap copied it.
+            _ if rec.in_memory => {}
+            _ => self.net.consume(&mut self.q, now, p),
         }
         let proc = &mut self.procs[p];
         proc.handler_active = false;
@@ -685,28 +726,45 @@ impl<S> World<S> {
             }
             Event::CrossGen { pair } => {
                 if self.procs_done < self.procs.len() {
-                    let (src, dst) = self.cross_pairs[pair as usize];
-                    self.launch(src, dst, Target::Sink, Vec::new(), Vec::new(), now);
-                    let next = now + self.cross_interval_ps;
-                    self.push(next, Priority::Network, Event::CrossGen { pair });
+                    let src = self.cross_pairs[pair as usize].0;
+                    if self.net.output_has_room(src, 1) {
+                        self.cross_send(pair as usize);
+                    } else {
+                        // FIFO: the I/O node's send waits for room (`cross_space`).
+                        self.cross_waiting[pair as usize] = true;
+                    }
                 }
             }
+            Event::OverflowDrain { p } => self.overflow_step(p as usize),
             Event::Proto { msg, dst } => self.mem_receive(dst as usize, msg),
             Event::OneSided { msg, node } => self.one_sided_arrive(node as usize, msg),
             Event::OneSidedServe { msg, node } => self.one_sided_serve(node as usize, msg),
             Event::Trap { p, body_ps } => {
-                let msg = self.alloc_msg(MessageRecord {
-                    src: p,
-                    target: Target::Trap { body_ps },
-                    args: Vec::new(),
-                    payload: Vec::new(),
-                });
+                let msg = self.alloc_msg(MessageRecord::new(p, Target::Trap { body_ps }, Vec::new(), Vec::new()));
                 self.procs[p as usize].inbox.push_back(msg);
                 self.try_dispatch(p as usize);
             }
             Event::Wake { .. } => unreachable!("wake-ups are handled by the scheduler"),
         }
         self.drain_notices();
+    }
+
+    /// I/O pair `pair` sends a cross-traffic message now, and its next one an interval later.
+    fn cross_send(&mut self, pair: usize) {
+        let (now, (src, dst)) = (self.now, self.cross_pairs[pair]);
+        self.launch(src, dst, Target::Sink, Vec::new(), Vec::new(), now);
+        self.push(now + self.cross_interval_ps, Priority::Network, Event::CrossGen { pair: pair as u32 });
+    }
+
+    /// I/O endpoint `ep`'s NI output queue has room: its waiting cross-traffic send goes now.
+    pub(crate) fn cross_space(&mut self, ep: usize) {
+        if let Some(pair) = (0..self.cross_pairs.len()).find(|&i| self.cross_waiting[i] && self.cross_pairs[i].0 == ep)
+        {
+            self.cross_waiting[pair] = false;
+            if self.procs_done < self.procs.len() {
+                self.cross_send(pair);
+            }
+        }
     }
 
     fn deadlock_report(&self) -> String {
@@ -790,14 +848,7 @@ pub fn run<P: Program>(
 ) -> Result<RunOutput<P::State>, SimError> {
     let started = std::time::Instant::now();
     let n = cfg.nprocs();
-    let net = Network::new(
-        cfg.topology.clone(),
-        cfg.link_ps_per_byte,
-        cfg.router_latency_ps,
-        cfg.ni_latency_ps,
-        cfg.ni_input_queue_packets,
-        cfg.ni_output_queue_packets,
-    );
+    let net = Network::new(&cfg);
     let cross_pairs = cfg.topology.io_pairs();
     let cross_interval_ps = if cfg.cross_traffic_bytes_per_cycle > 0.0 {
         let per_pair = cfg.cross_traffic_bytes_per_cycle / cross_pairs.len() as f64;
@@ -834,6 +885,7 @@ pub fn run<P: Program>(
             sent: 0,
             received: 0,
             one_sided_outstanding: 0,
+            overflow_copy: None,
         })
         .collect();
     let mut world: Box<World<P::State>> = Box::new(World {
@@ -854,8 +906,11 @@ pub fn run<P: Program>(
         work: (0, 0),
         fatal: None,
         procs_done: 0,
+        cross_waiting: vec![false; cross_pairs.len()],
         cross_pairs,
         cross_interval_ps,
+        cross_bytes_timed: None,
+        overflow: overflow::OverflowStats::default(),
         remote_busy: vec![0; n],
         one_sided: one_sided::OneSidedStats::default(),
         flow: Flow::new(cfg.msg.flow_window_messages, n),
@@ -928,6 +983,9 @@ pub fn run<P: Program>(
                         proc.main = MainState::Done;
                         proc.acct.finish(w.now);
                         w.procs_done += 1;
+                        if w.procs_done == n {
+                            w.cross_bytes_timed = Some(w.net.cross_bytes);
+                        }
                         w.try_dispatch(pi);
                     }
                 }
@@ -1017,6 +1075,18 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
     counters.insert("messages".to_string(), w.traffic.messages as f64);
     counters.insert("packets".to_string(), w.traffic.packets as f64);
     counters.insert("cross_traffic_messages".to_string(), w.traffic.cross_messages as f64);
+    if cfg.cross_traffic_bytes_per_cycle > 0.0 {
+        // What the I/O nodes achieved over the timed region (FIFO: at most the configured rate).
+        let bytes = w.cross_bytes_timed.unwrap_or(w.net.cross_bytes) as f64;
+        let rate = if timed_ps > 0 { bytes / cfg.ps_to_cycles(timed_ps) } else { 0.0 };
+        counters.insert("cross_traffic_bytes_per_cycle".to_string(), rate);
+    }
+    if cfg.msg.overflow.is_some() {
+        let o = &w.overflow;
+        counters.insert("overflow_traps".to_string(), o.traps as f64);
+        counters.insert("overflow_messages_drained".to_string(), o.drained as f64);
+        counters.insert("overflow_trap_cycles".to_string(), cfg.ps_to_cycles(o.trap_ps));
+    }
     let ms = &w.mem.stats;
     if ms.hits + ms.misses > 0 {
         counters.insert("cache_hits".to_string(), ms.hits as f64);

@@ -521,12 +521,8 @@ impl<'y, S> SimNode<'y, S> {
                     self.timed(ps, Category::MessageOverhead);
                     continue;
                 }
-                let msg = w.alloc_msg(MessageRecord {
-                    src: id as u32,
-                    target: Target::Fault { line, write },
-                    args: Vec::new(),
-                    payload: Vec::new(),
-                });
+                let msg =
+                    w.alloc_msg(MessageRecord::new(id as u32, Target::Fault { line, write }, Vec::new(), Vec::new()));
                 w.procs[id].inbox.push_back(msg);
             }
             let cat = self.mem_cat(true);
@@ -822,6 +818,7 @@ impl<S> Node for SimNode<'_, S> {
                 p.failed_polls = 0;
                 p.edge_dispatches = 0;
             }
+            w.overflow = Default::default();
             w.net.reset_link_stats();
         }
     }

@@ -92,12 +92,7 @@ impl<S> World<S> {
         } else {
             ([remote, local].concat(), Vec::new(), 0)
         };
-        let rec = MessageRecord {
-            src: p as u32,
-            target: Target::OneSidedRequest { put, words: words as u32 },
-            args,
-            payload,
-        };
+        let rec = MessageRecord::new(p as u32, Target::OneSidedRequest { put, words: words as u32 }, args, payload);
         self.one_sided_send(p, home, rec, rc.request_bytes + data, data);
     }
 
@@ -158,7 +153,7 @@ impl<S> World<S> {
             let values: Vec<u64> = remote.iter().map(|&a| self.mem.data[(a / 8) as usize]).collect();
             (local.to_vec(), values, 8 * words as u64)
         };
-        let reply = MessageRecord { src: node as u32, target: Target::OneSidedReply { put, words }, args, payload };
+        let reply = MessageRecord::new(node as u32, Target::OneSidedReply { put, words }, args, payload);
         self.one_sided_send(node, requester, reply, data, data);
     }
 

@@ -269,6 +269,8 @@ pub struct MachineConfig {
     pub ni_output_queue_packets: u32,
     pub cross_traffic_bytes_per_cycle: f64,
     pub cross_traffic_message_bytes: u64,
+    /// `cross_traffic.arbitration`: how cross-traffic waits for a link.
+    pub cross_traffic_arbitration: CrossArbitration,
     pub msg: MessagingCosts,
     pub mem: MemoryConfig,
     /// Hardware directory coherence, or software fine-grain DSM with its costs.
@@ -309,6 +311,38 @@ pub struct MessagingCosts {
     pub flow_buffer_cycles: u64,
     /// Polls at loop back-edges, one per this many cycles of computation (0: messages interrupt).
     pub backedge_interval_cycles: u64,
+    /// The network overflow trap (`messaging.overflow_*`), if the machine has one.
+    pub overflow: Option<OverflowCosts>,
+}
+
+/// The network overflow trap's timeout and costs in processor cycles (the costs scaled by
+/// `messaging.overhead_scale`, as the receive overheads they are; the timeout is not a cost).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OverflowCosts {
+    pub timeout_cycles: u64,
+    pub entry_cycles: u64,
+    pub drain_per_message_cycles: u64,
+    pub drain_per_word_cycles: u64,
+    pub exit_cycles: u64,
+    pub dispatch_cycles: u64,
+}
+
+impl OverflowCosts {
+    /// Copying a message of `words64` u64 arguments and payload words into the buffer.
+    pub fn drain_cycles(&self, words64: usize) -> u64 {
+        self.drain_per_message_cycles + self.drain_per_word_cycles * 2 * words64 as u64
+    }
+}
+
+/// How a cross-traffic packet waits for a link (`cross_traffic.arbitration`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrossArbitration {
+    /// In arrival order with every other packet, as the study's I/O nodes' packets did; its
+    /// sources have an NI output queue of the machine's size and wait while it is full.
+    Fifo,
+    /// Ahead of every waiting application packet (behind earlier cross-traffic), with unbounded
+    /// source queues: it always takes its configured rate.
+    Priority,
 }
 
 impl MessagingCosts {
@@ -554,6 +588,34 @@ fn topology_kind(n: &spec::NetworkSpec) -> Result<TopologyKind, ConfigError> {
     })
 }
 
+/// The network overflow trap's costs, when `messaging.overflow_timeout_cycles` turns it on
+/// (each of them is then required, naming the first missing one); `None` when it is off.
+fn overflow_costs(m: &spec::MessagingSpec, scaled: &dyn Fn(u64) -> u64) -> Result<Option<OverflowCosts>, ConfigError> {
+    if m.overflow_timeout_cycles == 0 {
+        return Ok(None);
+    }
+    let need = |key: &str, v: Option<u64>| {
+        v.map(scaled).ok_or_else(|| {
+            ConfigError::key(
+                &format!("messaging.{key}"),
+                format!(
+                    "the network overflow trap is on (messaging.overflow_timeout_cycles = {}) and needs this cost; \
+                     give it, e.g. --set messaging.{key}=10, or turn the trap off with messaging.overflow_timeout_cycles=0",
+                    m.overflow_timeout_cycles
+                ),
+            )
+        })
+    };
+    Ok(Some(OverflowCosts {
+        timeout_cycles: m.overflow_timeout_cycles,
+        entry_cycles: need("overflow_trap_entry_cycles", m.overflow_trap_entry_cycles)?,
+        drain_per_message_cycles: need("overflow_drain_per_message_cycles", m.overflow_drain_per_message_cycles)?,
+        drain_per_word_cycles: need("overflow_drain_per_word_cycles", m.overflow_drain_per_word_cycles)?,
+        exit_cycles: need("overflow_trap_exit_cycles", m.overflow_trap_exit_cycles)?,
+        dispatch_cycles: need("overflow_dispatch_cycles", m.overflow_dispatch_cycles)?,
+    }))
+}
+
 /// The keys that must be positive (not zero): [`MachineConfig::from_spec`] checks them, and a
 /// `--set` of a negative or non-number value to one of them says "positive".
 const POSITIVE_KEYS: &[&str] = &[
@@ -731,6 +793,11 @@ fn check_times_fit(spec: &MachineSpec, cycle_ps: f64, max_time_ps: f64) -> Resul
         "receive_per_arg_word_cycles",
         "poll_cycles",
         "poll_dispatch_cycles",
+        "overflow_trap_entry_cycles",
+        "overflow_drain_per_message_cycles",
+        "overflow_drain_per_word_cycles",
+        "overflow_trap_exit_cycles",
+        "overflow_dispatch_cycles",
     ];
     let table = toml::Table::try_from(spec).expect("a spec serializes");
     for section in ["messaging", "memory", "dsm", "remote", "node", "costs"] {
@@ -819,6 +886,16 @@ impl MachineConfig {
                 "cross-traffic needs I/O nodes: set network.topology = \"mesh\" and network.io_nodes = true",
             ));
         }
+        let cross_traffic_arbitration = match ct.arbitration.as_str() {
+            "fifo" => CrossArbitration::Fifo,
+            "priority" => CrossArbitration::Priority,
+            other => {
+                return Err(ConfigError::key(
+                    "cross_traffic.arbitration",
+                    format!("must be \"fifo\" or \"priority\", got \"{other}\""),
+                ))
+            }
+        };
         if ct.message_bytes <= n.header_bytes {
             return Err(ConfigError::key(
                 "cross_traffic.message_bytes",
@@ -965,6 +1042,7 @@ impl MachineConfig {
             flow_window_messages: m.flow_window_messages,
             flow_buffer_cycles: m.flow_buffer_cycles,
             backedge_interval_cycles: m.backedge_interval_cycles,
+            overflow: overflow_costs(m, &scaled)?,
         };
         if msg.backedge_interval_cycles > 0 && smp_nodes {
             return Err(ConfigError::key(
@@ -1080,6 +1158,7 @@ impl MachineConfig {
             ni_output_queue_packets: n.ni_output_queue_packets,
             cross_traffic_bytes_per_cycle: ct.rate_bytes_per_cycle,
             cross_traffic_message_bytes: ct.message_bytes,
+            cross_traffic_arbitration,
             msg,
             mem: memory,
             coherence,

@@ -183,6 +183,14 @@ pub struct RemoteSpec {
 pub struct CrossTrafficSpec {
     pub rate_bytes_per_cycle: f64,
     pub message_bytes: u64,
+    /// How cross-traffic waits for a link: `fifo` (in arrival order with the application's
+    /// packets, the default) or `priority` (ahead of them). Always written out.
+    #[serde(default = "default_arbitration")]
+    pub arbitration: String,
+}
+
+fn default_arbitration() -> String {
+    "fifo".to_string()
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -219,6 +227,21 @@ pub struct MessagingSpec {
     /// Flow control: copying a message into the sender's software queue (left out when 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub flow_buffer_cycles: u64,
+    /// The network overflow trap (Alewife): how long a node's NI input queue must stay full with
+    /// packets waiting for its ejection link before its processor traps (0, left out of the
+    /// TOML: never). The trap's costs below are required when it is on, ignored when off.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub overflow_timeout_cycles: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow_trap_entry_cycles: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow_drain_per_message_cycles: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow_drain_per_word_cycles: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow_trap_exit_cycles: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow_dispatch_cycles: Option<u64>,
 }
 
 fn default_sm_barrier_arity() -> u64 {
@@ -357,9 +380,14 @@ pub const KEYS: &[KeyDoc] = &[
         doc: "size of one cross-traffic message, header included",
     },
     KeyDoc {
+        key: "cross_traffic.arbitration",
+        unit: "fifo|priority",
+        doc: "how a cross-traffic packet waits for a link: `fifo` (default) in arrival order with the application's packets, as real I/O nodes' packets do (it may get less than its rate: counters.cross_traffic_bytes_per_cycle says what it got; an I/O node's NI output queue holds network.ni_output_queue_packets and its sender waits while it is full); `priority` ahead of every waiting application packet, so it takes its configured rate (an I/O node's output queue is unbounded)",
+    },
+    KeyDoc {
         key: "messaging.overhead_scale",
         unit: "factor",
-        doc: "multiplies send, per-argument (sent and received), interrupt entry/exit, poll and poll-dispatch costs (overhead experiments; 1 on real machines)",
+        doc: "multiplies send, per-argument (sent and received), interrupt entry/exit, poll and poll-dispatch costs, and the network overflow trap's costs (overhead experiments; 1 on real machines)",
     },
     KeyDoc {
         key: "messaging.send_overhead_cycles",
@@ -427,6 +455,36 @@ pub const KEYS: &[KeyDoc] = &[
         key: "messaging.flow_buffer_cycles",
         unit: "cycles",
         doc: "flow control: copying one message into the sender's software queue (it pays its send overhead again when injected); default 0",
+    },
+    KeyDoc {
+        key: "messaging.overflow_timeout_cycles",
+        unit: "cycles",
+        doc: "the network overflow trap (Alewife): a processor node whose NI input queue is full while a packet waits for its ejection link, continuously this long, takes the trap on its processor (an interrupt in either receive mode, after any running handler): it copies every program message waiting in its NI input queue, and those that arrive meanwhile, into a buffer in memory, freeing their slots, then the buffered messages are handled in arrival order at messaging.overflow_dispatch_cycles each; default 0: no trap. The next five keys are required when it is on",
+    },
+    KeyDoc {
+        key: "messaging.overflow_trap_entry_cycles",
+        unit: "cycles",
+        doc: "network overflow trap: from the trap to the first copy",
+    },
+    KeyDoc {
+        key: "messaging.overflow_drain_per_message_cycles",
+        unit: "cycles",
+        doc: "network overflow trap: copying one message out of the NI input queue into the buffer, besides its words (its NI slot is freed when the copy ends)",
+    },
+    KeyDoc {
+        key: "messaging.overflow_drain_per_word_cycles",
+        unit: "cycles",
+        doc: "network overflow trap: copying one 32-bit argument or payload word",
+    },
+    KeyDoc {
+        key: "messaging.overflow_trap_exit_cycles",
+        unit: "cycles",
+        doc: "network overflow trap: from the last copy to resuming the interrupted work",
+    },
+    KeyDoc {
+        key: "messaging.overflow_dispatch_cycles",
+        unit: "cycles",
+        doc: "network overflow trap: dispatching one buffered message to its handler from memory (instead of interrupt entry and exit, or poll dispatch)",
     },
     KeyDoc {
         key: "messaging.barrier_arity",

@@ -38,6 +38,19 @@ pub(crate) enum Target {
     /// A Tempest block-access fault of the node's main thread on `line` (not a network
     /// message): runs the program's fault handler.
     Fault { line: u64, write: bool },
+    /// The network overflow trap on the node's processor (not a network message: it holds no
+    /// NI input slot): copies the program's messages waiting in the NI input queue into memory
+    /// (`engine/overflow.rs`).
+    OverflowTrap,
+}
+
+impl Target {
+    /// Whether the network overflow trap copies a message of this kind out of the NI input
+    /// queue: the messages the processor's own software handles (program handlers, the
+    /// message barrier, flow-control acknowledgements), not protocol messages, traps or faults.
+    pub(crate) fn drained_on_overflow(self) -> bool {
+        matches!(self, Target::App(_) | Target::BarrierArrive | Target::BarrierRelease | Target::FlowAck)
+    }
 }
 
 /// A message in flight or waiting in an NI input queue.
@@ -46,6 +59,16 @@ pub(crate) struct MessageRecord {
     pub target: Target,
     pub args: Vec<u64>,
     pub payload: Vec<u64>,
+    /// Copied out of the NI input queue into memory by the network overflow trap: it holds no NI
+    /// slot any more, and its handler is dispatched from memory
+    /// (`messaging.overflow_dispatch_cycles`, no interrupt entry or exit).
+    pub in_memory: bool,
+}
+
+impl MessageRecord {
+    pub(crate) fn new(src: u32, target: Target, args: Vec<u64>, payload: Vec<u64>) -> MessageRecord {
+        MessageRecord { src, target, args, payload, in_memory: false }
+    }
 }
 
 /// Sizes of the packets a message of `payload_bytes` (arguments + bulk) is split into.

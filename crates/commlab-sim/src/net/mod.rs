@@ -12,13 +12,20 @@
 //! acquires the next one, so a packet that cannot move on keeps its link occupied: when a
 //! receiver stops draining its NI input queue, packets back up link by link toward their
 //! senders, delaying every flow that shares those links, and finally the senders' NI output
-//! queues fill and the senders stall. Waiting packets queue FIFO per link, except that
-//! cross-traffic goes ahead of application packets (see `request`).
+//! queues fill and the senders stall. Waiting packets queue FIFO per link; with
+//! `cross_traffic.arbitration = "priority"` cross-traffic goes ahead of application packets
+//! (see `request`).
 //!
 //! Work per packet is one event per link (O(hops)), never an event per flit.
+//!
+//! `overflow.rs` watches the processors' NI input queues for the network overflow trap.
 
+mod overflow;
+
+use crate::machine::{CrossArbitration, MachineConfig};
 use crate::queue::{EventQueue, Liveness, Priority};
 use crate::topology::{LinkId, LinkKind, Topology};
+use overflow::Watch;
 use std::collections::VecDeque;
 
 /// Virtual channels per link. Only torus and ring links use the second (dateline routing);
@@ -41,6 +48,8 @@ pub(crate) enum NetEvent {
     Deliver { pkt: PacketId, background: bool },
     /// The head packet of endpoint `ep`'s output queue has its data ready.
     Inject { ep: u32, background: bool },
+    /// Processor `ep`'s NI may have been blocked for the overflow timeout (see `overflow.rs`).
+    OverflowCheck { ep: u32 },
 }
 
 impl Liveness for NetEvent {
@@ -51,6 +60,7 @@ impl Liveness for NetEvent {
             | NetEvent::Grant { background, .. }
             | NetEvent::Deliver { background, .. }
             | NetEvent::Inject { background, .. } => background,
+            NetEvent::OverflowCheck { .. } => false,
         }
     }
 }
@@ -127,6 +137,8 @@ struct Ni {
     in_capacity: u32,
     /// Whether an `Inject` event is already scheduled for the head packet.
     inject_pending: bool,
+    /// The overflow trap's view of this NI (only watched when the trap is on).
+    watch: Watch,
 }
 
 /// What the network tells the engine after an event.
@@ -135,6 +147,8 @@ pub(crate) enum NetNotice {
     OutputSpace(u32),
     /// A packet was delivered into its destination NI.
     Delivered { packet: PacketId, msg: u32, last: bool, background: bool },
+    /// Processor `ep`'s NI has been blocked for the overflow timeout: its processor traps.
+    Overflow(u32),
 }
 
 pub(crate) struct Network {
@@ -147,10 +161,21 @@ pub(crate) struct Network {
     pub notices: Vec<NetNotice>,
     /// Application (non-background) packets created and not yet delivered.
     pub app_packets_in_flight: u64,
+    /// Cross-traffic goes ahead of application packets waiting for a link.
+    cross_priority: bool,
+    /// Bytes of cross-traffic that left the I/O nodes' NIs since the last statistics reset.
+    pub cross_bytes: u64,
+    /// `messaging.overflow_timeout_cycles` in picoseconds (0: no overflow trap, nothing watched).
+    overflow_ps: u64,
 }
 
 impl Network {
-    pub fn new(topo: Topology, ps_per_byte: f64, router_ps: u64, ni_ps: u64, in_cap: u32, out_cap: u32) -> Self {
+    pub fn new(cfg: &MachineConfig) -> Self {
+        let topo = cfg.topology.clone();
+        let (ps_per_byte, router_ps, ni_ps) = (cfg.link_ps_per_byte, cfg.router_latency_ps, cfg.ni_latency_ps);
+        let (in_cap, out_cap) = (cfg.ni_input_queue_packets, cfg.ni_output_queue_packets);
+        let cross_priority = cfg.cross_traffic_arbitration == CrossArbitration::Priority;
+        let overflow_ps = cfg.msg.overflow.map_or(0, |o| cfg.cycles_to_ps(o.timeout_cycles as f64));
         let mut endpoint_of = vec![u32::MAX; topo.nlinks()];
         for ep in 0..topo.nendpoints() {
             endpoint_of[topo.injection_link(ep) as usize] = ep as u32;
@@ -183,11 +208,14 @@ impl Network {
                 let io = ep >= topo.nprocs();
                 Ni {
                     out: VecDeque::new(),
-                    // I/O nodes are traffic sources and sinks that never stall or fill.
-                    out_capacity: if io { u32::MAX } else { out_cap },
+                    // I/O nodes are traffic sinks that never fill; as sources, with FIFO
+                    // arbitration they have the machine's output queue (their sender waits while
+                    // it is full), with priority they never stall.
+                    out_capacity: if io && cross_priority { u32::MAX } else { out_cap },
                     in_used: 0,
                     in_capacity: if io { u32::MAX } else { in_cap },
                     inject_pending: false,
+                    watch: Watch::Clear,
                 }
             })
             .collect();
@@ -200,6 +228,9 @@ impl Network {
             free_packets: Vec::new(),
             notices: Vec::new(),
             app_packets_in_flight: 0,
+            cross_priority,
+            cross_bytes: 0,
+            overflow_ps,
         }
     }
 
@@ -264,6 +295,7 @@ impl Network {
             NetEvent::Grant { link, .. } => self.on_grant(q, now, link),
             NetEvent::Deliver { pkt, .. } => self.on_deliver(q, now, pkt),
             NetEvent::Inject { ep, .. } => self.on_inject(q, now, ep as usize),
+            NetEvent::OverflowCheck { ep } => self.on_overflow_check(now, ep as usize),
         }
     }
 
@@ -321,11 +353,12 @@ impl Network {
             self.acquire(q, now, link, pkt, vc);
             return;
         }
-        if self.packets[pkt as usize].background {
-            // Cross-traffic goes ahead of application packets (behind earlier cross-traffic),
-            // so it takes exactly its configured rate wherever it goes: the bandwidth left to
-            // the application is the link bandwidth minus that rate. With plain FIFO the far
-            // I/O nodes would be starved by every sender on the way (the parking-lot effect).
+        if self.cross_priority && self.packets[pkt as usize].background {
+            // `priority`: cross-traffic goes ahead of application packets (behind earlier
+            // cross-traffic), so it takes exactly its configured rate wherever it goes: the
+            // bandwidth left to the application is the link bandwidth minus that rate. (With
+            // FIFO, the study's, far I/O nodes lose arbitrations to every sender on the way, the
+            // parking-lot effect, and get less: counted by `cross_bytes`.)
             let packets = &self.packets;
             let waiters = &mut self.links[link as usize].waiters;
             let at = waiters.iter().position(|&(w, _)| !packets[w as usize].background).unwrap_or(waiters.len());
@@ -334,6 +367,10 @@ impl Network {
             self.links[link as usize].waiters.push_back((pkt, vc));
         }
         self.schedule_grant(q, now, link);
+        if self.overflow_ps > 0 && self.links[link as usize].kind == LinkKind::Ejection {
+            let ep = self.links[link as usize].endpoint as usize;
+            self.watch(q, now, ep);
+        }
     }
 
     /// The first waiter whose virtual channel is free on `link`.
@@ -394,6 +431,9 @@ impl Network {
             None => {
                 // Leaving the output queue of the source endpoint.
                 let src = endpoint;
+                if self.packets[pkt as usize].background {
+                    self.cross_bytes += bytes;
+                }
                 let ni = &mut self.nis[src];
                 let head = ni.out.pop_front();
                 debug_assert_eq!(head, Some(pkt));
@@ -407,6 +447,9 @@ impl Network {
         if kind == LinkKind::Ejection {
             self.nis[endpoint].in_used += 1;
             q.push_net(now + latency + ser, NetEvent::Deliver { pkt, background });
+            if self.overflow_ps > 0 {
+                self.watch(q, now, endpoint);
+            }
         } else if own_ni.is_some() {
             // Not the link's fixed latency: not on its delay line (whose times must not decrease).
             q.push_net(now + latency, NetEvent::Hop { pkt, router: to_router, background });
@@ -444,14 +487,18 @@ impl Network {
         ni.in_used -= 1;
         let ej = self.topo.ejection_link(ep);
         self.schedule_grant(q, now, ej);
+        if self.overflow_ps > 0 {
+            self.watch(q, now, ep);
+        }
     }
 
-    /// Zero the per-link busy counters (start of the timed region).
+    /// Zero the per-link busy counters and the cross-traffic sent (start of the timed region).
     pub fn reset_link_stats(&mut self) {
         for l in &mut self.links {
             l.busy_ps = 0;
             l.bytes = 0;
         }
+        self.cross_bytes = 0;
     }
 
     /// Bytes per link since the last reset.
