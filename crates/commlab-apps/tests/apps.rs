@@ -130,7 +130,7 @@ fn em3d_prefetching_hides_miss_latency() {
 fn iccg_messages_carry_every_nonlocal_edge_exactly_once() {
     let s = preset("alewife", &[], None);
     for (solves, count) in [("solves=forward", 1.0), ("solves=both", 2.0)] {
-        for v in ["mp-int", "mp-poll", "buffer-2", "buffer-3", "buffer-4", "buffer-8", "buffer-16"] {
+        for v in ["mp-int", "mp-poll", "buffer-1", "buffer-2", "buffer-3", "buffer-4", "buffer-8", "buffer-16"] {
             let r = run(&s, "iccg", v, &["fe_elements=20", solves]);
             let nonlocal = r.counters["nonlocal_edges"];
             assert!(nonlocal > 0.0, "{v}: the partition cuts edges");
@@ -144,6 +144,36 @@ fn iccg_messages_carry_every_nonlocal_edge_exactly_once() {
     }
     let sm = run(&s, "iccg", "sm", &["fe_elements=20"]);
     assert_eq!(sm.counters["app_messages"], 0.0);
+}
+
+#[test]
+fn iccg_buffer_1_is_short_messages_with_the_buffering_overhead() {
+    let s = preset("alewife", &[], None);
+    let cfg = s.config();
+    let params = ["fe_elements=20"];
+    let (short, one) = (run(&s, "iccg", "mp-int", &params), run(&s, "iccg", "buffer-1", &params));
+    let nonlocal = one.counters["nonlocal_edges"];
+    assert!(nonlocal > 0.0);
+    // One message per non-local edge, as short messages.
+    for r in [&short, &one] {
+        assert_eq!(r.counters["app_messages"], nonlocal);
+        assert_eq!(r.counters["edges_per_message"], 1.0);
+    }
+    // The same messages, each one argument word longer (its count), and every edge buffered.
+    // Message overhead summed over processors differs by exactly that, but for barrier
+    // arrivals, which interrupt a processor still solving and are polled by one already
+    // waiting: at most every non-root's arrival changes sides.
+    let total =
+        |r: &AppResult| r.stats.procs.iter().map(|p| p.get(commlab_api::Category::MessageOverhead)).sum::<f64>();
+    let m = &cfg.msg;
+    let per_edge = cfg.cost_cycles("iccg_buffer_edge").unwrap() + m.send_cost_cycles(3, None)
+        - m.send_cost_cycles(2, None)
+        + m.receive_cost_cycles(3)
+        - m.receive_cost_cycles(2);
+    let slack = 31.0 * (m.interrupt_entry_cycles + m.interrupt_exit_cycles - m.poll_dispatch_cycles) as f64;
+    let extra = total(&one) - total(&short);
+    assert!((extra - nonlocal * per_edge as f64).abs() <= slack, "{extra} extra, {nonlocal} x {per_edge} expected");
+    assert!(one.stats.cycles > short.stats.cycles, "buffer-1 {} vs mp-int {}", one.stats.cycles, short.stats.cycles);
 }
 
 #[test]

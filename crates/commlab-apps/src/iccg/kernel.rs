@@ -22,7 +22,10 @@
 //! - `buffer-N`: non-local edges are buffered per destination processor (charged
 //!   `costs.iccg_buffer_edge` each, as message overhead) and a buffer is sent when it holds
 //!   N edges or when the processor is about to wait; a buffer that does not fit in the
-//!   arguments of one active message (more than 4 edges on Alewife) goes by DMA.
+//!   arguments of one active message (more than 4 edges on Alewife) goes by DMA. `buffer-1` is
+//!   the study's "buffered 1", short active messages with the overhead of buffering: every
+//!   non-local edge pays `iccg_buffer_edge` and leaves at once, as a buffer of one edge through
+//!   the buffers' handler (3 argument words: count, index, value; `mp-int` sends 2).
 //!
 //! Private data (see [`Private`]): each processor keeps its rows of the factor in its own
 //! memory, as the program did, and every variant references them through the cache: per node

@@ -51,7 +51,18 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 pub const INFO: AppInfo = AppInfo {
     name: "iccg",
     summary: "ICCG: sparse triangular solve as a DAG; producer-computes shared memory, messages, buffered messages",
-    variants: &["sm", "sm-pf", "mp-int", "mp-poll", "buffer-2", "buffer-3", "buffer-4", "buffer-8", "buffer-16"],
+    variants: &[
+        "sm",
+        "sm-pf",
+        "mp-int",
+        "mp-poll",
+        "buffer-1",
+        "buffer-2",
+        "buffer-3",
+        "buffer-4",
+        "buffer-8",
+        "buffer-16",
+    ],
     params: &[
         ParamDoc {
             name: "matrix",
