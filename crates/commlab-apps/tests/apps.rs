@@ -177,6 +177,49 @@ fn iccg_buffer_1_is_short_messages_with_the_buffering_overhead() {
 }
 
 #[test]
+fn iccg_nonlocal_edge_cycles_add_up() {
+    let s = preset("alewife", &[], None);
+    let cfg = s.config();
+    let (m, spec) = (&cfg.msg, &cfg.spec);
+    let cost = |name: &str| cfg.cost_cycles(name).unwrap() as f64;
+    // At the producer every non-local edge computes (and reads its coefficient and target, but
+    // a handler that runs while such a read misses takes those cycles as its own).
+    let edge = cost("iccg_edge");
+    let (entry, exit) = (m.interrupt_entry_cycles as f64, m.interrupt_exit_cycles as f64);
+    let short = |receive: f64| {
+        edge + (m.send_cost_cycles(2, None) + m.receive_cost_cycles(2)) as f64 + receive + cost("iccg_recv_edge")
+    };
+    for solves in ["solves=forward", "solves=both"] {
+        for v in app_info("iccg").unwrap().variants {
+            let r = run(&s, "iccg", v, &["fe_elements=20", solves]);
+            let c = r.counters["nonlocal_edge_cycles"];
+            let what = format!("{v} {solves}: {c} cycles per non-local edge");
+            let (lo, hi) = match *v {
+                // The update's lock is a read-modify-write of a line homed elsewhere: a miss.
+                "sm" | "sm-pf" => (edge + spec.memory.local_miss_cycles as f64, f64::INFINITY),
+                // One message per edge: its send, its handler (entered by interrupt or by the
+                // poll that found it), nothing else. Uncontended here: within 10%, so an edge
+                // counted twice or a handler in the sender's time too would show.
+                "mp-int" => (short(entry + exit), 1.1 * short(entry + exit)),
+                "mp-poll" => (short(m.poll_dispatch_cycles as f64), 1.1 * short(m.poll_dispatch_cycles as f64)),
+                _ => {
+                    // Each edge buffered and applied; each message sent and taken by interrupt.
+                    let per_message = (m.send_overhead_cycles as f64 + entry + exit) / r.counters["edges_per_message"];
+                    (edge + cost("iccg_buffer_edge") + cost("iccg_recv_edge") + per_message, f64::INFINITY)
+                }
+            };
+            assert!(c >= lo && c <= hi, "{what}, expected {lo} to {hi}");
+        }
+    }
+    // No non-local edge, no figure.
+    let one = preset("alewife", &[], Some(1));
+    for v in ["sm", "mp-int", "buffer-4"] {
+        let r = run(&one, "iccg", v, ICCG_SMALL);
+        assert_eq!((r.counters["nonlocal_edges"], r.counters["nonlocal_edge_cycles"]), (0.0, 0.0), "{v}");
+    }
+}
+
+#[test]
 fn iccg_speedups_share_one_sequential_baseline() {
     for (procs, solves) in [(1, "solves=forward"), (8, "solves=forward"), (8, "solves=both")] {
         let s = preset("alewife", &[], Some(procs));

@@ -33,6 +33,28 @@
 //! residual must meet the tolerance. `counters.serial_cycles` is the time of one common
 //! sequential program (`baseline.rs`) on one processor of the same machine, and
 //! `counters.speedup` is that divided by this run's cycles, for every variant alike.
+//!
+//! `counters.nonlocal_edge_cycles` is the study's "non-local computation" (§5.1: "the average
+//! time spent on computation and communication overhead on each non-local edge"): the cycles
+//! the processors spend on the non-local edges' own work, summed over processors and solves,
+//! divided by the solves times `nonlocal_edges` (0 when no edge is non-local). An edge's own
+//! work is, at its producer, the stretch from reading its coefficient and target to the end of
+//! its communication: the two private reads, its `iccg_edge` computation, and then
+//! - `sm`/`sm-pf`: the producer-computes update of the consumer's record, lock taken and
+//!   released, misses and spinning on the lock included;
+//! - message variants: the send of its message (`mp-*`), or its buffering
+//!   (`iccg_buffer_edge`) and, for an edge that fills its buffer, the buffer's send
+//!   (`buffer-N`), with waits for NI output space; buffers sent before a wait or at the end
+//!   count whole;
+//!
+//! and at its consumer the handler that applies it (entry, argument reads, body, exit;
+//! `Node::handler_cycles`), all handlers of the program being edges'. Not counted: the node's
+//! own work (`iccg_node`) and local edges, polls (`mp-poll` pays them whether or not an edge
+//! has come), waits for inputs (`idle_cycles_per_node`, which includes the handlers that ran
+//! while waiting: the two overlap by that much), barriers, and prefetches. Each processor
+//! cycle counts once: a handler that interrupts a measured stretch, or runs while it waits
+//! (for a miss or NI output space), is counted as the handler's and taken out of the stretch.
+//! On backends that do not time handlers (native) the receive side is missing.
 
 mod baseline;
 mod dag;
@@ -465,6 +487,11 @@ pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Resu
     counters.insert("edges_received".into(), sum(|s| s.edges_received as f64));
     counters.insert("edges_per_message".into(), if messages > 0.0 { edges_sent / messages } else { 0.0 });
     counters.insert("idle_cycles_per_node".into(), sum(|s| s.idle_cycles) / (solves * p.n) as f64);
+    let nonlocal_work = sum(|s| s.nonlocal_cycles + s.handler_cycles);
+    counters.insert(
+        "nonlocal_edge_cycles".into(),
+        if nonlocal > 0 { nonlocal_work / (solves * nonlocal) as f64 } else { 0.0 },
+    );
     counters.insert("pattern_values".into(), if p.pattern { 1.0 } else { 0.0 });
     let check = Check {
         ok,
