@@ -279,10 +279,12 @@ fn iccg_partitioners_keep_their_character() {
         assert_eq!(r.counters["colours"], 4.0, "{partition}: 9-point grid");
         r.counters["nonlocal_edge_fraction"]
     };
-    let (rsb, metis, natural) = (frac("rsb"), frac("metis"), frac("natural"));
+    let (rsb, metis, natural, linear) = (frac("rsb"), frac("metis"), frac("natural"), frac("linear-kl"));
     // 25 x 25 grid, 16 parts: blocks of the numbering are thin strips (about 1.6 grid rows)
     // cutting most edges; a graph partitioner's near-square parts cut few.
     assert!(rsb < 0.5 * natural && metis < 0.5 * natural, "rsb {rsb}, metis {metis}, natural {natural}");
+    // KL only moves the strips' boundaries: better than the strips, not as good as rsb.
+    assert!(linear < natural && linear > rsb, "linear-kl {linear}, natural {natural}, rsb {rsb}");
 }
 
 #[test]

@@ -12,8 +12,10 @@
 //!    edges they stand for.
 //! 3. Partition the quotient graph onto the processors (`partition=rsb`, the default:
 //!    multilevel recursive spectral bisection with KL refinement as Chaco does it, which the
-//!    study used; `metis`; or `natural`: contiguous blocks of the original numbering, groups
-//!    whole). A group's unknowns all go to its group's processor.
+//!    study used; `metis`; `natural`: contiguous blocks of the original numbering, groups
+//!    whole; or `linear-kl`: Chaco's linear global method with KL local refinement, the
+//!    original numbering's blocks by recursive bisection with each bisection refined by KL,
+//!    [`crate::sparse::linear_kl`]). A group's unknowns all go to its group's processor.
 //! 4. Colour the quotient graph greedily (groups in order of their smallest unknown, each
 //!    taking the smallest colour none of its lower-numbered neighbours has) and renumber the
 //!    unknowns colour by colour; within a colour, group by group (in order of smallest
@@ -114,7 +116,7 @@ pub const INFO: AppInfo = AppInfo {
         ParamDoc {
             name: "partition",
             default: "rsb",
-            doc: "`rsb`: multilevel recursive spectral bisection with KL (Chaco, as the study); `metis`; `natural`: contiguous blocks of the original numbering",
+            doc: "`rsb`: multilevel recursive spectral bisection with KL (Chaco, as the study); `metis`; `natural`: contiguous blocks of the original numbering; `linear-kl`: Chaco's linear method with KL (blocks of the original numbering by recursive bisection, each refined by KL)",
         },
         ParamDoc {
             name: "solves",

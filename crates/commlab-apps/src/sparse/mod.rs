@@ -12,7 +12,8 @@
 //! - [`compress`]: groups of unknowns with identical rows and their quotient graph (BlockSolve95).
 //! - [`Partitioner`]: [`partition`]/[`partition_graph`] (METIS k-way), [`rsb`] (multilevel
 //!   recursive spectral bisection with KL refinement, as Chaco; built from `coarsen`,
-//!   `spectral` and `refine`), [`natural`] (blocks of the numbering).
+//!   `spectral` and `refine`), [`natural`] (blocks of the numbering), [`linear_kl`] (Chaco's
+//!   linear method with KL: blocks of the numbering by recursive bisection, each refined).
 //! - [`colour`], [`colour_graph`] (greedy multicolouring), [`colour_ordering`],
 //!   [`group_colour_ordering`] (colour by colour, group by group).
 //! - [`ichol0`], [`forward_solve`], [`backward_solve`], [`pcg`].
@@ -23,6 +24,7 @@ mod compress;
 mod generate;
 mod graph;
 mod ichol;
+mod linear;
 mod mtx;
 mod partition;
 mod pcg;
@@ -35,6 +37,7 @@ pub use compress::{compress, Compression};
 pub use generate::fe_stiffness;
 pub use graph::WGraph;
 pub use ichol::{backward_solve, forward_solve, ichol0, LowerFactor};
+pub use linear::linear_kl;
 pub use mtx::{parse_matrix_market, read_matrix_market, MtxError, MtxErrorKind, MtxField, MtxInfo, MAX_ORDER};
 pub use partition::{edge_cut, natural, partition, partition_graph, Partitioner};
 pub use pcg::{pcg, PcgResult};
