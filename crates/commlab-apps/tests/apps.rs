@@ -288,6 +288,34 @@ fn iccg_partitioners_keep_their_character() {
 }
 
 #[test]
+fn iccg_cut_partition_makes_the_given_fraction_of_edges_nonlocal() {
+    // 1138_bus at the study's Table 4 fractions (rsb cuts 2.8% and 12.8% there), and a
+    // generated matrix with and without compression.
+    let bus = matrix("1138_bus.mtx");
+    for (procs, params, f) in [
+        (4, vec![bus.as_str()], 0.06),
+        (32, vec![bus.as_str()], 0.27),
+        (16, vec!["fe_elements=24", "compress=on"], 0.35),
+        (16, vec!["fe_elements=24", "compress=off"], 0.35),
+    ] {
+        let s = preset("alewife", &[], Some(procs));
+        let target = format!("nonlocal={f}");
+        let rsb = run(&s, "iccg", "buffer-4", &params);
+        let mut given = params.clone();
+        given.extend(["partition=cut", target.as_str()]);
+        let cut = run(&s, "iccg", "buffer-4", &given);
+        let what = format!("{params:?} on {procs}");
+        let got = cut.counters["nonlocal_edge_fraction"];
+        assert!(rsb.counters["nonlocal_edge_fraction"] < f, "{what}: rsb already cuts enough");
+        assert!(got >= f && got <= f + 0.005, "{what}: {got} non-local for {f}");
+        // Swaps keep each processor's unknowns.
+        assert_eq!(cut.counters["partition_imbalance"], rsb.counters["partition_imbalance"], "{what}");
+        assert!(cut.counters["cut_swaps"] > 0.0 && !rsb.counters.contains_key("cut_swaps"), "{what}");
+        assert_eq!(cut.counters["edges_sent"], cut.counters["nonlocal_edges"], "{what}");
+    }
+}
+
+#[test]
 fn iccg_scales_on_a_larger_problem() {
     let s = preset("alewife", &[], None);
     let r = run(&s, "iccg", "mp-poll", &["fe_elements=60"]);
@@ -336,8 +364,22 @@ fn iccg_bad_inputs_are_input_errors() {
     assert!(err(&[&matrix("can_1072.mtx")]).contains("values=spd"), "a non-SPD matrix names the way out");
     assert!(err(&["values=ones"]).contains("values"));
     assert!(err(&["fe_elements=0"]).contains("fe_elements"));
+    // partition=cut and its fraction: each needs the other, in (0, 1), reachable from rsb.
+    for (params, needle) in [
+        (&["partition=cut"][..], "needs --param nonlocal=F"),
+        (&["nonlocal=0.2"], "applies to partition=cut only, not to partition=rsb"),
+        (&["partition=metis", "nonlocal=0.2"], "not to partition=metis"),
+        (&["partition=cut", "nonlocal=1"], "0 < F < 1"),
+        (&["partition=cut", "nonlocal=0"], "0 < F < 1"),
+        (&["partition=cut", "nonlocal=a"], "0 < F < 1"),
+        (&["partition=cut", "nonlocal=0.001"], "rsb already makes"),
+        (&["partition=cut", "nonlocal=0.99"], "reached only"),
+    ] {
+        let m = err(params);
+        assert!(m.contains("--param") && m.contains(needle) && !m.contains('\n'), "{params:?}: {m}");
+    }
     for (param, valid) in [
-        ("partition=chaco", "`metis`, `rsb`, `natural`"),
+        ("partition=chaco", "`metis`, `rsb`, `natural`, `linear-kl`, `cut`"),
         ("compress=yes", "`on` or `off`"),
         ("solves=backward", "`forward` or `both`"),
     ] {

@@ -13,7 +13,8 @@
 //! - [`Partitioner`]: [`partition`]/[`partition_graph`] (METIS k-way), [`rsb`] (multilevel
 //!   recursive spectral bisection with KL refinement, as Chaco; built from `coarsen`,
 //!   `spectral` and `refine`), [`natural`] (blocks of the numbering), [`linear_kl`] (Chaco's
-//!   linear method with KL: blocks of the numbering by recursive bisection, each refined).
+//!   linear method with KL: blocks of the numbering by recursive bisection, each refined);
+//!   [`raise_cut`]: a partition raised by balanced swaps to cut a given fraction of the edges.
 //! - [`colour`], [`colour_graph`] (greedy multicolouring), [`colour_ordering`],
 //!   [`group_colour_ordering`] (colour by colour, group by group).
 //! - [`ichol0`], [`forward_solve`], [`backward_solve`], [`pcg`].
@@ -21,6 +22,7 @@
 mod coarsen;
 mod colour;
 mod compress;
+mod cut;
 mod generate;
 mod graph;
 mod ichol;
@@ -34,6 +36,7 @@ mod spectral;
 
 pub use colour::{colour, colour_graph, colour_ordering, group_colour_ordering, ColourOrdering};
 pub use compress::{compress, Compression};
+pub use cut::{raise_cut, CutError, Raised, TOLERANCE as CUT_TOLERANCE};
 pub use generate::fe_stiffness;
 pub use graph::WGraph;
 pub use ichol::{backward_solve, forward_solve, ichol0, LowerFactor};
