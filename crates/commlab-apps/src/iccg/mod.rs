@@ -129,8 +129,8 @@ pub const INFO: AppInfo = AppInfo {
         },
         ParamDoc {
             name: "nonlocal",
-            default: "0",
-            doc: "with partition=cut (and only then; required): the fraction of the DAG's edges to make non-local, 0 < F < 1, e.g. a study's published figure; reached within +0.005 (0: not given)",
+            default: "0.0",
+            doc: "with partition=cut (and only then; required): the fraction of the DAG's edges to make non-local, 0 < F < 1, e.g. a study's published figure; reached within +0.005 (0.0: not given)",
         },
         ParamDoc {
             name: "solves",

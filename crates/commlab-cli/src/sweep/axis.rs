@@ -314,6 +314,10 @@ mod tests {
         let info = commlab_apps::app_info("em3d").unwrap();
         let spec = serde_json::json!({});
         assert!(matches!(resolve("procs", info, &spec), Ok((Target::Procs, Kind::Int))));
+        // (iccg's `nonlocal` is a fraction: its default must read as one, or it would sweep as
+        // whole numbers.)
+        let iccg = commlab_apps::app_info("iccg").unwrap();
+        assert!(matches!(resolve("nonlocal", iccg, &spec), Ok((Target::Param, Kind::Float))));
         let args = |v: &str| SweepArgs {
             app: "em3d".into(),
             vary: vec![v.into()],
