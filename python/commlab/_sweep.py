@@ -86,7 +86,8 @@ def sweep(
     Args:
         app: application name.
         vary: ``{key: values}``, first key outermost (the x axis of the summary). A key is an
-            app parameter or a machine key; values are the command line's spec text
+            app parameter, ``"procs"`` (the processor count, as ``procs`` resizes the machine;
+            not with ``procs`` given too) or a machine key; values are the command line's spec text
             (``"0:8:9"`` evenly spaced, ``"10:1000:6:log"`` geometric, ``"1,2,3"``) or a list.
         machine, procs, variant, params, sets, seed: as for :func:`commlab.run`.
         jobs: runs at once on this machine's threads (without a Dask client).

@@ -171,6 +171,16 @@ pub trait Node {
     fn nprocs(&self) -> usize;
     /// Simulated time now, in processor cycles since the run began.
     fn now_cycles(&self) -> f64;
+    /// Cycles this processor has spent since the run began in the handlers of the program's
+    /// messages (`send_am`, `send_bulk`; not barrier or protocol messages): each handler's
+    /// entry, argument reads, body and exit, counted in full when it starts. A handler that
+    /// interrupts the main thread lengthens what it was doing by as much, so the difference
+    /// over a stretch of `now_cycles` less the difference of this is the main thread's own
+    /// time. Handlers on an SMP node's protocol processor take none of this processor's time
+    /// and are not counted. Backends that do not measure it (the native one) report 0.
+    fn handler_cycles(&self) -> f64 {
+        0.0
+    }
 
     /// Run `f` on this node's private state. `f` cannot call the node, so it takes no time.
     fn state<R>(&mut self, f: impl FnOnce(&mut Self::State) -> R) -> R;

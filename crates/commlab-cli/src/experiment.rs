@@ -78,6 +78,9 @@ and -t at 1 to 16 processors: speedup plots per app, run times at 16 processors;
 Real machines (the presets) are marked on the bisection and latency axes by their figures normalised by \
 local-miss time and expressed in this machine's cycles. Results are appended as they finish; rerun with \
 --resume to continue an interrupted experiment.\n\n\
+--procs runs an experiment at one machine size; to vary the processor count, sweep it: \
+`commlab sweep APP --vary procs=4,8,16,32` (add the experiment's key as a second --vary for a grid, e.g. \
+--vary messaging.overhead_scale=1:10:4).\n\n\
 Examples:\n  \
 commlab experiment bisection em3d --jobs 2\n  \
 commlab experiment latency em3d --points 6\n  \

@@ -486,7 +486,18 @@ fn em3d_and_iccg_all_variants_give_one_checked_object_each() {
         (
             "iccg",
             vec!["--param", "fe_elements=12"],
-            vec!["sm", "sm-pf", "mp-int", "mp-poll", "buffer-2", "buffer-3", "buffer-4", "buffer-8", "buffer-16"],
+            vec![
+                "sm",
+                "sm-pf",
+                "mp-int",
+                "mp-poll",
+                "buffer-1",
+                "buffer-2",
+                "buffer-3",
+                "buffer-4",
+                "buffer-8",
+                "buffer-16",
+            ],
         ),
     ] {
         let mut args = vec!["run", app, "--variant", "all", "--json"];

@@ -297,3 +297,51 @@ fn unwritable_output_dir_is_an_error_before_anything_runs() {
         std::fs::set_permissions(ro.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 }
+
+#[test]
+fn procs_is_an_axis_that_resizes_the_machine() {
+    let d = TempDir::new("procs");
+    let args = [
+        "sweep",
+        "iccg",
+        "--vary",
+        "procs=1,2,4",
+        "--variant",
+        "sm,mp-int",
+        "--param",
+        "fe_elements=8",
+        "--out",
+        d.arg(),
+    ];
+    let stdout = ok(&args);
+    assert!(stdout.contains("3 points x 2 variants"), "{stdout}");
+    let runs = by_point(&json_lines(&d.file("results.jsonl")));
+    assert_eq!(runs.len(), 6);
+    for ((point, variant), r) in &runs {
+        let procs = [1, 2, 4][*point as usize];
+        assert_eq!(r["procs"], procs, "{point} {variant}: the run's size");
+        assert_eq!(r["vary"]["procs"], procs, "{point} {variant}");
+        assert_eq!(r["check"]["ok"], true);
+    }
+    // More processors, fewer cycles; the summary's x axis is the processor count.
+    let cycles = |p: u64| runs[&(p, "sm".to_string())]["cycles"].as_f64().unwrap();
+    assert!(cycles(2) < cycles(0), "{} vs {}", cycles(2), cycles(0));
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(d.file("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["x"], "procs");
+    assert_eq!(summary["procs"], Value::Null, "each run has its own size");
+    let xs: Vec<Value> =
+        summary["groups"][0]["curves"]["sm"].as_array().unwrap().iter().map(|p| p[0].clone()).collect();
+    assert_eq!(xs, [1, 2, 4].map(Value::from).to_vec());
+    // Runs of every size are recognised on resume.
+    let again = ok(&[&args[..], &["--resume"]].concat());
+    assert!(again.contains("0 run now, 6 already done"), "{again}");
+
+    // Bad sizes: one line each, before anything runs.
+    let bad = |extra: &[&str], needles: &[&str]| {
+        bad_input(&[&["sweep", "iccg", "--param", "fe_elements=8", "--out", d.arg()][..], extra].concat(), needles);
+    };
+    bad(&["--vary", "procs=0,2"], &["--vary procs=0,2", "`0` is not a processor count"]);
+    bad(&["--vary", "procs=2.5"], &["2.5", "whole number"]);
+    bad(&["--machine", "origin", "--vary", "procs=2,3"], &["procs=3", "power-of-two"]);
+    bad(&["--procs", "4", "--vary", "procs=2,8"], &["both varied", "--procs 4"]);
+}

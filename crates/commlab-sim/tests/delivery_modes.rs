@@ -3,7 +3,8 @@
 //! time, in arrival order (their Tempest side, the tag lock and faults, is tested in
 //! `tempest.rs`). Back-edge polling (`messaging.backedge_interval_cycles`):
 //! a computing processor takes a message at its next loop back-edge and pays a poll at every
-//! back-edge that finds nothing. The keys are checked by name.
+//! back-edge that finds nothing. The keys are checked by name. `Node::handler_cycles` counts
+//! the handlers that take the compute processor's time.
 
 use commlab_api::{Backend, Category, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program};
 use commlab_sim::machine::MachineConfig;
@@ -87,6 +88,67 @@ fn handlers_run_on_the_protocol_processor_and_never_stretch_the_compute_processo
         if m == "blizzard-s" {
             assert!((a.stats.counters["handler_cycles_compute"] - MESSAGES as f64 * interrupt).abs() < 1e-3);
         }
+    }
+}
+
+/// As [`Interrupted`], and processor 0 reads `Node::handler_cycles` around its computation
+/// and at the end: its own time (the stretch less the handlers that started in it) and its
+/// handlers' time.
+struct Measured;
+
+#[derive(Default)]
+struct Times {
+    received: u64,
+    own: f64,
+    handlers: f64,
+}
+
+fn count_times(s: &mut Times, _: &mut dyn HandlerCtx, _: &Message<'_>) {
+    s.received += 1;
+}
+
+impl Program for Measured {
+    type State = Times;
+    fn handlers(&self) -> Vec<Handler<Times>> {
+        vec![count_times]
+    }
+    fn init_state(&self, _: ProcId, _: usize) -> Times {
+        Times::default()
+    }
+    fn main<N: Node<State = Times>>(&self, node: &mut N) {
+        node.begin_timing();
+        if node.id() == 1 {
+            for i in 0..MESSAGES {
+                node.send_am(0, HandlerId(0), &[i]);
+            }
+        } else {
+            let (t0, h0) = (node.now_cycles(), node.handler_cycles());
+            node.compute(WORK);
+            let own = (node.now_cycles() - t0) - (node.handler_cycles() - h0);
+            node.wait_until("all ten", |s| s.received == MESSAGES);
+            let handlers = node.handler_cycles() - h0;
+            node.state(|s| (s.own, s.handlers) = (own, handlers));
+        }
+    }
+}
+
+#[test]
+fn handler_cycles_are_the_handlers_that_took_the_compute_processors_time() {
+    for m in ["blizzard-s", "cm5"] {
+        let (one, two) = (sim(m, &[]), sim(m, &smp(LOCK)[..if m == "cm5" { 1 } else { 2 }]));
+        let (a, b) = (one.run(Arc::new(Measured)).unwrap(), two.run(Arc::new(Measured)).unwrap());
+        let cfg = one.config();
+        let interrupt = (cfg.msg.interrupt_entry_cycles + cfg.msg.interrupt_exit_cycles) as f64
+            + cfg.msg.receive_cost_cycles(1) as f64;
+        // One processor per node: every handler interrupted the computation, which the
+        // difference takes out again.
+        let (s, t) = (&a.states[0], &b.states[0]);
+        assert!((s.handlers - MESSAGES as f64 * interrupt).abs() < 1e-3, "{m}: {}", s.handlers);
+        assert!((s.own - WORK as f64).abs() < 1e-3, "{m}: {}", s.own);
+        // SMP nodes: the protocol processor ran them; the compute processor lost nothing.
+        assert_eq!(t.handlers, 0.0, "{m}");
+        assert!((t.own - WORK as f64).abs() < 1e-3, "{m}: {}", t.own);
+        assert_eq!(a.states[1].handlers, 0.0, "{m}: the sender received nothing");
     }
 }
 

@@ -22,7 +22,10 @@
 //! - `buffer-N`: non-local edges are buffered per destination processor (charged
 //!   `costs.iccg_buffer_edge` each, as message overhead) and a buffer is sent when it holds
 //!   N edges or when the processor is about to wait; a buffer that does not fit in the
-//!   arguments of one active message (more than 4 edges on Alewife) goes by DMA.
+//!   arguments of one active message (more than 4 edges on Alewife) goes by DMA. `buffer-1` is
+//!   the study's "buffered 1", short active messages with the overhead of buffering: every
+//!   non-local edge pays `iccg_buffer_edge` and leaves at once, as a buffer of one edge through
+//!   the buffers' handler (3 argument words: count, index, value; `mp-int` sends 2).
 //!
 //! Private data (see [`Private`]): each processor keeps its rows of the factor in its own
 //! memory, as the program did, and every variant references them through the cache: per node
@@ -110,6 +113,10 @@ pub struct State {
     pub edges_sent: u64,
     /// Edges applied by handlers (message variants).
     pub edges_received: u64,
+    /// The main thread's own cycles on this processor's non-local out-edges (see
+    /// [`Kernel::nonlocal_window`]), and the cycles its handlers took over the timed region.
+    pub nonlocal_cycles: f64,
+    pub handler_cycles: f64,
     /// `costs.iccg_recv_edge`, for the handlers.
     recv_edge_cycles: u64,
 }
@@ -267,11 +274,31 @@ impl Kernel {
         });
     }
 
-    fn flush_all<N: Node<State = State>>(&self, node: &mut N, phase: usize, buf: &mut Buffers) {
+    /// Send every non-empty buffer; returns the main thread's own cycles doing it.
+    fn flush_all<N: Node<State = State>>(&self, node: &mut N, phase: usize, buf: &mut Buffers) -> f64 {
+        if buf.dirty.is_empty() {
+            return 0.0;
+        }
+        let start = Self::mark(node);
         for dest in std::mem::take(&mut buf.dirty) {
             let edges = std::mem::take(&mut buf.edges[dest]);
             self.send_buffer(node, dest, phase, &edges);
         }
+        Self::nonlocal_window(node, start)
+    }
+
+    /// The start of a stretch of the main thread's work: the time and the handler time so far.
+    fn mark<N: Node>(node: &N) -> (f64, f64) {
+        (node.now_cycles(), node.handler_cycles())
+    }
+
+    /// The main thread's own cycles since `start` (from [`Kernel::mark`]): the time passed
+    /// less the handlers that started meanwhile (an interrupting handler lengthens the work it
+    /// interrupts by its own length, and is counted at its receiver instead). Reading the
+    /// clocks takes no simulated time and creates no event.
+    fn nonlocal_window<N: Node>(node: &N, start: (f64, f64)) -> f64 {
+        let (t, h) = Self::mark(node);
+        (t - start.0) - (h - start.1)
     }
 
     /// One solve with messages (`mp-*`, `buffer-N`).
@@ -280,12 +307,13 @@ impl Kernel {
         let dag = &self.dags[phase];
         let (edge_cost, node_cost, buffer_cost) = (self.costs.edge, self.costs.node, self.costs.buffer_edge);
         let mut buf = Buffers { edges: vec![Vec::new(); node.nprocs()], dirty: Vec::new() };
+        let mut nonlocal = 0.0;
         for &v in &dag.order[me] {
             let (v, lv) = (v as usize, self.local[v as usize] as usize);
             mine.read(node, Private::block(phase, Private::PENDING), lv);
             if node.state(|s| s.pending[phase][lv]) > 0 {
                 if let Variant::Buffer(_) = self.variant {
-                    self.flush_all(node, phase, &mut buf);
+                    nonlocal += self.flush_all(node, phase, &mut buf);
                 }
                 let t = node.now_cycles();
                 node.wait_until("iccg node inputs (presence counter)", |s| s.pending[phase][lv] == 0);
@@ -302,9 +330,10 @@ impl Kernel {
             let mut work = node_cost;
             let first = self.private.edge_base[phase][v] as usize;
             for e in dag.out_ptr[v]..dag.out_ptr[v + 1] {
-                self.read_edge_data(node, mine, phase, first + e - dag.out_ptr[v]);
                 let (dst, w) = (dag.out_dst[e] as usize, dag.out_coef[e] * x);
                 let (q, lq) = (self.owner[dst] as usize, self.local[dst]);
+                let start = Self::mark(node);
+                self.read_edge_data(node, mine, phase, first + e - dag.out_ptr[v]);
                 work += edge_cost;
                 if q == me {
                     node.state(|s| {
@@ -313,6 +342,9 @@ impl Kernel {
                     });
                     continue;
                 }
+                // The work carried into this computation from the node and its local edges
+                // before this one is not this edge's.
+                let carried = (work - edge_cost) as f64;
                 node.compute(std::mem::take(&mut work));
                 match self.variant {
                     Variant::Buffer(limit) => {
@@ -335,13 +367,15 @@ impl Kernel {
                         });
                     }
                 }
+                nonlocal += Self::nonlocal_window(node, start) - carried;
             }
             node.compute(work);
             if self.variant == Variant::MpPoll {
                 node.poll();
             }
         }
-        self.flush_all(node, phase, &mut buf);
+        nonlocal += self.flush_all(node, phase, &mut buf);
+        node.state(|s| s.nonlocal_cycles += nonlocal);
     }
 
     /// One solve in shared memory, producer-computes (`sm`, `sm-pf`).
@@ -351,6 +385,7 @@ impl Kernel {
         let order = &dag.order[me];
         let (edge_cost, node_cost) = (self.costs.edge, self.costs.node);
         let prefetch = self.variant == Variant::SmPrefetch;
+        let mut nonlocal = 0.0;
         for (k, &v) in order.iter().enumerate() {
             let (v, lv) = (v as usize, self.local[v as usize] as usize);
             let ctrl = self.layout_addr(base, v, 1);
@@ -378,12 +413,17 @@ impl Kernel {
             node.compute(node_cost);
             let first = self.private.edge_base[phase][v] as usize;
             for e in dag.out_ptr[v]..dag.out_ptr[v + 1] {
-                self.read_edge_data(node, mine, phase, first + e - dag.out_ptr[v]);
                 let dst = dag.out_dst[e] as usize;
+                let start = Self::mark(node);
+                self.read_edge_data(node, mine, phase, first + e - dag.out_ptr[v]);
                 node.compute(edge_cost);
                 self.producer_update(node, base, dst, dag.out_coef[e] * x);
+                if self.owner[dst] as usize != me {
+                    nonlocal += Self::nonlocal_window(node, start);
+                }
             }
         }
+        node.state(|s| s.nonlocal_cycles += nonlocal);
     }
 
     /// The private references of computing node `lv` in solve `phase`: its input (the
@@ -453,6 +493,8 @@ impl Program for Kernel {
             messages: 0,
             edges_sent: 0,
             edges_received: 0,
+            nonlocal_cycles: 0.0,
+            handler_cycles: 0.0,
             recv_edge_cycles: self.costs.recv_edge,
         }
     }
@@ -480,10 +522,15 @@ impl Program for Kernel {
         } else {
             node.barrier();
             node.begin_timing();
+            let handlers = node.handler_cycles();
             for phase in 0..self.solves {
                 self.solve_mp(node, &mine, phase);
                 node.barrier();
             }
+            // Every handler of the program is an edge's: all ran before their receiver
+            // completed its nodes, so before it left the last barrier.
+            let took = node.handler_cycles() - handlers;
+            node.state(|s| s.handler_cycles = took);
         }
     }
 }

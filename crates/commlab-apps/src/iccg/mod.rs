@@ -12,8 +12,19 @@
 //!    edges they stand for.
 //! 3. Partition the quotient graph onto the processors (`partition=rsb`, the default:
 //!    multilevel recursive spectral bisection with KL refinement as Chaco does it, which the
-//!    study used; `metis`; or `natural`: contiguous blocks of the original numbering, groups
-//!    whole). A group's unknowns all go to its group's processor.
+//!    study used; `metis`; `natural`: contiguous blocks of the original numbering, groups
+//!    whole; or `linear-kl`: Chaco's linear global method with KL local refinement, the
+//!    original numbering's blocks by recursive bisection with each bisection refined by KL,
+//!    [`crate::sparse::linear_kl`]); or `cut` with `nonlocal=F`: `rsb`'s partition with
+//!    pairs of groups of equal size swapped between processors in a seeded random order,
+//!    each swap raising the cut, until the fraction of the DAG's edges that are non-local (as
+//!    `counters.nonlocal_edge_fraction` counts them) reaches F, within +0.005
+//!    ([`crate::sparse::raise_cut`]; every processor keeps rsb's number of unknowns). It is
+//!    for running on a published partition's locality (the study's Table 4) when the
+//!    partition itself is not available. F below rsb's own fraction, or beyond what the swaps
+//!    reach, is an input error naming the fraction rsb gives or the swaps reached.
+//!    `counters.cut_swaps` is the number of swaps. A group's unknowns all go to its group's
+//!    processor.
 //! 4. Colour the quotient graph greedily (groups in order of their smallest unknown, each
 //!    taking the smallest colour none of its lower-numbered neighbours has) and renumber the
 //!    unknowns colour by colour; within a colour, group by group (in order of smallest
@@ -33,6 +44,28 @@
 //! residual must meet the tolerance. `counters.serial_cycles` is the time of one common
 //! sequential program (`baseline.rs`) on one processor of the same machine, and
 //! `counters.speedup` is that divided by this run's cycles, for every variant alike.
+//!
+//! `counters.nonlocal_edge_cycles` is the study's "non-local computation" (§5.1: "the average
+//! time spent on computation and communication overhead on each non-local edge"): the cycles
+//! the processors spend on the non-local edges' own work, summed over processors and solves,
+//! divided by the solves times `nonlocal_edges` (0 when no edge is non-local). An edge's own
+//! work is, at its producer, the stretch from reading its coefficient and target to the end of
+//! its communication: the two private reads, its `iccg_edge` computation, and then
+//! - `sm`/`sm-pf`: the producer-computes update of the consumer's record, lock taken and
+//!   released, misses and spinning on the lock included;
+//! - message variants: the send of its message (`mp-*`), or its buffering
+//!   (`iccg_buffer_edge`) and, for an edge that fills its buffer, the buffer's send
+//!   (`buffer-N`), with waits for NI output space; buffers sent before a wait or at the end
+//!   count whole;
+//!
+//! and at its consumer the handler that applies it (entry, argument reads, body, exit;
+//! `Node::handler_cycles`), all handlers of the program being edges'. Not counted: the node's
+//! own work (`iccg_node`) and local edges, polls (`mp-poll` pays them whether or not an edge
+//! has come), waits for inputs (`idle_cycles_per_node`, which includes the handlers that ran
+//! while waiting: the two overlap by that much), barriers, and prefetches. Each processor
+//! cycle counts once: a handler that interrupts a measured stretch, or runs while it waits
+//! (for a miss or NI output space), is counted as the handler's and taken out of the stretch.
+//! On backends that do not time handlers (native) the receive side is missing.
 
 mod baseline;
 mod dag;
@@ -51,7 +84,18 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 pub const INFO: AppInfo = AppInfo {
     name: "iccg",
     summary: "ICCG: sparse triangular solve as a DAG; producer-computes shared memory, messages, buffered messages",
-    variants: &["sm", "sm-pf", "mp-int", "mp-poll", "buffer-2", "buffer-3", "buffer-4", "buffer-8", "buffer-16"],
+    variants: &[
+        "sm",
+        "sm-pf",
+        "mp-int",
+        "mp-poll",
+        "buffer-1",
+        "buffer-2",
+        "buffer-3",
+        "buffer-4",
+        "buffer-8",
+        "buffer-16",
+    ],
     params: &[
         ParamDoc {
             name: "matrix",
@@ -81,7 +125,12 @@ pub const INFO: AppInfo = AppInfo {
         ParamDoc {
             name: "partition",
             default: "rsb",
-            doc: "`rsb`: multilevel recursive spectral bisection with KL (Chaco, as the study); `metis`; `natural`: contiguous blocks of the original numbering",
+            doc: "`rsb`: multilevel recursive spectral bisection with KL (Chaco, as the study); `metis`; `natural`: contiguous blocks of the original numbering; `linear-kl`: Chaco's linear method with KL (blocks of the original numbering by recursive bisection, each refined by KL); `cut`: rsb's partition with pairs of unknowns (groups) swapped between processors until the fraction of non-local edges is --param nonlocal",
+        },
+        ParamDoc {
+            name: "nonlocal",
+            default: "0.0",
+            doc: "with partition=cut (and only then; required): the fraction of the DAG's edges to make non-local, 0 < F < 1, e.g. a study's published figure; reached within +0.005 (0.0: not given)",
         },
         ParamDoc {
             name: "solves",
@@ -111,6 +160,8 @@ struct Prepared {
     /// Largest processor's unknowns over the mean.
     imbalance: f64,
     partitioner: &'static str,
+    /// `partition=cut`: the swaps made from rsb's partition.
+    cut_swaps: Option<usize>,
     /// The factor of the reordered matrix.
     l: LowerFactor,
     /// Owner of every node (new numbering).
@@ -153,6 +204,28 @@ fn choice(params: &Params, name: &str, valid: &[&'static str]) -> Result<&'stati
         };
         input(format!("--param {name}={raw}: iccg needs {list}"))
     })
+}
+
+/// Values of `--param partition`: the partitioners, and `cut`.
+const PARTITIONS: [&str; 5] = {
+    let [a, b, c, d] = Partitioner::NAMES;
+    [a, b, c, d, "cut"]
+};
+
+/// `--param nonlocal`: the target fraction with `partition=cut` (where it is required), and
+/// refused with any other partition.
+fn cut_target(params: &Params, partition: &str) -> Result<Option<f64>, AppError> {
+    match (partition == "cut", params.given("nonlocal")) {
+        (true, true) => Ok(Some(params.get("nonlocal", ("a fraction F with 0 < F < 1", |f: f64| f > 0.0 && f < 1.0))?)),
+        (true, false) => Err(input(
+            "--param partition=cut needs --param nonlocal=F, the fraction of the DAG's edges to make non-local (0 < F < 1)",
+        )),
+        (false, true) => Err(input(format!(
+            "--param nonlocal={} applies to partition=cut only, not to partition={partition}",
+            params.raw("nonlocal")
+        ))),
+        (false, false) => Ok(None),
+    }
 }
 
 /// Number of triangular solves timed (`--param solves`).
@@ -244,8 +317,8 @@ fn prepare_matrix(
     } else {
         Compression::singletons(n)
     };
-    let partitioner = Partitioner::from_name(choice(params, "partition", &Partitioner::NAMES)?)
-        .expect("every listed partitioner has a name");
+    let partition = choice(params, "partition", &PARTITIONS)?;
+    let cut_target = cut_target(params, partition)?;
     let quotient = groups.quotient(&a);
     if quotient.n() < procs {
         return Err(input(format!(
@@ -254,8 +327,31 @@ fn prepare_matrix(
             quotient.n()
         )));
     }
-    let group_part =
+    let partitioner = Partitioner::from_name(if partition == "cut" { "rsb" } else { partition })
+        .expect("every listed partitioner but cut has a name");
+    let mut group_part =
         partitioner.partition(&quotient, procs).map_err(|e| AppError::Run(format!("partitioning: {e}")))?;
+    // Every off-diagonal pair of A is one edge of each solve's DAG (L has A's pattern).
+    let dag_edges = ((a.nnz() - n) / 2) as u64;
+    let mut cut_swaps = None;
+    if let Some(f) = cut_target {
+        let pct = |x: f64| format!("{:.1}%", 100.0 * x);
+        let raised = sparse::raise_cut(&quotient, &group_part, procs, dag_edges, f).map_err(|e| {
+            input(match e {
+                sparse::CutError::Below { start } => format!(
+                    "--param nonlocal={f}: partition=cut raises rsb's cut, but rsb already makes {} of the edges non-local on {procs} processors; give nonlocal >= {} (or use partition=rsb)",
+                    pct(start),
+                    ((start - sparse::CUT_TOLERANCE) * 1000.0).ceil().max(1.0) / 1000.0
+                ),
+                sparse::CutError::Unreachable { reached } => format!(
+                    "--param nonlocal={f}: swapping unknowns between the {procs} processors of rsb's partition reached only {} non-local edges; give a smaller fraction",
+                    pct(reached)
+                ),
+            })
+        })?;
+        group_part = raised.part;
+        cut_swaps = Some(raised.swaps);
+    }
     let part: Vec<usize> = groups.group_of.iter().map(|&g| group_part[g as usize]).collect();
     let mut sizes = vec![0usize; procs];
     part.iter().for_each(|&q| sizes[q] += 1);
@@ -270,6 +366,17 @@ fn prepare_matrix(
     let mut owner = vec![0u32; n];
     for (old, &new) in new_of_old.iter().enumerate() {
         owner[new] = part[old] as u32;
+    }
+    if let Some(f) = cut_target {
+        // The fraction the run will report, counted on the factor's edges as the counter is.
+        let cut = (0..n).map(|i| l.row(i).0.iter().filter(|&&j| owner[j as usize] != owner[i]).count()).sum::<usize>();
+        let got = cut as f64 / dag_edges.max(1) as f64;
+        if !(f..=f + sparse::CUT_TOLERANCE + 1e-12).contains(&got) {
+            return Err(AppError::Run(format!(
+                "partition=cut: {got} of the DAG's edges are non-local, not {f} (+{})",
+                sparse::CUT_TOLERANCE
+            )));
+        }
     }
     // b = A * x_true for an uneven x_true (with Laplacian values A * ones is ones, too easy).
     let x_true: Vec<f64> = (0..n).map(|i| 1.0 + ((i * 37) % 101) as f64 / 101.0).collect();
@@ -323,7 +430,8 @@ fn prepare_matrix(
         groups: groups.groups(),
         largest_group: groups.largest(),
         imbalance,
-        partitioner: partitioner.name(),
+        partitioner: partition,
+        cut_swaps,
         l,
         owner,
         rhs,
@@ -454,7 +562,15 @@ pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Resu
     counters.insert("edges_received".into(), sum(|s| s.edges_received as f64));
     counters.insert("edges_per_message".into(), if messages > 0.0 { edges_sent / messages } else { 0.0 });
     counters.insert("idle_cycles_per_node".into(), sum(|s| s.idle_cycles) / (solves * p.n) as f64);
+    let nonlocal_work = sum(|s| s.nonlocal_cycles + s.handler_cycles);
+    counters.insert(
+        "nonlocal_edge_cycles".into(),
+        if nonlocal > 0 { nonlocal_work / (solves * nonlocal) as f64 } else { 0.0 },
+    );
     counters.insert("pattern_values".into(), if p.pattern { 1.0 } else { 0.0 });
+    if let Some(swaps) = p.cut_swaps {
+        counters.insert("cut_swaps".into(), swaps as f64);
+    }
     let check = Check {
         ok,
         max_error,
@@ -494,6 +610,43 @@ mod tests {
         let first = prepare(&params, 4).expect("prepares despite the poisoned lock");
         let again = prepare(&params, 4).unwrap();
         assert!(Arc::ptr_eq(&first, &again), "the second call is served from the cache");
+    }
+
+    #[test]
+    fn a_cut_partition_swaps_whole_groups_keeping_each_processors_unknowns() {
+        let procs = 4;
+        let a = three_unknowns_per_node(10);
+        let nonlocal = |p: &Prepared| {
+            let cut = (0..p.n).map(|i| p.l.row(i).0.iter().filter(|&&j| p.owner[j as usize] != p.owner[i]).count());
+            cut.sum::<usize>() as f64 / ((p.l.nnz() - p.n) as f64)
+        };
+        let sizes = |p: &Prepared| {
+            let mut s = vec![0; procs];
+            p.owner.iter().for_each(|&o| s[o as usize] += 1);
+            s
+        };
+        for compress in ["on", "off"] {
+            let params = |extra: &[&str]| {
+                let mut v = vec![format!("compress={compress}")];
+                v.extend(extra.iter().map(|s| s.to_string()));
+                Params::parse(&INFO, &v).unwrap()
+            };
+            let rsb = prepare_matrix(a.clone(), "test".into(), true, &params(&[]), procs).unwrap();
+            let f = 0.4;
+            let cut =
+                prepare_matrix(a.clone(), "test".into(), true, &params(&["partition=cut", "nonlocal=0.4"]), procs)
+                    .unwrap();
+            assert!(cut.pcg_ok, "{compress}");
+            let got = nonlocal(&cut);
+            assert!(nonlocal(&rsb) < f && got >= f && got <= f + sparse::CUT_TOLERANCE, "{compress}: {got}");
+            assert_eq!(sizes(&cut), sizes(&rsb), "{compress}: the swaps keep every processor's unknowns");
+            assert!(cut.cut_swaps.unwrap() > 0 && rsb.cut_swaps.is_none());
+            if compress == "on" {
+                // Groups (a node's 3 unknowns, consecutive in the new numbering) stay whole.
+                assert!((0..cut.n / 3)
+                    .all(|m| cut.owner[3 * m + 1] == cut.owner[3 * m] && cut.owner[3 * m + 2] == cut.owner[3 * m]));
+            }
+        }
     }
 
     /// A 2-D FE grid with 3 unknowns per node (as an elasticity model has): unknown `3p + d` of

@@ -12,7 +12,9 @@
 //! - [`compress`]: groups of unknowns with identical rows and their quotient graph (BlockSolve95).
 //! - [`Partitioner`]: [`partition`]/[`partition_graph`] (METIS k-way), [`rsb`] (multilevel
 //!   recursive spectral bisection with KL refinement, as Chaco; built from `coarsen`,
-//!   `spectral` and `refine`), [`natural`] (blocks of the numbering).
+//!   `spectral` and `refine`), [`natural`] (blocks of the numbering), [`linear_kl`] (Chaco's
+//!   linear method with KL: blocks of the numbering by recursive bisection, each refined);
+//!   [`raise_cut`]: a partition raised by balanced swaps to cut a given fraction of the edges.
 //! - [`colour`], [`colour_graph`] (greedy multicolouring), [`colour_ordering`],
 //!   [`group_colour_ordering`] (colour by colour, group by group).
 //! - [`ichol0`], [`forward_solve`], [`backward_solve`], [`pcg`].
@@ -20,9 +22,11 @@
 mod coarsen;
 mod colour;
 mod compress;
+mod cut;
 mod generate;
 mod graph;
 mod ichol;
+mod linear;
 mod mtx;
 mod partition;
 mod pcg;
@@ -32,9 +36,11 @@ mod spectral;
 
 pub use colour::{colour, colour_graph, colour_ordering, group_colour_ordering, ColourOrdering};
 pub use compress::{compress, Compression};
+pub use cut::{raise_cut, CutError, Raised, TOLERANCE as CUT_TOLERANCE};
 pub use generate::fe_stiffness;
 pub use graph::WGraph;
 pub use ichol::{backward_solve, forward_solve, ichol0, LowerFactor};
+pub use linear::linear_kl;
 pub use mtx::{parse_matrix_market, read_matrix_market, MtxError, MtxErrorKind, MtxField, MtxInfo, MAX_ORDER};
 pub use partition::{edge_cut, natural, partition, partition_graph, Partitioner};
 pub use pcg::{pcg, PcgResult};

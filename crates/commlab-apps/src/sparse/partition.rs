@@ -1,6 +1,6 @@
 //! Graph partitioners: the choice among them, METIS (the vendored copy built by the `metis`
-//! crate), contiguous blocks of the numbering, and ([`super::rsb`]) multilevel recursive
-//! spectral bisection.
+//! crate), contiguous blocks of the numbering, ([`super::rsb`]) multilevel recursive
+//! spectral bisection, and ([`super::linear`]) Chaco's linear method refined by KL.
 
 use super::{SymMatrix, WGraph};
 use std::sync::Mutex;
@@ -21,17 +21,21 @@ pub enum Partitioner {
     Rsb,
     /// Contiguous blocks of the vertex numbering ([`natural`]).
     Natural,
+    /// Recursive bisection of the vertex numbering refined by KL, as Chaco's linear global
+    /// method with KL local refinement ([`super::linear`]).
+    LinearKl,
 }
 
 impl Partitioner {
     /// Names accepted by [`Partitioner::from_name`], in documentation order.
-    pub const NAMES: [&'static str; 3] = ["metis", "rsb", "natural"];
+    pub const NAMES: [&'static str; 4] = ["metis", "rsb", "natural", "linear-kl"];
 
     pub fn from_name(name: &str) -> Option<Partitioner> {
         match name {
             "metis" => Some(Partitioner::Metis),
             "rsb" => Some(Partitioner::Rsb),
             "natural" => Some(Partitioner::Natural),
+            "linear-kl" => Some(Partitioner::LinearKl),
             _ => None,
         }
     }
@@ -41,6 +45,7 @@ impl Partitioner {
             Partitioner::Metis => "metis",
             Partitioner::Rsb => "rsb",
             Partitioner::Natural => "natural",
+            Partitioner::LinearKl => "linear-kl",
         }
     }
 
@@ -61,6 +66,7 @@ impl Partitioner {
             Partitioner::Metis => partition_graph(g, nparts),
             Partitioner::Rsb => Ok(super::rsb::rsb(g, nparts)),
             Partitioner::Natural => Ok(natural(g, nparts)),
+            Partitioner::LinearKl => Ok(super::linear::linear_kl(g, nparts)),
         }
     }
 }

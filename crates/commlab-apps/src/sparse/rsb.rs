@@ -38,14 +38,24 @@ const TOLERANCE_DIVISOR: u64 = 200;
 /// (or a side of a bisection) with no more vertices than parts gives each vertex its own part
 /// and leaves the remaining parts empty.
 pub fn rsb(g: &WGraph, nparts: usize) -> Vec<usize> {
-    assert!(nparts >= 1, "rsb: nparts must be at least 1");
+    recursive(g, nparts, bisect)
+}
+
+/// One bisection of a graph towards weight `target0` for side 0 (0 or 1 per vertex), drawing
+/// any random choice from the stream given.
+pub(super) type Bisection = fn(&WGraph, u64, &mut ChaCha8Rng) -> Vec<u8>;
+
+/// Recursive bisection of `g` into `nparts` parts with `bisect` (see the module documentation:
+/// targets, numbering of parts, the random stream of each call).
+pub(super) fn recursive(g: &WGraph, nparts: usize, bisect: Bisection) -> Vec<usize> {
+    assert!(nparts >= 1, "recursive bisection: nparts must be at least 1");
     let mut part = vec![0usize; g.n()];
     let orig: Vec<u32> = (0..g.n() as u32).collect();
-    split(g, &orig, nparts, 0, &mut part);
+    split(g, &orig, nparts, 0, &mut part, bisect);
     part
 }
 
-fn split(g: &WGraph, orig: &[u32], nparts: usize, first: usize, part: &mut [usize]) {
+fn split(g: &WGraph, orig: &[u32], nparts: usize, first: usize, part: &mut [usize], bisect: Bisection) {
     if nparts == 1 || g.n() <= nparts {
         for (i, &v) in orig.iter().enumerate() {
             part[v as usize] = first + if nparts == 1 { 0 } else { i };
@@ -60,7 +70,7 @@ fn split(g: &WGraph, orig: &[u32], nparts: usize, first: usize, part: &mut [usiz
         let keep: Vec<bool> = side.iter().map(|&x| x == s).collect();
         let (sub, local) = g.induced(&keep);
         let sub_orig: Vec<u32> = local.iter().map(|&v| orig[v as usize]).collect();
-        split(&sub, &sub_orig, k, at, part);
+        split(&sub, &sub_orig, k, at, part, bisect);
     }
 }
 
@@ -85,21 +95,28 @@ pub fn bisect(g: &WGraph, target0: u64, rng: &mut ChaCha8Rng) -> Vec<u8> {
         }
         levels.push(c);
     }
-    let balance_of = |h: &WGraph| Balance { target0, tol: (total / TOLERANCE_DIVISOR).max(heaviest(h)) };
-    let ranks = |n: usize, rng: &mut ChaCha8Rng| {
-        let mut r: Vec<u32> = (0..n as u32).collect();
-        r.shuffle(rng);
-        r
-    };
     let coarsest = levels.last().map_or(g, |c| &c.graph);
     let mut side = spectral_bisect(coarsest, target0);
-    refine(coarsest, &mut side, balance_of(coarsest), &ranks(coarsest.n(), rng));
+    refine(coarsest, &mut side, balance_of(coarsest, target0, total), &ranks(coarsest.n(), rng));
     for k in (0..levels.len()).rev() {
         let finer = if k == 0 { g } else { &levels[k - 1].graph };
         side = levels[k].map.iter().map(|&c| side[c as usize]).collect();
-        refine(finer, &mut side, balance_of(finer), &ranks(finer.n(), rng));
+        refine(finer, &mut side, balance_of(finer, target0, total), &ranks(finer.n(), rng));
     }
     side
+}
+
+/// The balance window of a bisection of (a level of) a graph weighing `total` towards
+/// `target0`: `target0 ± max(total / 200, heaviest vertex of h)`.
+pub(super) fn balance_of(h: &WGraph, target0: u64, total: u64) -> Balance {
+    Balance { target0, tol: (total / TOLERANCE_DIVISOR).max(h.vwgt.iter().copied().max().unwrap_or(0)) }
+}
+
+/// Tie-break ranks for KL: a seeded random permutation of `0..n`.
+pub(super) fn ranks(n: usize, rng: &mut ChaCha8Rng) -> Vec<u32> {
+    let mut r: Vec<u32> = (0..n as u32).collect();
+    r.shuffle(rng);
+    r
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! `--vary KEY=SPEC`: whether KEY is an app parameter or a machine key, the type of its
-//! values, and the values a range or list spells.
+//! `--vary KEY=SPEC`: whether KEY is an app parameter, the processor count (`procs`) or a
+//! machine key, the type of its values, and the values a range or list spells.
 
 use super::SweepArgs;
 use crate::failure::{input, Failure};
@@ -80,6 +80,8 @@ pub(super) fn num(x: f64) -> String {
 pub(super) enum Target {
     Param,
     Machine,
+    /// `procs`: the machine resized as `--procs` resizes it.
+    Procs,
 }
 
 /// One `--vary`.
@@ -102,6 +104,9 @@ fn resolve(key: &str, info: &AppInfo, spec: &Value) -> Result<(Target, Kind), Fa
         };
         return Ok((Target::Param, kind));
     }
+    if key == "procs" {
+        return Ok((Target::Procs, Kind::Int));
+    }
     if key == "costs.*" || machine::key_doc(key).is_none() {
         let params = if info.params.is_empty() {
             "none".to_string()
@@ -109,7 +114,7 @@ fn resolve(key: &str, info: &AppInfo, spec: &Value) -> Result<(Target, Kind), Fa
             info.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
         };
         return Err(input(format!(
-            "--vary `{key}`: unknown key: not a parameter of {} (parameters: {params}) nor a machine key (valid: {}, costs.NAME)",
+            "--vary `{key}`: unknown key: not a parameter of {} (parameters: {params}), nor `procs` (the processor count), nor a machine key (valid: {}, costs.NAME)",
             info.name,
             machine::key_list().replace(", costs.*", "")
         )));
@@ -123,7 +128,7 @@ fn resolve(key: &str, info: &AppInfo, spec: &Value) -> Result<(Target, Kind), Fa
         Some(Value::String(_)) | Some(Value::Bool(_)) => Kind::Text,
         Some(_) => {
             return Err(input(format!(
-            "--vary `{key}`: a list-valued machine key cannot be swept (set it with --set, or sweep --procs by hand)"
+            "--vary `{key}`: a list-valued machine key cannot be swept (set it with --set; the processor count is --vary procs=...)"
         )))
         }
     };
@@ -244,6 +249,14 @@ pub(super) fn axes(args: &SweepArgs, info: &AppInfo, spec: &Value) -> Result<Vec
         }
         let (target, kind) = resolve(key, info, spec)?;
         let values = parse_values(key, kind, values)?;
+        if target == Target::Procs {
+            if let Some(bad) = values.iter().find(|v| !matches!(v, Val::Int(n) if *n >= 1)) {
+                return Err(input(format!(
+                    "--vary {key}={}: `{bad}` is not a processor count (whole numbers >= 1)",
+                    v.split_once('=').map_or("", |(_, s)| s)
+                )));
+            }
+        }
         out.push(Axis { key: key.to_string(), target, values });
     }
     Ok(out)
@@ -294,6 +307,41 @@ mod tests {
         }
         assert!(vals(Kind::Text, "1:2:3").unwrap_err().contains("text"));
         assert_eq!(vals(Kind::Text, "mesh, torus").unwrap(), vec![Val::Text("mesh".into()), Val::Text("torus".into())]);
+    }
+
+    #[test]
+    fn procs_is_a_whole_number_axis_of_its_own() {
+        let info = commlab_apps::app_info("em3d").unwrap();
+        let spec = serde_json::json!({});
+        assert!(matches!(resolve("procs", info, &spec), Ok((Target::Procs, Kind::Int))));
+        // (iccg's `nonlocal` is a fraction: its default must read as one, or it would sweep as
+        // whole numbers.)
+        let iccg = commlab_apps::app_info("iccg").unwrap();
+        assert!(matches!(resolve("nonlocal", iccg, &spec), Ok((Target::Param, Kind::Float))));
+        let args = |v: &str| SweepArgs {
+            app: "em3d".into(),
+            vary: vec![v.into()],
+            variant: "all".into(),
+            param: vec![],
+            set: vec![],
+            machine: "alewife".into(),
+            procs: None,
+            seed: 1,
+            jobs: 1,
+            out: None,
+            resume: false,
+            max_memory: None,
+            quiet: true,
+            silent: true,
+        };
+        let a = axes(&args("procs=1:8:4:log"), info, &spec).map_err(|f| f.message).unwrap();
+        assert_eq!(a[0].values, [1, 2, 4, 8].map(Val::Int).to_vec());
+        for (bad, needle) in
+            [("procs=0,4", "`0` is not a processor count"), ("procs=-2", "`-2`"), ("procs=2.5", "whole")]
+        {
+            let Err(e) = axes(&args(bad), info, &spec).map_err(|f| f.message) else { panic!("{bad} accepted") };
+            assert!(e.contains(needle) && e.starts_with("--vary procs="), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -33,8 +33,9 @@ use std::sync::mpsc;
 /// `commlab sweep --help`.
 pub const LONG_ABOUT: &str = "Run an application over a range or grid of machine keys and app parameters, one \
 simulation per (point, variant), and find where the variants change order.\n\n\
-KEY is an app parameter (see `commlab apps`) or any machine key `--set` accepts (see `commlab machine show`); \
-parameters are looked up first. SPEC is one of:\n  \
+KEY is an app parameter (see `commlab apps`), `procs` (the processor count: the machine resized as --procs \
+resizes it, whole numbers >= 1; records carry each run's `procs`), or any machine key `--set` accepts (see \
+`commlab machine show`); parameters are looked up first. SPEC is one of:\n  \
 a:b:steps        `steps` (>= 2) evenly spaced values from a to b, both included\n  \
 a:b:steps:log    geometric spacing (a and b > 0)\n  \
 v1,v2,...        exactly these values\n\
@@ -51,6 +52,7 @@ Examples:\n  \
 commlab sweep em3d --vary cross_traffic.rate_bytes_per_cycle=0:8:9 --jobs 2\n  \
 commlab sweep am-latency --vary messaging.send_overhead_cycles=10:1000:5:log --variant all\n  \
 commlab sweep em3d --procs 8 --param iterations=2 --vary nodes=320,640,1280 --vary remote=0.1,0.5 --out em3d-grid\n  \
+commlab sweep iccg --vary procs=4,8,16,32 --variant sm,mp-int\n  \
 commlab sweep em3d --vary cross_traffic.rate_bytes_per_cycle=0:8:9 --resume";
 
 #[derive(clap::Args)]
@@ -156,15 +158,17 @@ struct Existing {
 }
 
 /// Read an existing results file (`--resume`): every run in it must be of this sweep's app,
-/// machine, processor count, seed and `--set` overrides (each point's machine fingerprint is
-/// checked where the point is matched).
-fn read_existing(path: &Path, text: &[u8], app: &str, want: &RunMeta) -> Result<Existing, Failure> {
+/// machine, processor count (unless `procs` is varied), seed and `--set` overrides (each
+/// point's machine fingerprint, which the processor count changes, is checked where the point
+/// is matched).
+fn read_existing(path: &Path, text: &[u8], app: &str, want: &RunMeta, procs_varied: bool) -> Result<Existing, Failure> {
     let file = record::read_appendable(text).map_err(|bad| {
         input(format!("{}; the file is damaged (repair or move it, or use another --out)", bad.message(path)))
     })?;
     let mut done = HashMap::new();
     for record::Numbered { line: line_no, record: r } in file.records {
-        let same = r.app == app && r.machine == want.machine && r.procs == want.procs && r.seed == want.seed;
+        let same =
+            r.app == app && r.machine == want.machine && (procs_varied || r.procs == want.procs) && r.seed == want.seed;
         match &r.overrides {
             Some(o) if o.as_slice() == want.overrides => {}
             Some(o) if same => {
@@ -417,6 +421,14 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
         let fixed = match a.target {
             Target::Param => &args.param,
             Target::Machine => &args.set,
+            Target::Procs => match args.procs {
+                Some(n) => {
+                    return Err(input(format!(
+                        "`procs` is both varied (--vary procs=...) and fixed (--procs {n}); give it in one place"
+                    )))
+                }
+                None => continue,
+            },
         };
         let flag = if a.target == Target::Param { "--param" } else { "--set" };
         if let Some(f) = fixed.iter().find(|kv| kv.split_once('=').is_some_and(|(k, _)| k.trim() == a.key)) {
@@ -440,17 +452,20 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
         let vals: Vec<Val> = axes.iter().zip(&idx).map(|(a, &i)| a.values[i].clone()).collect();
         let mut set = args.set.clone();
         let mut params = args.param.clone();
+        let mut procs = args.procs;
         let mut vary = Map::new();
         for (a, v) in axes.iter().zip(&vals) {
             let kv = format!("{}={}", a.key, v.arg());
-            match a.target {
-                Target::Machine => set.push(kv),
-                Target::Param => params.push(kv),
+            match (a.target, v) {
+                (Target::Machine, _) => set.push(kv),
+                (Target::Param, _) => params.push(kv),
+                (Target::Procs, Val::Int(n)) => procs = Some(*n as usize),
+                (Target::Procs, _) => unreachable!("procs values are checked to be whole numbers"),
             }
             vary.insert(a.key.clone(), v.json());
         }
         let desc = axes.iter().zip(&vals).map(|(a, v)| format!("{}={v}", a.key)).collect::<Vec<_>>().join(" ");
-        let cfg = machine_arg::load(&args.machine, &set, args.procs)
+        let cfg = machine_arg::load(&args.machine, &set, procs)
             .map_err(|f| input(format!("--vary at point {p} ({desc}): {}", f.message)))?;
         Params::parse(info, &params).map_err(|e| input(format!("--vary at point {p} ({desc}): {e}")))?;
         crate::memory_check::check(info.name, &params, &Simulator::new(cfg.clone()), args.max_memory)
@@ -482,7 +497,8 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
             results_path.display()
         )));
     }
-    let existing = read_existing(&results_path, &existing_text, info.name, &meta)?;
+    let procs_varied = axes.iter().any(|a| a.target == Target::Procs);
+    let existing = read_existing(&results_path, &existing_text, info.name, &meta, procs_varied)?;
 
     // (point, variant) -> cycles, from the file and then from the new runs.
     let mut cycles: BTreeMap<(usize, usize), f64> = BTreeMap::new();

@@ -2,7 +2,7 @@
 //! the first: each variant's cycles along the first key, the fastest variant at each x, and
 //! the crossovers.
 
-use super::axis::{num, Axis, Val};
+use super::axis::{num, Axis, Target, Val};
 use super::{Point, SweepArgs};
 use crate::crossover::{crossovers, Crossover};
 use crate::record::RunMeta;
@@ -125,7 +125,8 @@ pub(super) fn summarize(
     let json = json!({
         "app": app,
         "machine": meta.machine,
-        "procs": meta.procs,
+        // With `procs` varied each run has its own (in the records and along that axis).
+        "procs": if axes.iter().any(|a| a.target == Target::Procs) { Value::Null } else { json!(meta.procs) },
         "seed": meta.seed,
         "params": args.param,
         "set": args.set,

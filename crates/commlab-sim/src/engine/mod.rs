@@ -257,6 +257,10 @@ pub(crate) struct Proc<S> {
     /// Messages sent and handlers run since the timed region began.
     pub sent: u64,
     pub received: u64,
+    /// Since the run began: the length of every handler of a program message (`Target::App`)
+    /// started on this compute processor (not an SMP node's protocol processor), counted in
+    /// full at its start. `Node::handler_cycles` reads it; it creates no event.
+    pub app_handler_ps: u64,
     /// Words of one-sided (get/put) requests issued and not yet answered.
     pub one_sided_outstanding: u32,
     /// In the network overflow trap: the message being copied (its NI slot is freed when the
@@ -599,6 +603,9 @@ impl<S> World<S> {
         if let Target::Trap { body_ps } = rec.target {
             duration_ps += body_ps;
         }
+        if matches!(rec.target, Target::App(_)) && !smp {
+            self.procs[p].app_handler_ps += duration_ps;
+        }
         let (sends, error) = (std::mem::take(&mut ctx.sends), ctx.error.take());
         drop(ctx);
         if let Some(e) = error {
@@ -884,6 +891,7 @@ pub fn run<P: Program>(
             barrier: BarrierState::default(),
             sent: 0,
             received: 0,
+            app_handler_ps: 0,
             one_sided_outstanding: 0,
             overflow_copy: None,
         })

@@ -577,6 +577,12 @@ impl<S> Node for SimNode<'_, S> {
         w.cfg.ps_to_cycles(w.now + self.pending_ps)
     }
 
+    fn handler_cycles(&self) -> f64 {
+        // SAFETY: as in `w`; shared read only.
+        let w = unsafe { &*self.wp };
+        w.cfg.ps_to_cycles(w.procs[self.id].app_handler_ps)
+    }
+
     fn state<R>(&mut self, f: impl FnOnce(&mut S) -> R) -> R {
         let id = self.id;
         f(&mut self.w().procs[id].state)
