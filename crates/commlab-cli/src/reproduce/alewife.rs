@@ -51,7 +51,10 @@ fn variant(app: &str, mech: &str) -> &'static str {
 fn params(ctx: &Ctx, app: &str) -> Result<Vec<String>, Failure> {
     let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     Ok(match (ctx.quick, app) {
-        (false, "iccg") => vec![format!("matrix={}", ctx.matrix("bcsstk32.mtx.gz")?)],
+        // The study's partition of BCSSTK32 as an input: 24% non-local edges (004 Table 4).
+        (false, "iccg") => {
+            vec![format!("matrix={}", ctx.matrix("bcsstk32.mtx.gz")?), "partition=cut".into(), "nonlocal=0.24".into()]
+        }
         (false, _) => Vec::new(),
         (true, "em3d") => v(&["nodes=1600", "iterations=4"]),
         (true, "iccg") => v(&["fe_elements=24"]),
@@ -77,8 +80,10 @@ fn axes(ctx: &Ctx, bisection: f64) -> Axes {
     // 60% of the bisection taken by cross-traffic: the §5.2 "reduced by 60 percent" point.
     let cut60 = (0.6 * bisection * 10.0).round() / 10.0;
     if ctx.quick {
+        // Under FIFO arbitration the message variants' runs get less cross-traffic than
+        // configured, so the rates go past the 60% cut for their curves to reach it.
         Axes {
-            rates: vec![0.0, cut60],
+            rates: vec![0.0, cut60, 14.0],
             msg_bytes: vec![16, 64, 256],
             msg_rate: cut60,
             clocks: vec![14.0, 20.0],
@@ -273,8 +278,9 @@ fn machine_rows(report: &mut Report) -> Vec<(String, f64)> {
                 Kind::Input,
             )
             .measured(v, how.clone());
+            // Table 2 prints whole bytes: its figure is Table 1's product rounded, or not.
             if let Some(b) = bis {
-                if (b * local - p).abs() > 0.05 * p {
+                if (b * local - p).abs() > 0.5 + 1e-9 {
                     r = r.caveat(format!("Table 1 gives {b} x {local} = {:.0}", b * local));
                 }
             }
@@ -290,8 +296,9 @@ fn machine_rows(report: &mut Report) -> Vec<(String, f64)> {
                 Kind::Input,
             )
             .measured(v, how.clone());
+            // Table 2 prints tenths: its figure is Table 1's quotient rounded, or not.
             if let Some(l) = lat {
-                if (l / local - p).abs() > 0.05 * p + 0.05 {
+                if (l / local - p).abs() > 0.05 + 1e-9 {
                     r = r.caveat(format!("Table 1 gives {l} / {local} = {:.2}", l / local));
                 } else if let Some(c) = serialization_floor(preset, bis).filter(|c| *c > l) {
                     r = r.caveat(format!("Table 1's latency of {l} cycles is below the {c:.1} cycles that serializing 24 bytes takes at its bisection"));
@@ -347,7 +354,7 @@ pub(crate) fn report(ctx: &Ctx, res: &Results, report: &mut Report) -> Vec<Figur
     let bis = bisection(ctx).unwrap_or(f64::NAN);
     let ax = axes(ctx, bis);
     if !ctx.quick {
-        report.notes.push("ICCG runs BCSSTK32 at 32 processors, as the study did; its bulk-transfer version is buffer-8 (004's best buffer on BCSSTK32, sent by DMA)".into());
+        report.notes.push("ICCG runs BCSSTK32 at 32 processors, as the study did, on a partition with the study's 24% of non-local edges (004 Table 4, an input: partition=cut); its bulk-transfer version is buffer-8 (004's best buffer on BCSSTK32, sent by DMA)".into());
     }
     let machines = machine_rows(report);
     validate_rows(ctx, report);
@@ -1098,14 +1105,17 @@ fn findings_bisection(all: &[(&str, Curves)], bis: f64, report: &mut Report) {
         })()),
     );
     for (app, curves) in all {
-        let lowest =
-            curves.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)).filter(|x| x.is_finite()).fold(f64::MAX, f64::min);
+        // The lowest bisection every curve reaches (each run's x is what it achieved).
+        let lowest = curves
+            .iter()
+            .map(|(_, p)| p.iter().map(|q| q.0).filter(|x| x.is_finite()).fold(f64::MAX, f64::min))
+            .fold(f64::MIN, f64::max);
         report.findings.push(
             Finding::new(
                 "§5.2",
                 app,
                 "While our results have shown that shared-memory mechanisms perform very well while adequate network performance is available, we can see a performance crossover with message-passing mechanisms as bisection bandwidth decreases.",
-                "some shared-memory variant (sm, sm-pf) no slower than some message variant (mp-int, mp-poll, bulk) at the full bisection and slower at the lowest bisection measured",
+                "some shared-memory variant (sm, sm-pf) no slower than some message variant (mp-int, mp-poll, bulk) at the full bisection and slower at the lowest bisection every curve reaches",
             )
             .outcome((|| {
                 let mut found = Vec::new();
@@ -1128,7 +1138,7 @@ fn findings_bisection(all: &[(&str, Curves)], bis: f64, report: &mut Report) {
                 "§5.2",
                 app,
                 "We can see that the high communication volume of shared-memory mechanisms cause application performance to degrade dramatically faster than message-passing mechanisms as bisection bandwidth decreases.",
-                "from the full bisection to the lowest measured, sm's and sm-pf's relative slowdown each larger than every message variant's",
+                "from the full bisection to the lowest every curve reaches, sm's and sm-pf's relative slowdown each larger than every message variant's",
             )
             .outcome((|| {
                 let loss = |v: &str| -> Measured { Ok(m::interpolate(curve(curves, v), lowest)? / m::interpolate(curve(curves, v), bis)? - 1.0) };

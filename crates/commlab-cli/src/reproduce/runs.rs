@@ -46,6 +46,11 @@ impl RunSpec {
         self
     }
 
+    pub fn param(mut self, kv: impl Into<String>) -> RunSpec {
+        self.params.push(kv.into());
+        self
+    }
+
     pub fn params(mut self, kvs: &[String]) -> RunSpec {
         self.params.extend(kvs.iter().cloned());
         self
