@@ -82,10 +82,13 @@ fn draw_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &BarChart
     draw_legend(&legend_area.margin(30, 0, 0, 6), &entries)?;
 
     let n = chart.bars.len() as f64;
+    let two_lines = chart.bars.iter().any(|b| b.contains('\n'));
+    // Names shrink when many bars share the width, so neighbours do not run into each other.
+    let label_size = if chart.bars.len() > 12 { 12.0 } else { 15.0 };
     let mut c = ChartBuilder::on(&plot_area)
         .margin(12)
         .margin_right(20)
-        .x_label_area_size(44)
+        .x_label_area_size(if two_lines { 62 } else { 44 })
         .y_label_area_size(84)
         .build_cartesian_2d(-0.5..n - 0.5, d.y.0..d.y.1)
         .map_err(err)?;
@@ -110,14 +113,18 @@ fn draw_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &BarChart
             c.draw_series(std::iter::once(Rectangle::new([(x - half, lo), (x + half, hi)], colour(l).filled())))
                 .map_err(err)?;
         }
+        // A bar's name may take two lines ("sm\nem3d": the second names a group of bars).
         let (px, py) = c.backend_coord(&(x, 0.0));
-        root.draw(&Text::new(chart.bars[i].clone(), (px, py + 8), text(15.0).pos(Pos::new(HPos::Center, VPos::Top))))
-            .map_err(err)?;
+        for (k, line) in chart.bars[i].lines().enumerate() {
+            let at = (px, py + 8 + 18 * k as i32);
+            root.draw(&Text::new(line.to_string(), at, text(label_size).pos(Pos::new(HPos::Center, VPos::Top))))
+                .map_err(err)?;
+        }
         let (tx, ty) = c.backend_coord(&(x, d.totals[i]));
         root.draw(&Text::new(
             short_number(d.totals[i]),
             (tx, ty - 4),
-            text(13.0).pos(Pos::new(HPos::Center, VPos::Bottom)),
+            text(if chart.bars.len() > 12 { 10.0 } else { 13.0 }).pos(Pos::new(HPos::Center, VPos::Bottom)),
         ))
         .map_err(err)?;
     }
@@ -155,6 +162,10 @@ mod tests {
         ] {
             assert!(svg.contains(needle), "svg lacks {needle}");
         }
+        let grouped: Vec<String> = ["sm", "mp-int\nem3d", "bulk"].map(String::from).to_vec();
+        let svg = std::fs::read_to_string(&stacked_bars(&d.join("g"), &BarChart { bars: &grouped, ..c }).unwrap()[1])
+            .unwrap();
+        assert!(svg.contains("\nmp-int\n") && svg.contains("\nem3d\n"), "a two-line name draws both lines");
         let zeros = vec![("compute".to_string(), vec![0.0, 0.0, 0.0])];
         stacked_bars(&d.join("z"), &BarChart { layers: &zeros, ..c }).unwrap();
 

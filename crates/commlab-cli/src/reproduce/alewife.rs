@@ -400,7 +400,8 @@ fn stacked(runs: &Runs, res: &Results, id: &str, number: &str, title: &str, abou
     for app in APPS {
         let norm = if time { m::cycles(res, &runs.base(app, "sm")) } else { m::volume(res, &runs.base(app, "sm")) };
         for mech in MECHANISMS {
-            bars.push(format!("{app} {mech}"));
+            // The app's name under its middle bar.
+            bars.push(if mech == "mp-int" { format!("{mech}\n{app}") } else { mech.to_string() });
             let spec = runs.base(app, mech);
             let values: Vec<f64> = if time {
                 Category::ALL.iter().map(|c| m::time(res, &spec, *c).unwrap_or(f64::NAN)).collect()
