@@ -67,6 +67,13 @@ fn check_common(r: &Value, code: Option<i32>, stderr: &str, dir: &Path) {
     }
     let held = findings.iter().filter(|f| f["holds"] == true).count();
     assert_eq!(r["summary"]["findings_held"].as_u64(), Some(held as u64));
+    // What is known of a failure is shown with the failure only, in JSON and in text alike.
+    for f in findings {
+        if let Some(why) = f["why"].as_str() {
+            assert!(f["holds"] == false && !why.is_empty(), "{f}");
+        }
+    }
+    let whys = findings.iter().filter(|f| f["why"].is_string()).count();
     for fig in r["figures"].as_array().unwrap() {
         let files: Vec<&str> = fig["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
         for ext in ["png", "svg", "csv", "json"] {
@@ -92,6 +99,7 @@ fn check_common(r: &Value, code: Option<i32>, stderr: &str, dir: &Path) {
         .collect();
     let json_verdicts: Vec<Option<bool>> = findings.iter().map(|f| f["holds"].as_bool()).collect();
     assert_eq!(verdicts, json_verdicts);
+    assert_eq!(text.lines().filter(|l| l.starts_with("      why (the full-size runs): ")).count(), whys);
     let runs = std::fs::read_to_string(dir.join("runs.jsonl")).unwrap();
     assert_eq!(runs.lines().count() as u64, r["runs"].as_u64().unwrap());
 }

@@ -445,3 +445,22 @@ fn a_handlers_private_hits_cost_the_machines_hit_time() {
     assert_eq!(handler_time("1"), 65.0 + 30.0 + 4.0);
     assert_eq!(handler_time("3"), 65.0 + 30.0 + 12.0);
 }
+
+#[test]
+fn a_sequential_baseline_under_cross_traffic_runs_without_it() {
+    // Regression: an app's one-processor baseline (with_nprocs(1)) kept the configured
+    // cross-traffic, which a one-node mesh cannot carry, so every speedup above about 4.5
+    // bytes/cycle failed to build its baseline. The baseline is the program alone.
+    let sim = alewife(&["cross_traffic.rate_bytes_per_cycle=10"], Some(32));
+    assert_eq!(sim.config().cross_traffic_bytes_per_cycle, 10.0);
+    let one = sim.with_nprocs(1).expect("the baseline machine builds");
+    assert_eq!(one.config().cross_traffic_bytes_per_cycle, 0.0);
+    let p = prog(vec![incr], |x, _| {
+        x(Op::BeginTiming);
+        x(Op::Compute(100));
+    });
+    let out = one.run(Arc::new(p)).expect("the baseline runs");
+    assert!((out.stats.procs[0].get(Category::Compute) - 100.0).abs() < 1e-6);
+    // Any other size keeps the rate it was given.
+    assert_eq!(sim.with_nprocs(16).unwrap().config().cross_traffic_bytes_per_cycle, 10.0);
+}

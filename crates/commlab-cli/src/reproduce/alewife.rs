@@ -660,6 +660,9 @@ fn findings_section4(runs: &Runs, res: &Results, report: &mut Report) {
             "Overall, we see that shared memory mechanisms performed well, even though our irregular computations have little data re-use and are data-driven.",
             "on each app, the faster of sm and sm-pf at most 20% slower than the fastest of mp-int, mp-poll and bulk",
         )
+        .why_if_fails(
+            "partly explained. UNSTRUC fails (+31%): its shared-memory versions touch more cache lines per node record than a single-precision record would; what-if `commlab sweep unstruc --variant sm,sm-pf,mp-int,mp-poll,bulk --vary memory.line_bytes=32` (32-byte lines standing in for fewer lines per record) brings sm-pf to +16% of the fastest message variant.",
+        )
         .outcome((|| {
             let mut parts = Vec::new();
             let mut ok = true;
@@ -705,6 +708,9 @@ fn findings_section4(runs: &Runs, res: &Results, report: &mut Report) {
             "In the case of iccg, the low ratio of remote data causes most prefetches to be useless, and add overhead, thus slowing down the prefetching version.",
             "on ICCG, sm-pf slower than sm, and fewer than half of its prefetches useful",
         )
+        .why_if_fails(
+            "partly explained. A prefetch's issue cost (memory.prefetch_issue_cycles, assumed 1 cycle) decides the first half: what-if `commlab sweep iccg --variant sm-pf --procs 32 --param matrix=../shared/data/matrices/bcsstk32.mtx.gz --param partition=cut --param nonlocal=0.24 --vary memory.prefetch_issue_cycles=2,3,4` makes sm-pf 0.1% slower than sm at 4. The useful fraction stays about 94% under every what-if: commlab counts only prefetches that go to memory (one that hits in the cache is dropped uncounted), so no run shows most prefetches useless.",
+        )
         .outcome((|| {
             let spec = runs.base("iccg", "sm-pf");
             let (pf, sm) = (cyc(runs, res, "iccg", "sm-pf")?, cyc(runs, res, "iccg", "sm")?);
@@ -741,6 +747,9 @@ fn findings_section4(runs: &Runs, res: &Results, report: &mut Report) {
             "iccg, em3d, unstruc",
             "On applications with high messaging overhead, polling worked well versus message-passing with interrupts. On iccg, in particular, frequent asynchronous message interrupts produced uneven processor progress and high synchronization times. We also observe this effect, to a lesser degree, on EM3D and UNSTRUC.",
             "mp-poll faster than mp-int on ICCG, EM3D and UNSTRUC; mp-int's synchronization time above mp-poll's on each, by the largest factor on ICCG",
+        )
+        .why_if_fails(
+            "not explained. ICCG's mp-int/mp-poll synchronization ratio stays 1.14-1.39 under every what-if tried (`--vary messaging.poll_dispatch_cycles=24`, `network.ni_input_queue_packets=2,4,16`, `messaging.overflow_timeout_cycles=256,4096`, `messaging.overflow_dispatch_cycles=95`, each on `commlab sweep iccg --variant mp-int,mp-poll --procs 32 --param matrix=../shared/data/matrices/bcsstk32.mtx.gz --param partition=cut --param nonlocal=0.24`); EM3D's ratio is the largest.",
         )
         .outcome((|| {
             let mut parts = Vec::new();
@@ -779,6 +788,9 @@ fn findings_section4(runs: &Runs, res: &Results, report: &mut Report) {
             "em3d",
             "The fine grained versions suffer from higher message overhead, which offset the benefits from avoiding copying for message aggregation.",
             "the message overhead of mp-int and of mp-poll each above bulk's (whose message overhead includes its gather-scatter copying)",
+        )
+        .why_if_fails(
+            "explained: bulk's gather and scatter copy costs costs.bulk_copy_line = 60 cycles a line (the published upper bound); what-if `commlab sweep em3d --variant bulk --vary costs.bulk_copy_line=20,30,40` puts bulk's message overhead at 351k per processor at 20, below mp-poll's 485k.",
         )
         .outcome((|| {
             let o = |v| cat(runs, res, "em3d", v, Category::MessageOverhead);
@@ -855,6 +867,9 @@ fn findings_section4(runs: &Runs, res: &Results, report: &mut Report) {
             "Polling cuts this overhead by about 35 percent.",
             "mp-poll's message overhead 20% to 50% below mp-int's",
         )
+        .why_if_fails(
+            "explained: a polled message's dispatch (messaging.poll_dispatch_cycles = 10, assumed) is cheap next to an interrupt's entry and exit; what-if `commlab sweep iccg --variant mp-poll --procs 32 --param matrix=../shared/data/matrices/bcsstk32.mtx.gz --param partition=cut --param nonlocal=0.24 --vary messaging.poll_dispatch_cycles=10,24` cuts 47% at 24 (and EM3D mp-poll's overhead per message becomes 100 cycles, §4's \"as low as 100\").",
+        )
         .outcome(iccg_overhead_cut.map(|c| (format!("{:.0}% below", 100.0 * c), (0.20..=0.50).contains(&c)))),
     );
     report.findings.push(
@@ -863,6 +878,9 @@ fn findings_section4(runs: &Runs, res: &Results, report: &mut Report) {
             "iccg",
             "More importantly, interrupts cause dramatically more synchronization time than polling.",
             "mp-int's synchronization time at least 1.5 times mp-poll's on ICCG",
+        )
+        .why_if_fails(
+            "not explained: the ratio stays 1.14-1.39 under every what-if tried (poll dispatch, NI input queue, overflow timeout and dispatch costs); see the §4 polling finding above.",
         )
         .outcome((|| {
             let s = |v| cat(runs, res, "iccg", v, Category::Synchronization);
@@ -881,6 +899,9 @@ fn findings_section4(runs: &Runs, res: &Results, report: &mut Report) {
             "The high computation-to-communication ratio of MOLDYN tends to mask differences in our implementations.",
             "on MOLDYN the slowest mechanism at most 15% slower than the fastest, and this spread the smallest of the four apps",
         )
+        .why_if_fails(
+            "not explained: 63% of commlab's MOLDYN interacting pairs cross processors, so its communication is not masked by computation; what-ifs with 8192 molecules and a full-map directory (memory.hw_pointers=31) did not make it hold.",
+        )
         .outcome((|| {
             let s: Vec<f64> = APPS.iter().map(|a| spread(a)).collect::<Result<_, _>>()?;
             let text = APPS.iter().zip(&s).map(|(a, x)| format!("{a} {x:.2}x")).collect::<Vec<_>>().join(", ");
@@ -898,6 +919,9 @@ fn findings_section4(runs: &Runs, res: &Results, report: &mut Report) {
             "moldyn",
             "The prefetching version did only about one percent better",
             "sm-pf faster than sm by 0% to 3%",
+        )
+        .why_if_fails(
+            "not explained: what-ifs `commlab sweep moldyn --variant sm,sm-pf --vary molecules=8192` and `--vary memory.hw_pointers=31` keep prefetching's gain above 3%.",
         )
         .outcome(moldyn_pf.map(|g| (format!("{} faster", m::pct(g)), (0.0..=0.03).contains(&g)))),
     );
@@ -961,6 +985,9 @@ fn findings_volume(runs: &Runs, res: &Results, report: &mut Report) {
             "shared memory ... requires up to six times as much communication volume as message-passing on the same application",
             "sm's bytes injected at least twice mp-int's on each app, and at most 8 times",
         )
+        .why_if_fails(
+            "partly explained. ICCG fails: a grid point's unknowns are numbered together (compress=on), so a producer's repeated updates hit in its cache and sm sends fewer bytes than mp-int; what-if `commlab sweep iccg --variant sm,mp-int --procs 32 --param matrix=../shared/data/matrices/bcsstk32.mtx.gz --param partition=cut --param nonlocal=0.24 --vary compress=off` raises the ratio to 1.9x (just below 2).",
+        )
         .outcome(ratios.map(|r| {
             let text = APPS.iter().zip(&r).map(|(a, x)| format!("{a} {x:.1}x")).collect::<Vec<_>>().join(", ");
             (text, r.iter().all(|x| (2.0..=8.0).contains(x)))
@@ -1009,6 +1036,9 @@ fn findings_volume(runs: &Runs, res: &Results, report: &mut Report) {
             "iccg",
             "Note, however, that bulk transfer for ICCG loses the saving in header traffic to padding in the payload. DMA on Alewife requires double-word alignment.",
             "on ICCG, buffer-8's total bytes not below mp-int's",
+        )
+        .why_if_fails(
+            "not modelled: commlab's buffered ICCG packs 12 bytes an edge (a double and a 32-bit index) and pads only the whole message to 16 bytes; the study's program padded each entry to a double word (§5.1). No what-if key changes the packing.",
         )
         .outcome((|| {
             let (b, i) = (m::volume(res, &runs.base("iccg", "bulk"))?, m::volume(res, &runs.base("iccg", "mp-int"))?);
@@ -1069,6 +1099,9 @@ fn findings_bisection(all: &[(&str, Curves)], bis: f64, report: &mut Report) {
             "for high ratios both shared memory and message passing have roughly equal performance",
             "at Alewife's bisection, the faster of sm and sm-pf within 10% of the fastest of mp-int, mp-poll and bulk",
         )
+        .why_if_fails(
+            "explained: EM3D's values are packed two to a 16-byte line, so a line has up to 6 remote readers, one more than LimitLESS's 5 hardware pointers, and sm-pf takes 5373 software traps; what-if `commlab sweep em3d --variant sm,sm-pf,mp-int,mp-poll,bulk --set memory.hw_pointers=6 --vary cross_traffic.rate_bytes_per_cycle=0,10.8,14` puts sm-pf 5% from mp-poll at the full bisection.",
+        )
         .outcome((|| {
             let s = at("sm", bis)?.min(at("sm-pf", bis)?);
             let mp = at("mp-int", bis)?.min(at("mp-poll", bis)?).min(at("bulk", bis)?);
@@ -1084,6 +1117,9 @@ fn findings_bisection(all: &[(&str, Curves)], bis: f64, report: &mut Report) {
             "em3d",
             "while that of shared memory degrades by 30 percent when the ratio is reduced by 60 percent",
             "sm's run time at 40% of the bisection 20% to 40% above its time at the full bisection",
+        )
+        .why_if_fails(
+            "partly explained: commlab's links carry 18 bytes a cycle (Table 1) where §3.1 gives 40 MB/s; what-if `commlab sweep em3d --variant sm --set network.link_bytes_per_ns=0.04 --vary cross_traffic.rate_bytes_per_cycle=0,10.8` slows sm by 22.6% at the lower bisection (18.3% at exactly 40% of it).",
         )
         .outcome(sm_loss.map(|l| (format!("sm {}", m::pct(l)), (0.20..=0.40).contains(&l)))),
     );
@@ -1118,6 +1154,11 @@ fn findings_bisection(all: &[(&str, Curves)], bis: f64, report: &mut Report) {
                 "While our results have shown that shared-memory mechanisms perform very well while adequate network performance is available, we can see a performance crossover with message-passing mechanisms as bisection bandwidth decreases.",
                 "some shared-memory variant (sm, sm-pf) no slower than some message variant (mp-int, mp-poll, bulk) at the full bisection and slower at the lowest bisection every curve reaches",
             )
+            .why_if_fails(if *app == "em3d" {
+                "explained as the bisection finding above: what-if `commlab sweep em3d --variant sm,sm-pf,mp-int,mp-poll,bulk --set memory.hw_pointers=6 --vary cross_traffic.rate_bytes_per_cycle=0,10.8,14` makes sm-pf no slower than mp-int and bulk at the full bisection and slower below about 6 bytes/cycle: the curves cross."
+            } else {
+                "not explained: no what-if run has made this app's curves cross yet (the EM3D what-if, memory.hw_pointers=6, is EM3D's mechanism)."
+            })
             .outcome((|| {
                 let mut found = Vec::new();
                 for s in SM {
@@ -1220,6 +1261,9 @@ fn findings_latency(clock: &[(&str, Curves)], delay: &[(&str, Curves)], report: 
             "em3d",
             "They found that message passing performed approximately a factor of two better than shared memory while simulating a network latency of 100 cycles. Referring back to Figure 10, assuming that message-passing continues to hide latency, our network latency emulation shows the same result.",
             "on EM3D at an emulated 100-cycle latency, sm 1.5 to 2.5 times the fastest message variant",
+        )
+        .why_if_fails(
+            "not explained: sm is 2.8x and sm-pf 2.1x the fastest message variant; sm's LimitLESS traps (see the bisection finding) add to every miss's latency.",
         )
         .outcome(factor.map(|f| (format!("{f:.2}x"), (1.5..=2.5).contains(&f)))),
     );

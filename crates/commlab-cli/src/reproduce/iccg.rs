@@ -693,6 +693,9 @@ fn findings(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report) {
             "We see that shared memory and short active messages perform equally well.",
             "at 32 processors, sm's and mp-int's speedups within 10% of each other on each of the four small matrices",
         )
+        .why_if_fails(
+            "not explained: on Table 4's cuts sm is 13-26% ahead of short messages on BCSSTK18, CAN1072 and BCSPWR10; no what-if tried (poll dispatch, NI queue, overflow costs) closes it.",
+        )
         .outcome((|| {
             let mut parts = Vec::new();
             let mut ok = true;
@@ -711,6 +714,9 @@ fn findings(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report) {
             "small matrices",
             "We see that increasing the number of edges buffered into longer messages decreases performance for our smaller benchmarks.",
             "at 32 processors, on each small matrix, no buffer-N faster (by more than 2%) than the next smaller buffer, nor than short messages",
+        )
+        .why_if_fails(
+            "not explained: larger buffers recover after buffer-2 or -3 on every small matrix, on Table 4's cuts and on commlab's own partitions (`--vary partition=rsb`) alike.",
         )
         .outcome((|| {
             if bufs.is_empty() {
@@ -760,6 +766,9 @@ fn findings(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report) {
             "The primary reason performance decreases with longer messages is idle time. ... While the non-local computation time increases more slowly as we use longer messages, this benefit is made insignificant by the rapidly increasing idle time which results from aggregation.",
             "on the BCSSTK18 stand-in at 32 processors, idle cycles per node rise at every step of the buffer size, and rise by more (relative) than non-local edge cycles do",
         )
+        .why_if_fails(
+            "not explained: idle time rises from buffer-1 to -2 and falls after -3; the stand-in is a generated finite-element grid, not BCSSTK18 itself (not among the matrices here).",
+        )
         .outcome((|| {
             let ns = buffers(1..=4);
             let (Some(first), Some(last)) = (ns.first(), ns.last()) else { return Err("no buffer-N variants".into()) };
@@ -778,6 +787,9 @@ fn findings(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report) {
             "bcsstk32",
             "However, BCSSTK32 is the only benchmark that shows any improvement as messages become larger. This is because idle time actually decreases somewhat as we buffer more messages.",
             "on BCSSTK32 at 32 processors, some buffer-N (N >= 2) faster than the smallest buffer, and idle cycles per node at buffer 4 below the smallest buffer's",
+        )
+        .why_if_fails(
+            "not explained: larger buffers are faster, as the study says, but idle time rises with them (689 -> 981 cycles per node at buffer-4).",
         )
         .outcome((|| {
             let ns = buffers(1..=16);
@@ -829,6 +841,9 @@ fn findings(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report) {
             "BCSSTK32 is limited to an average message length of about 8 edges (128 bytes), and consequently receives the most benefit from buffer size 8.",
             "on BCSSTK32 at 32 processors, edges per message at the largest buffer between 6 and 10, and buffer-8 the fastest buffer-N",
         )
+        .why_if_fails(
+            "partly explained: a grid point's three unknowns numbered together (compress=on) put more of a row's edges to one destination; what-if `commlab sweep iccg --variant buffer-2,buffer-4,buffer-8,buffer-16 --procs 32 --param matrix=../shared/data/matrices/bcsstk32.mtx.gz --param partition=cut --param nonlocal=0.24 --vary compress=off` gives 8.6 edges a message at buffer-16, but buffer-2 is then the fastest.",
+        )
         .outcome((|| {
             let ns = buffers(1..=16);
             let hi = *ns.last().ok_or("no buffer-N variants")?;
@@ -876,6 +891,9 @@ fn findings(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report) {
             "bcsstk32",
             "In our shared memory experiments, only two to three messages are required per non-local edge, compared to one for message passing, due to some caching when the previous writer is the same processor as the current writer.",
             "sm's protocol messages per non-local edge between 2 and 3 on BCSSTK32 at 32 processors",
+        )
+        .why_if_fails(
+            "explained: with a grid point's unknowns numbered together (compress=on) a producer's repeated updates to a line hit in its cache; what-if `commlab run iccg --variant sm --procs 32 --param matrix=../shared/data/matrices/bcsstk32.mtx.gz --param partition=cut --param nonlocal=0.24 --param compress=off` gives 2.79 protocol messages per non-local edge (but §7's finding then fails).",
         )
         .outcome(msgs_per_edge.map(|x| (format!("{x:.2}"), (2.0..=3.0).contains(&x)))),
     );

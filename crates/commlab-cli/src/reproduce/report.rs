@@ -226,10 +226,23 @@ impl Finding {
         self
     }
 
+    /// What is known of the finding's failure on the full run: the mechanism found responsible
+    /// and the what-if command that shows it, or what was tried without explaining it. Shown
+    /// (text and JSON) only when the finding fails.
+    pub fn why_if_fails(mut self, why: &str) -> Finding {
+        self.why = Some(why.to_string());
+        self
+    }
+
+    /// `why`, when the finding fails.
+    fn why_shown(&self) -> Option<&str> {
+        self.why.as_deref().filter(|_| self.holds == Some(false))
+    }
+
     fn json(&self) -> Value {
         json!({
             "source": self.source, "app": self.app, "claim": self.claim, "test": self.test,
-            "measured": self.measured, "holds": self.holds, "why": self.why,
+            "measured": self.measured, "holds": self.holds, "why": self.why_shown(),
         })
     }
 }
@@ -381,8 +394,8 @@ impl Report {
             let _ = writeln!(t, "{mark} {} {}: \"{}\"", f.source, f.app, f.claim);
             let _ = writeln!(t, "      test: {}", f.test);
             let _ = writeln!(t, "      measured: {}", f.measured);
-            if let Some(w) = &f.why {
-                let _ = writeln!(t, "      why: {w}");
+            if let Some(w) = f.why_shown() {
+                let _ = writeln!(t, "      why (the full-size runs): {w}");
             }
         }
         if !self.figures.is_empty() {
