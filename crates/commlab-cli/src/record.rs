@@ -330,9 +330,11 @@ pub struct Appendable {
     pub torn: bool,
 }
 
-/// Read a results file to append to. As [`read_records`], except that a last line that was cut
-/// off by an interrupted write (no newline, or not a record) is left out (`torn`), and a bad
-/// line before it is an error (the file is damaged).
+/// Read a results file to append to. As [`read_records`], except that the last line is left
+/// out (`torn`: dropped and redone) when an interrupted write may have left it: it lacks its
+/// newline, or it is JSON cut short (what a write cut off leaves; blank lines may follow).
+/// Any other line that is not a record is an error (the file is damaged, or not commlab's):
+/// a complete line, such as someone else's `{"a":1}`, is never dropped.
 pub fn read_appendable(text: &[u8]) -> Result<Appendable, BadLine> {
     let mut records = Vec::new();
     let mut pos = 0usize;
@@ -340,26 +342,25 @@ pub fn read_appendable(text: &[u8]) -> Result<Appendable, BadLine> {
     let mut torn = false;
     while pos < text.len() {
         line_no += 1;
-        let Some(end) = text[pos..].iter().position(|&b| b == b'\n').map(|i| pos + i) else {
-            // No newline: the write of this line was cut off.
-            torn = true;
-            break;
-        };
-        let line = &text[pos..end];
-        let is_last = text[end + 1..].iter().all(|b| b.is_ascii_whitespace());
-        if line.iter().all(|b| b.is_ascii_whitespace()) {
-            pos = end + 1;
-            continue;
-        }
-        match parse_line(line) {
-            Ok(record) => records.push(Numbered { line: line_no, record }),
-            Err(_) if is_last => {
-                torn = true;
-                break;
+        let end = text[pos..].iter().position(|&b| b == b'\n').map(|i| pos + i);
+        let line = &text[pos..end.unwrap_or(text.len())];
+        let is_last = end.is_none_or(|e| text[e + 1..].iter().all(|b| b.is_ascii_whitespace()));
+        if !line.iter().all(|b| b.is_ascii_whitespace()) {
+            match parse_line(line) {
+                // A whole record whose newline is missing is redone too.
+                Ok(_) if end.is_none() => {
+                    torn = true;
+                    break;
+                }
+                Ok(record) => records.push(Numbered { line: line_no, record }),
+                Err(LineError::NotJson(e)) if is_last && e.is_eof() => {
+                    torn = true;
+                    break;
+                }
+                Err(error) => return Err(BadLine { line: line_no, error }),
             }
-            Err(error) => return Err(BadLine { line: line_no, error }),
         }
-        pos = end + 1;
+        pos = end.map_or(text.len(), |e| e + 1);
     }
     Ok(Appendable { records, complete_len: pos as u64, torn })
 }
@@ -501,10 +502,20 @@ mod tests {
         let a = read_appendable(no_newline.as_bytes()).unwrap();
         assert_eq!((a.records.len(), a.complete_len, a.torn), (1, RUN_LINE.len() as u64 + 1, true));
 
-        // A bad last line followed by blank lines is torn; a bad line before a record is damage.
+        // A complete line that is not a record is never dropped, last or not (regression: a
+        // last line `{"a":1}` was taken for a torn write and deleted by `sweep --resume`).
+        for last in ["{\"a\":1}\n", "{\"a\":1}", "not json\n", "[1, 2]\n\n"] {
+            let bad_last = format!("{RUN_LINE}\n{last}");
+            assert_eq!(read_appendable(bad_last.as_bytes()).err().map(|b| b.line), Some(2), "{last:?}");
+        }
+        // JSON cut short is a torn write, even with blank lines after it.
         let bad_last = format!("{RUN_LINE}\n{{\"app\":\"am-lat\n\n \n");
         let a = read_appendable(bad_last.as_bytes()).unwrap();
         assert_eq!((a.records.len(), a.complete_len, a.torn), (1, RUN_LINE.len() as u64 + 1, true));
+        // Trailing blank lines are not a line to drop.
+        let blank_end = format!("{RUN_LINE}\n\n  ");
+        let a = read_appendable(blank_end.as_bytes()).unwrap();
+        assert_eq!((a.records.len(), a.complete_len, a.torn), (1, blank_end.len() as u64, false));
         let damaged = format!("{RUN_LINE}\ngarbage\n{SWEEP_LINE}\n");
         assert_eq!(read_appendable(damaged.as_bytes()).err().map(|b| b.line), Some(2));
 

@@ -142,6 +142,20 @@ fn resume_redoes_a_bad_last_line_and_refuses_a_damaged_file() {
 }
 
 #[test]
+fn resume_never_drops_a_complete_line_that_is_not_a_result() {
+    // Regression (issue 36): a last line `{"a":1}` was taken for a torn write, deleted, and
+    // the sweep said "an incomplete last line was dropped".
+    let d = TempDir::new("foreign-last");
+    let args = ["sweep", "am-latency", "--vary", "hops=1,2", "--variant", "mp-int", "--out", d.arg()];
+    ok(&args);
+    let results = d.file("results.jsonl");
+    let before = format!("{}{{\"a\":1}}\n", std::fs::read_to_string(&results).unwrap());
+    std::fs::write(&results, &before).unwrap();
+    bad_input(&with(&args, &["--resume"]), &["line 3 is not a commlab result", "damaged"]);
+    assert_eq!(std::fs::read_to_string(&results).unwrap(), before, "the file is untouched");
+}
+
+#[test]
 fn resumed_runs_keep_every_digit_of_their_cycles() {
     // 101.75555999999997 is a float serde_json read as 101.75555999999996 before the
     // workspace enabled its float_roundtrip feature; summary.json took the misread value.
