@@ -50,6 +50,7 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
     }
     let detail: Vec<detail_stats::Request> =
         args.stats.iter().map(|s| detail_stats::Request::parse(s)).collect::<Result<_, _>>()?;
+    crate::run::check_outputs(args.out.as_deref(), &detail)?;
     let host = NativeBackend::new();
     let cores = host.cores();
     let procs = args.procs.unwrap_or(cores);
@@ -155,7 +156,7 @@ fn write(path: Option<&std::path::Path>, text: &str) -> Result<(), Failure> {
         return out
             .write_all(text.as_bytes())
             .and_then(|_| out.flush())
-            .map_err(|e| failed(format!("writing output: {e}")));
+            .map_err(|e| failed(format!("writing standard output: {e}")));
     };
     let fail = |e: std::io::Error| input(format!("cannot write --out `{}`: {e}", p.display()));
     if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -25,6 +25,7 @@ pub mod machine_table;
 pub mod machines;
 mod memory_check;
 mod output;
+mod outputs;
 pub mod plot;
 pub mod record;
 pub mod reproduce;

@@ -6,6 +6,7 @@ use crate::failure::{failed, input, Failure};
 use crate::machine_arg;
 use crate::memory_check;
 use crate::output;
+use crate::outputs;
 use crate::record::{ResultRecord, RunMeta};
 use commlab_apps::{AppError, AppInfo, AppResult};
 use commlab_sim::machine::MachineConfig;
@@ -167,30 +168,16 @@ struct Sink<'a> {
 }
 
 impl<'a> Sink<'a> {
-    fn new(path: Option<&'a std::path::Path>) -> Result<Self, Failure> {
-        if let Some(p) = path {
-            let fail = |why: String| {
-                input(format!(
-                    "cannot write --out `{}`: {why} (give a writable file; a missing directory is created)",
-                    p.display()
-                ))
-            };
-            if p.is_dir() {
-                return Err(fail("it is a directory".to_string()));
-            }
-            // A missing directory is created, as `sweep --out` and `plot --out` do.
-            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                if dir.exists() && !dir.is_dir() {
-                    return Err(fail(format!("`{}` is not a directory", dir.display())));
-                }
-                std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create its directory: {e}")))?;
-            }
-        }
-        Ok(Sink { path, file: None })
+    /// `path` was checked by [`check_outputs`].
+    fn new(path: Option<&'a std::path::Path>) -> Self {
+        Sink { path, file: None }
     }
 
     fn write(&mut self, text: &str) -> Result<(), Failure> {
-        let err = |e: std::io::Error| failed(format!("writing output: {e}"));
+        let err = |e: std::io::Error| match self.path {
+            Some(p) => failed(format!("writing --out `{}`: {e}", p.display())),
+            None => failed(format!("writing standard output: {e}")),
+        };
         match self.path {
             None => {
                 let mut out = std::io::stdout().lock();
@@ -237,7 +224,8 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         checked_inputs(&args.app, &args.variant, &args.param, &args.machine, &args.set, args.procs)?;
     let detail: Vec<detail_stats::Request> =
         args.stats.iter().map(|s| detail_stats::Request::parse(s)).collect::<Result<_, _>>()?;
-    let mut sink = Sink::new(args.out.as_deref())?;
+    check_outputs(args.out.as_deref(), &detail)?;
+    let mut sink = Sink::new(args.out.as_deref());
     let (name, fingerprint) = (cfg.spec.name.clone(), cfg.fingerprint());
     let meta = RunMeta {
         machine: &name,
@@ -289,6 +277,19 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     } else {
         Err(failed(failed_checks.join("; ")))
     }
+}
+
+/// Every file a run writes (`--out`, each `--stats`), checked before it runs: writable, and
+/// no file named twice.
+pub(crate) fn check_outputs(out: Option<&std::path::Path>, detail: &[detail_stats::Request]) -> Result<(), Failure> {
+    let mut outputs: Vec<outputs::Output> = Vec::new();
+    if let Some(p) = out {
+        outputs.push(outputs::Output { flag: "--out".to_string(), path: p });
+    }
+    for d in detail {
+        outputs.push(outputs::Output { flag: format!("--stats {}", d.detail.name()), path: &d.path });
+    }
+    outputs::check(&outputs)
 }
 
 /// The checked inputs of a run: the app, its selected variants and the resolved machine
