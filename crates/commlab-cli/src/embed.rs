@@ -142,7 +142,7 @@ pub fn sweep_plan(req: &SweepRequest) -> Result<SweepPlan, Failure> {
     let args = req.args();
     let plan = crate::sweep::plan(&args)?;
     drop(plan.open_results()?);
-    let tasks = plan.tasks(&args);
+    let tasks = plan.tasks(&args)?;
     let note = plan.resume_note();
     Ok(SweepPlan { results: plan.results_path.clone(), total_runs: plan.total_runs(), tasks, note })
 }

@@ -311,3 +311,61 @@ fn unwritable_output_dir_is_an_error_before_anything_runs() {
         std::fs::set_permissions(ro.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 }
+
+#[test]
+fn a_grid_is_counted_before_it_is_built() {
+    // Regression (issue 36): this grid of 1e9 points was materialized: "memory allocation of
+    // 2136000000000 bytes failed", a backtrace and exit 134.
+    let started = std::time::Instant::now();
+    let d = TempDir::new("huge-grid");
+    bad_input(
+        &[
+            "sweep",
+            "am-latency",
+            "--vary",
+            "rounds=1:100000:100000",
+            "--vary",
+            "hops=1:10:10",
+            "--vary",
+            "network.router_latency_ns=1:100:1000",
+            "--out",
+            d.arg(),
+        ],
+        &["100000 x 10 x 1000 = 1000000000 points x 2 variants = 2000000000 runs", "limit of 100000 runs"],
+    );
+    // 1e8 steps of one key: refused before its values are made (it took a minute and 3 GB).
+    bad_input(
+        &["sweep", "am-latency", "--vary", "network.router_latency_ns=0:100:100000000", "--out", d.arg()],
+        &["network.router_latency_ns=0:100:100000000", "100000000 steps", "limit"],
+    );
+    bad_input(
+        &["sweep", "am-latency", "--vary", "hops=1:4:3", "--vary", "rounds=1:100000:60000", "--out", d.arg()],
+        &["3 x 60000 = 180000 points x 2 variants = 360000 runs"],
+    );
+    assert!(started.elapsed().as_secs() < 20, "refused at once");
+}
+
+#[test]
+fn a_large_grid_makes_its_directory_and_says_so_at_once() {
+    // Regression (issue 36): a large grid printed nothing and created no output directory
+    // until every point's machine had been built.
+    use std::io::BufRead;
+    let d = TempDir::new("large-grid");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("commlab"))
+        .args(["sweep", "am-latency", "--variant", "mp-int", "--vary", "network.router_latency_ns=1:5000:5000"])
+        .args(["--vary", "hops=1,2,3,4,5,6,7,8,9,10", "--out", d.arg()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("commlab starts");
+    let started = std::time::Instant::now();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stderr.take().unwrap()).read_line(&mut first).unwrap();
+    let waited = started.elapsed();
+    let dir_made = d.path().is_dir();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(first.contains("50000 points x 1 variants = 50000 runs") && first.contains("checking"), "{first}");
+    assert!(dir_made, "the output directory exists by the first line");
+    assert!(waited.as_secs() < 5, "first line after {waited:?}");
+}
