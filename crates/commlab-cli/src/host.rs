@@ -54,6 +54,7 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
     let host = NativeBackend::new();
     let cores = host.cores();
     let procs = args.procs.unwrap_or(cores);
+    crate::memory_check::check_native(info.name, &args.params, procs, cores)?;
     let backend = host.with_nprocs(procs).map_err(|e| input(format!("--procs {procs}: {e}")))?;
     if backend.oversubscribed() {
         eprintln!("commlab: warning: {procs} processors on {cores} cores: threads share cores, so times are not those of {procs} cores");

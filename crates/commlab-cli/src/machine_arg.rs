@@ -8,7 +8,7 @@ use commlab_sim::machine::{self, MachineConfig};
 pub fn load(machine: &str, set: &[String], procs: Option<usize>) -> Result<MachineConfig, Failure> {
     let is_file = machine.ends_with(".toml") || machine.contains('/');
     let cfg = if is_file {
-        let text = std::fs::read_to_string(machine).map_err(|e| {
+        let text = crate::alloc_failure::fallible(|| std::fs::read_to_string(machine)).map_err(|e| {
             input(format!(
                 "cannot read machine file `{machine}`: {e} (give a readable machine .toml file, or a preset: {})",
                 machine::preset_names().join(", ")

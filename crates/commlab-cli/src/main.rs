@@ -13,6 +13,10 @@ use commlab_cli::{
 };
 use std::process::ExitCode;
 
+/// An allocation that fails is one `commlab: ` line and exit status 1, not an abort.
+#[global_allocator]
+static ALLOCATOR: commlab_cli::alloc_failure::ReportingAllocator = commlab_cli::alloc_failure::ReportingAllocator;
+
 #[derive(Parser)]
 #[command(
     name = "commlab",
@@ -126,6 +130,8 @@ enum MachineAction {
 
 fn main() -> ExitCode {
     restore_sigpipe();
+    let words: Vec<String> = std::env::args().skip(1).collect();
+    commlab_cli::alloc_failure::running(&format!("`commlab {}`", words.join(" ")));
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),

@@ -69,7 +69,7 @@ const KINDS: &str = "runtime, breakdown, volume";
 
 /// Read a results file: one record per non-blank line, each with a "variant".
 fn read_results(path: &Path) -> Result<Vec<Numbered>, Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::alloc_failure::fallible(|| std::fs::read_to_string(path)).map_err(|e| {
         input(format!(
             "cannot read results file `{}`: {e} (give the results.jsonl of `commlab sweep` or the output of `commlab run --json`)",
             path.display()

@@ -323,6 +323,7 @@ pub(crate) fn jobs_that_fit(
     variants: usize,
 ) -> Result<usize, Failure> {
     memory_check::check(app, params, sim, max_memory)?;
+    crate::alloc_failure::running(&memory_check::describe(app, params, sim));
     let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     Ok(memory_check::runs_that_fit(app, params, sim, max_memory, jobs.min(variants)))
 }
