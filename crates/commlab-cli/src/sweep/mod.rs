@@ -535,7 +535,7 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
     let dir = args.out.clone().unwrap_or_else(|| PathBuf::from(format!("sweep-{}", info.name)));
     let made = prepare_dir(&dir)?;
     let results_path = dir.join("results.jsonl");
-    let existing_text = match std::fs::read(&results_path) {
+    let existing_text = match crate::alloc_failure::fallible(|| std::fs::read(&results_path)) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(input(format!("cannot read `{}`: {e}", results_path.display()))),
@@ -675,6 +675,12 @@ pub(crate) fn finish(args: &SweepArgs, finished_elsewhere: Option<Vec<String>>) 
                         // The point was checked by `plan`; it is built again here, so that
                         // no point is kept in memory before its run.
                         let outcome = build_point(args, info, grid, p).and_then(|pt| {
+                            crate::alloc_failure::running(&format!(
+                                "{} [{}] at point {p} of the sweep ({})",
+                                info.name,
+                                variants[vi],
+                                grid.describe(p)
+                            ));
                             run_point(&pt.cfg, info.name, variants[vi], &pt.params, seed, overrides, p, &pt.vary)
                                 .map_err(|e| match e {
                                     AppError::Input(m) => input(m),
