@@ -141,7 +141,7 @@ pub struct SweepPlan {
 pub fn sweep_plan(req: &SweepRequest) -> Result<SweepPlan, Failure> {
     let args = req.args();
     let plan = crate::sweep::plan(&args)?;
-    drop(plan.open_results()?);
+    drop(plan.open_results(&args)?);
     let tasks = plan.tasks(&args)?;
     let note = plan.resume_note();
     Ok(SweepPlan { results: plan.results_path.clone(), total_runs: plan.total_runs(), tasks, note })

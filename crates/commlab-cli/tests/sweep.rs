@@ -369,3 +369,28 @@ fn a_large_grid_makes_its_directory_and_says_so_at_once() {
     assert!(dir_made, "the output directory exists by the first line");
     assert!(waited.as_secs() < 5, "first line after {waited:?}");
 }
+
+#[test]
+fn resume_with_another_grid_is_refused_naming_both() {
+    // Regression (issue 36): a `10:1000:6:log` sweep resumed as `10:1000:7:log` was accepted,
+    // leaving 55 records of two grids; summary.json covered 7 points and `plot runtime` drew 11.
+    let d = TempDir::new("two-grids");
+    let base = ["sweep", "am-latency", "--variant", "mp-int", "--out", d.arg()];
+    let six = with(&base, &["--vary", "messaging.send_overhead_cycles=10:1000:6:log"]);
+    ok(&six);
+    let results = d.file("results.jsonl");
+    let before = std::fs::read_to_string(&results).unwrap();
+    let seven = with(&base, &["--vary", "messaging.send_overhead_cycles=10:1000:7:log", "--resume"]);
+    bad_input(
+        &seven,
+        &["messaging.send_overhead_cycles=10:1000:6:log", "messaging.send_overhead_cycles=10:1000:7:log", "two grids"],
+    );
+    assert_eq!(std::fs::read_to_string(&results).unwrap(), before, "nothing appended");
+    // The same grid spelt as a list resumes.
+    let listed = with(&base, &["--vary", "messaging.send_overhead_cycles=10,25,63,158,398,1000", "--resume"]);
+    assert!(ok(&listed).contains("0 run now, 6 already done"));
+    // A results file without its sweep.json (an older commlab): each point must be on the grid.
+    std::fs::remove_file(d.file("sweep.json")).unwrap();
+    bad_input(&seven, &["line 2 is at {\"messaging.send_overhead_cycles\":25}", "not a point of this sweep's grid"]);
+    assert!(ok(&with(&six, &["--resume"])).contains("0 run now, 6 already done"));
+}

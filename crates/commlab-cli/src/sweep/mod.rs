@@ -47,7 +47,9 @@ with its count. Every point's machine is checked, one point at a time, before th
 points or more says so at once.\n\n\
 Results: each run is appended to DIR/results.jsonl as soon as it finishes (the object of `run --json` plus \
 \"vary\" and \"point\"), so an interrupted sweep loses nothing: rerun it with --resume to skip the (point, variant) \
-pairs already there (an incomplete last line is dropped and redone). Without --resume an existing non-empty \
+pairs already there (an incomplete last line is dropped and redone); the grid is recorded in DIR/sweep.json, and \
+a resume whose grid does not hold every point already run (another range or spacing) is refused, naming both \
+(more values of the same keys are fine). Without --resume an existing non-empty \
 results.jsonl is an error. At the end DIR/summary.json holds, for each combination of the other keys, the cycles \
 of every variant along the first key, the fastest variant at each value and the crossovers (where two variants \
 change order, interpolated linearly); a short summary is printed. Results are identical for any --jobs.\n\n\
@@ -245,6 +247,8 @@ fn unmake_dirs(made: &[PathBuf]) {
 struct Existing {
     /// (canonical vary, variant) -> the run's record.
     done: HashMap<(String, String), ResultRecord>,
+    /// Each point's "vary" in the file, with the first line it is on.
+    points: BTreeMap<String, (usize, Option<Map<String, Value>>)>,
     /// Bytes of the file up to the end of its last complete line.
     good_len: u64,
     /// The file ended with an incomplete line (dropped and redone).
@@ -259,6 +263,7 @@ fn read_existing(path: &Path, text: &[u8], app: &str, want: &RunMeta) -> Result<
         input(format!("{}; the file is damaged (repair or move it, or use another --out)", bad.message(path)))
     })?;
     let mut done = HashMap::new();
+    let mut points = BTreeMap::new();
     for record::Numbered { line: line_no, record: r } in file.records {
         let same = r.app == app && r.machine == want.machine && r.procs == want.procs && r.seed == want.seed;
         match &r.overrides {
@@ -293,9 +298,101 @@ fn read_existing(path: &Path, text: &[u8], app: &str, want: &RunMeta) -> Result<
                 want.seed
             )));
         }
-        done.insert((canonical(r.vary.as_ref()), r.variant.clone()), r);
+        let ident = canonical(r.vary.as_ref());
+        points.entry(ident.clone()).or_insert_with(|| (line_no, r.vary.clone()));
+        done.insert((ident, r.variant.clone()), r);
     }
-    Ok(Existing { done, good_len: file.complete_len, truncated: file.torn })
+    Ok(Existing { done, points, good_len: file.complete_len, truncated: file.torn })
+}
+
+/// The file beside `results.jsonl` that records the sweep's grid.
+const GRID_FILE: &str = "sweep.json";
+
+/// The grid as recorded in `sweep.json`: each `--vary` as given and its values.
+fn grid_json(grid: &Grid, vary: &[String]) -> Value {
+    let axes: Vec<Value> = grid
+        .axes
+        .iter()
+        .zip(vary)
+        .map(|(a, given)| json!({"key": a.key, "vary": given, "values": a.values.iter().map(Val::json).collect::<Vec<_>>()}))
+        .collect();
+    json!({ "grid": axes })
+}
+
+/// The keys and values of a recorded or built grid, comparable as text.
+fn grid_values(g: &Value) -> Vec<(String, Vec<String>)> {
+    g["grid"]
+        .as_array()
+        .map(|axes| {
+            axes.iter()
+                .map(|a| {
+                    let values = a["values"].as_array().map(|v| v.iter().map(|x| canonical_value(x)).collect());
+                    (a["key"].as_str().unwrap_or("").to_string(), values.unwrap_or_default())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn canonical_value(v: &Value) -> String {
+    let once = v.to_string();
+    serde_json::from_str::<Value>(&once).map(|v| v.to_string()).unwrap_or(once)
+}
+
+/// `--resume` continues the same grid, or one that contains it (more values of the same keys):
+/// every point in the results file must be a point of this grid, else the sweep is refused,
+/// naming the grid the file was run with (from `sweep.json`) and this one. (A `10:1000:6:log`
+/// sweep resumed as `10:1000:7:log` used to leave records of two grids, whose summary and plot
+/// disagreed.)
+fn same_grid(
+    grid_path: &Path,
+    results_path: &Path,
+    grid: &Grid,
+    vary: &[String],
+    existing: &Existing,
+) -> Result<(), Failure> {
+    let this = grid_json(grid, vary);
+    let given = |g: &Value| -> String {
+        g["grid"]
+            .as_array()
+            .map(|a| {
+                a.iter().map(|x| format!("--vary {}", x["vary"].as_str().unwrap_or("?"))).collect::<Vec<_>>().join(" ")
+            })
+            .unwrap_or_default()
+    };
+    let recorded: Option<Value> = match std::fs::read_to_string(grid_path) {
+        Ok(text) => Some(serde_json::from_str(&text).map_err(|e| {
+            input(format!(
+                "`{}` is not a sweep's grid ({e}); repair or move it, or use another --out",
+                grid_path.display()
+            ))
+        })?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(input(format!("cannot read `{}`: {e}", grid_path.display()))),
+    };
+    let axes = grid_values(&this);
+    let mut in_file: Vec<&(usize, Option<Map<String, Value>>)> = existing.points.values().collect();
+    in_file.sort_by_key(|(line, _)| *line);
+    for (line, vary) in in_file {
+        let empty = Map::new();
+        let vary = vary.as_ref().unwrap_or(&empty);
+        let member = vary.len() == axes.len()
+            && axes.iter().all(|(k, values)| vary.get(k).is_some_and(|v| values.contains(&canonical_value(v))));
+        if member {
+            continue;
+        }
+        let was = match &recorded {
+            Some(g) => format!(" of {} ({})", given(g), grid_path.display()),
+            None => String::new(),
+        };
+        return Err(input(format!(
+            "`{}` holds a sweep{was} whose line {line} is at {}, not a point of this sweep's grid ({}); resuming would mix two grids: give the --vary it was run with (or more values of the same keys), or use another --out",
+            results_path.display(),
+            Value::Object(vary.clone()),
+            given(&this)
+        )));
+    }
+    Ok(())
 }
 
 /// A sweep's grid, checked, and what its results file already holds.
@@ -310,6 +407,8 @@ pub(crate) struct Plan {
     largest_procs: usize,
     pub(crate) results_path: PathBuf,
     summary_path: PathBuf,
+    /// `DIR/sweep.json`: the grid the results file holds points of.
+    grid_path: PathBuf,
     existing: Existing,
     /// (point, variant) -> cycles of the runs already in the results file.
     cycles: BTreeMap<(usize, usize), f64>,
@@ -332,8 +431,12 @@ impl Plan {
         self.grid.len() * self.variants.len()
     }
 
-    /// The results file opened for appending, an incomplete last line dropped.
-    pub(crate) fn open_results(&self) -> Result<std::fs::File, Failure> {
+    /// The results file opened for appending, an incomplete last line dropped, and the grid
+    /// recorded beside it (`sweep.json`) for a later `--resume` to compare.
+    pub(crate) fn open_results(&self, args: &SweepArgs) -> Result<std::fs::File, Failure> {
+        let text = serde_json::to_string_pretty(&grid_json(&self.grid, &args.vary)).expect("a grid serializes") + "\n";
+        std::fs::write(&self.grid_path, text)
+            .map_err(|e| failed(format!("writing `{}`: {e}", self.grid_path.display())))?;
         let path = &self.results_path;
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -556,6 +659,10 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
         )));
     }
     let existing = read_existing(&results_path, &existing_text, info.name, &meta)?;
+    let grid_path = dir.join(GRID_FILE);
+    if !existing.points.is_empty() {
+        same_grid(&grid_path, &results_path, &grid, &args.vary, &existing)?;
+    }
 
     // Every point built and checked, one at a time; (point, variant) -> cycles from the file.
     let mut checking = progress::Checking::new(
@@ -608,6 +715,7 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
 
     let summary_path = dir.join("summary.json");
     Ok(Plan {
+        grid_path,
         info,
         variants,
         grid,
@@ -642,7 +750,7 @@ pub(crate) fn finish(args: &SweepArgs, finished_elsewhere: Option<Vec<String>>) 
     match finished_elsewhere {
         Some(failures) => failed_runs = failures,
         None => {
-            let mut file = plan.open_results()?;
+            let mut file = plan.open_results(args)?;
             let io_err = |e: std::io::Error| failed(format!("writing `{}`: {e}", results_path.display()));
             let mut progress = if args.silent { Progress::Silent } else { Progress::new(todo.len()) };
             if args.resume {
