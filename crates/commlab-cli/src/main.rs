@@ -111,6 +111,19 @@ enum Command {
 
 #[derive(Subcommand)]
 enum MachineAction {
+    /// Print the keys two machines (presets or files) differ in, with both values and the unit.
+    Diff {
+        /// Preset name or path to a machine TOML file.
+        a: String,
+        /// Preset name or path to a machine TOML file.
+        b: String,
+        /// Override a machine key of both (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Resize both machines to N processors.
+        #[arg(long)]
+        procs: Option<usize>,
+    },
     /// Print a machine's resolved parameters as TOML, each key with its unit and meaning.
     Show {
         /// Preset name or path to a machine TOML file.
@@ -141,6 +154,7 @@ fn main() -> ExitCode {
         Command::Machine { action: MachineAction::Show { machine, set, procs, json } } => {
             machines::show(&machine, &set, procs, json)
         }
+        Command::Machine { action: MachineAction::Diff { a, b, set, procs } } => machines::diff(&a, &b, &set, procs),
         Command::Apps { json } => apps::list(json),
         Command::Run(args) => run::run(args),
         Command::Sweep(args) => sweep::run(args),
