@@ -156,7 +156,7 @@ mod tests {
         std::fs::create_dir_all(d.join("sub")).unwrap();
         for (x, y) in [(&a, &a), (&a, &b)] {
             let outs = [Output { flag: "--out".into(), path: x }, Output { flag: "--stats per-node".into(), path: y }];
-            let e = check(&outs).err().expect("refused");
+            let e = check(&outs).expect_err("refused");
             assert_eq!(e.status, 2);
             assert!(e.message.contains("same file") && e.message.contains("--stats per-node"), "{}", e.message);
             assert!(!a.exists(), "nothing created");
@@ -182,7 +182,7 @@ mod tests {
     #[test]
     fn special_and_unwritable_files_are_named() {
         let outs = [Output { flag: "--out".into(), path: Path::new("/proc/version") }];
-        let e = check(&outs).err().expect("refused");
+        let e = check(&outs).expect_err("refused");
         assert!(e.message.contains("/proc/version") && e.message.contains("--out"), "{}", e.message);
         let outs = [Output { flag: "--out".into(), path: Path::new("/dev/null") }];
         assert!(check(&outs).is_ok());
