@@ -75,6 +75,19 @@ pub fn parse_spec(text: &str, origin: &str, overrides: &[String]) -> Result<Mach
     for ov in overrides {
         apply_override(&mut table, ov)?;
     }
+    // I/O nodes are a mesh's: asking for them on another topology is a contradiction (a
+    // preset's `io_nodes = true` is left alone when only the topology is changed).
+    let asked_io = overrides.iter().any(|ov| ov.split_once('=').is_some_and(|(k, _)| k.trim() == "network.io_nodes"));
+    let network = table.get("network").and_then(toml::Value::as_table);
+    let io = network.and_then(|n| n.get("io_nodes")).and_then(toml::Value::as_bool) == Some(true);
+    let topology = network.and_then(|n| n.get("topology")).and_then(toml::Value::as_str).unwrap_or("mesh");
+    if asked_io && io && topology != "mesh" {
+        return Err(ConfigError {
+            message: format!(
+                "--set network.io_nodes=true: I/O nodes sit at the x edges of a mesh, and {origin}'s network.topology is `{topology}` (set network.topology=mesh too, or leave io_nodes off)"
+            ),
+        });
+    }
     MachineSpec::deserialize_table(table, origin)
 }
 
