@@ -125,7 +125,7 @@ pub fn run<B: Backend>(backend: &B, _variant: &str, params: &Params) -> Result<A
     });
     let ok = lat.len() == rounds && counts_ok;
     let mut counters = BTreeMap::new();
-    counters.insert("lock_cycles".into(), mean);
+    counters.insert("lock_cycles".into(), crate::app::cycles_figure(mean, backend.cycles_per_us()));
     counters.insert("hops".into(), backend.hops(0, home) as f64);
     let check = Check {
         ok,
