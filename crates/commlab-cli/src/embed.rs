@@ -112,7 +112,7 @@ impl SweepRequest {
             machine: self.machine.clone(),
             procs: self.procs,
             seed: self.seed,
-            jobs: self.jobs.max(1) as u64,
+            jobs: Some(self.jobs.max(1) as u64),
             out: Some(self.out.clone()),
             resume: self.resume,
             max_memory: None,

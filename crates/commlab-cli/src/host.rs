@@ -43,7 +43,7 @@ fn why_not(option: &str) -> &'static str {
 
 pub(crate) fn run(args: Args) -> Result<(), Failure> {
     let info = commlab_apps::app_info(&args.app).map_err(|e| input(e.to_string()))?;
-    info.select_variants(&args.variant).map_err(|e| input(e.to_string()))?;
+    crate::sweep::check_variant_names(info, &args.variant)?;
     commlab_apps::Params::parse(info, &args.params).map_err(|e| input(e.to_string()))?;
     if let Some((_, option)) = args.sim_only.iter().find(|(given, _)| *given) {
         return Err(input(format!("--machine host does not take {option} ({})", why_not(option))));
@@ -60,7 +60,7 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
         eprintln!("commlab: warning: {procs} processors on {cores} cores: threads share cores, so times are not those of {procs} cores");
     }
     // `all`: the variants the host has the mechanisms for (no one-sided access, no Tempest).
-    let variants = commlab_apps::variants_on(&backend, info, &args.variant).map_err(|e| input(e.to_string()))?;
+    let variants = crate::run::listed_variants(&backend, info, &args.variant)?;
     let clock = backend.clock();
     let fingerprint = format!("host:{cores}-cores:{:.0}-mhz-{}", clock.mhz, clock.source);
     let meta = RunMeta { machine: MACHINE, fingerprint: &fingerprint, overrides: &[], procs, seed: args.seed };

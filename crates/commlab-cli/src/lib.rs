@@ -28,6 +28,7 @@ mod memory_check;
 mod output;
 mod outputs;
 pub mod plot;
+pub mod progress;
 pub mod record;
 pub mod reproduce;
 pub mod run;

@@ -8,6 +8,13 @@ use commlab_sim::machine::{self, MachineConfig};
 
 /// Load a preset by name or a machine file by path.
 pub fn load(machine: &str, set: &[String], procs: Option<usize>) -> Result<MachineConfig, Failure> {
+    if machine == crate::host::MACHINE {
+        // `run` takes the host before it gets here; every other command simulates.
+        return Err(input(format!(
+            "--machine host is not supported here: only `commlab run` runs on the host (natively); this command simulates, so give a preset ({}) or a machine file (`commlab characterize` writes one for this host)",
+            machine::preset_names().join(", ")
+        )));
+    }
     let is_file = machine.ends_with(".toml") || machine.contains('/');
     let cfg = if is_file {
         let text = crate::alloc_failure::fallible(|| std::fs::read_to_string(machine)).map_err(|e| {

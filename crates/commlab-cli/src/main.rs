@@ -65,7 +65,7 @@ enum Command {
     /// Draw runtime curves or breakdown/volume bars (PNG and SVG) from saved results.
     #[command(long_about = plot::LONG_ABOUT)]
     Plot(plot::PlotArgs),
-    /// Run a classic experiment (bisection, latency, overhead, aggregation, volume): results, summary, plots.
+    /// Run a classic experiment (bisection, latency, overhead, aggregation, volume, grain, memcpy, copy-transfer, blizzard): results, summary, plots.
     #[command(long_about = experiment::LONG_ABOUT)]
     Experiment(experiment::ExperimentArgs),
     /// Reproduce a study: its tables and figures regenerated, published vs measured, its findings checked.
@@ -149,6 +149,8 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
+    let started = std::time::Instant::now();
+    let name = command_name(&cli.command);
     let result = match cli.command {
         Command::Machines { table, json } => machines::list(table, json),
         Command::Machine { action: MachineAction::Show { machine, set, procs, json } } => {
@@ -168,11 +170,35 @@ fn main() -> ExitCode {
         Command::Characterize(args) => characterize::run(args),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => {
+            // On stderr: stdout stays the command's output. A failure stays its one line.
+            if let Some(line) = commlab_cli::progress::took_line(name, started) {
+                eprintln!("{line}");
+            }
+            ExitCode::SUCCESS
+        }
         Err(f) => {
             eprintln!("commlab: {}", f.message);
             ExitCode::from(f.status)
         }
+    }
+}
+
+/// The command's name as typed (`machine show`, `sweep`), for its closing line.
+fn command_name(c: &Command) -> &'static str {
+    match c {
+        Command::Machines { .. } => "machines",
+        Command::Machine { action: MachineAction::Show { .. } } => "machine show",
+        Command::Machine { action: MachineAction::Diff { .. } } => "machine diff",
+        Command::Apps { .. } => "apps",
+        Command::Run(_) => "run",
+        Command::Sweep(_) => "sweep",
+        Command::Plot(_) => "plot",
+        Command::Experiment(_) => "experiment",
+        Command::Bench { .. } => "bench",
+        Command::Validate { .. } => "validate",
+        Command::Reproduce(_) => "reproduce",
+        Command::Characterize(_) => "characterize",
     }
 }
 

@@ -84,9 +84,10 @@ pub struct SweepArgs {
     /// Seed of every pseudo-random choice.
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
-    /// Runs in parallel (results do not depend on it).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
-    pub(crate) jobs: u64,
+    /// Runs at once, on as many threads [default: the number of cores]; fewer if memory is
+    /// short. Results do not depend on it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) jobs: Option<u64>,
     /// Directory for results.jsonl and summary.json [default: sweep-APP].
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
@@ -326,7 +327,7 @@ fn grid_values(g: &Value) -> Vec<(String, Vec<String>)> {
         .map(|axes| {
             axes.iter()
                 .map(|a| {
-                    let values = a["values"].as_array().map(|v| v.iter().map(|x| canonical_value(x)).collect());
+                    let values = a["values"].as_array().map(|v| v.iter().map(canonical_value).collect());
                     (a["key"].as_str().unwrap_or("").to_string(), values.unwrap_or_default())
                 })
                 .collect()
@@ -405,6 +406,9 @@ pub(crate) struct Plan {
     procs: usize,
     /// The most processors of any point.
     largest_procs: usize,
+    /// Runs at once: --jobs (default: the cores), fewer if the largest point's memory
+    /// estimate times as many runs would not fit.
+    jobs: usize,
     pub(crate) results_path: PathBuf,
     summary_path: PathBuf,
     /// `DIR/sweep.json`: the grid the results file holds points of.
@@ -679,9 +683,14 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
     let mut cycles: BTreeMap<(usize, usize), f64> = BTreeMap::new();
     let mut todo: Vec<(usize, usize)> = Vec::new();
     let mut largest_procs = 1;
+    let mut jobs = crate::run::jobs_asked(args.jobs);
     for p in 0..grid.len() {
         let pt = build_point(args, info, &grid, p).inspect_err(|_| unmake_dirs(&made))?;
         largest_procs = largest_procs.max(pt.cfg.nprocs());
+        if jobs > 1 {
+            let sim = Simulator::new(pt.cfg.clone());
+            jobs = crate::memory_check::runs_that_fit(info.name, &pt.params, &sim, args.max_memory, jobs);
+        }
         for (vi, v) in variants.iter().enumerate() {
             match existing.done.get(&(pt.ident.clone(), v.to_string())) {
                 Some(r) => {
@@ -721,6 +730,7 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
         grid,
         procs: base.nprocs(),
         largest_procs,
+        jobs,
         machine_name,
         fingerprint,
         results_path,
@@ -752,7 +762,8 @@ pub(crate) fn finish(args: &SweepArgs, finished_elsewhere: Option<Vec<String>>) 
         None => {
             let mut file = plan.open_results(args)?;
             let io_err = |e: std::io::Error| failed(format!("writing `{}`: {e}", results_path.display()));
-            let mut progress = if args.silent { Progress::Silent } else { Progress::new(todo.len()) };
+            let mut progress =
+                if args.silent { Progress::Silent } else { Progress::new(&format!("sweep {}", info.name), todo.len()) };
             if args.resume {
                 if let Some(note) = plan.resume_note() {
                     progress.note(&note);
@@ -764,10 +775,8 @@ pub(crate) fn finish(args: &SweepArgs, finished_elsewhere: Option<Vec<String>>) 
             let next = AtomicUsize::new(0);
             let stop = AtomicBool::new(false);
             // No more at once than the largest point's processors' stacks leave memory mappings for.
-            let jobs = (args.jobs as usize)
-                .min(todo.len())
-                .min(crate::memory_check::runs_by_host_mappings(plan.largest_procs))
-                .max(1);
+            let jobs =
+                plan.jobs.min(todo.len()).min(crate::memory_check::runs_by_host_mappings(plan.largest_procs)).max(1);
             std::thread::scope(|s| {
                 let (tx, rx) = mpsc::channel::<(usize, Result<ResultRecord, Failure>)>();
                 for _ in 0..jobs {

@@ -1,5 +1,6 @@
 //! Progress of a sweep on stderr.
 
+use crate::progress::{duration, Lines};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
@@ -47,29 +48,18 @@ impl Checking {
     }
 }
 
-/// "1m05s", "12s", "1h02m".
-pub(crate) fn duration(d: Duration) -> String {
-    let s = d.as_secs();
-    match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-    }
-}
-
-/// Progress on stderr: a bar with ETA on a terminal, plain lines otherwise.
+/// Progress on stderr: a bar with ETA on a terminal; otherwise lines with the runs done, the
+/// time elapsed and an ETA at a steady interval ([`crate::progress`]).
 pub(super) enum Progress {
     Bar(indicatif::ProgressBar),
-    Lines {
-        total: usize,
-        done: usize,
-    },
+    Lines(Lines),
     /// Nothing shown (an embedding program reports its own progress).
     Silent,
 }
 
 impl Progress {
-    pub(super) fn new(total: usize) -> Progress {
+    /// Progress of `what` (e.g. "sweep em3d"): `total` runs.
+    pub(super) fn new(what: &str, total: usize) -> Progress {
         if std::io::stderr().is_terminal() {
             let bar = indicatif::ProgressBar::new(total as u64);
             let style = indicatif::ProgressStyle::with_template(
@@ -80,7 +70,7 @@ impl Progress {
             bar.set_style(style);
             Progress::Bar(bar)
         } else {
-            Progress::Lines { total, done: 0 }
+            Progress::Lines(Lines::start(what, total))
         }
     }
 
@@ -90,10 +80,7 @@ impl Progress {
                 b.inc(1);
                 b.set_message(what.to_string());
             }
-            Progress::Lines { total, done } => {
-                *done += 1;
-                eprintln!("point {done}/{total} done: {what}");
-            }
+            Progress::Lines(lines) => lines.done(what),
             Progress::Silent => {}
         }
     }
@@ -101,14 +88,16 @@ impl Progress {
     pub(super) fn note(&self, what: &str) {
         match self {
             Progress::Bar(b) => b.println(what),
-            Progress::Lines { .. } => eprintln!("{what}"),
+            Progress::Lines(_) => eprintln!("{what}"),
             Progress::Silent => {}
         }
     }
 
-    pub(super) fn finish(&self) {
-        if let Progress::Bar(b) = self {
-            b.finish_and_clear();
+    pub(super) fn finish(&mut self) {
+        match self {
+            Progress::Bar(b) => b.finish_and_clear(),
+            Progress::Lines(lines) => lines.finish(),
+            Progress::Silent => {}
         }
     }
 }
