@@ -129,6 +129,26 @@ pub(crate) fn result(stats: RunStats, counters: BTreeMap<String, f64>, check: Ch
     AppResult { app: "", variant: "", params: BTreeMap::new(), stats, counters, check }
 }
 
+/// A time in processor cycles as a result reports it: rounded to the decimal digits that 10 ps
+/// of simulated time justify (3 at 20 and 33 MHz, 2 at 1 GHz). Simulated time is whole
+/// picoseconds and `now_cycles` is a float, so a difference of two times carries float residue
+/// (a spread of 4.12e-13 where every sample was the same) and a cost of 9 cycles at 33 MHz is
+/// 272727 ps, 8.999991 cycles; neither is a figure.
+pub(crate) fn cycles_figure(cycles: f64, cycles_per_us: f64) -> f64 {
+    let cycle_ps = 1e6 / cycles_per_us;
+    if !cycles.is_finite() || !cycle_ps.is_finite() || cycle_ps <= 0.0 {
+        return cycles;
+    }
+    let digits = (cycle_ps / 10.0).log10().floor().clamp(0.0, 12.0) as i32;
+    let scale = 10f64.powi(digits);
+    let v = (cycles * scale).round() / scale;
+    if v == 0.0 {
+        0.0
+    } else {
+        v
+    }
+}
+
 /// Cycles of the machine's work cost `costs.NAME` (resolved before a program is built).
 pub(crate) fn cost<B: Backend>(backend: &B, name: &str) -> Result<u64, AppError> {
     backend.cost_cycles(name).map_err(run_err)
@@ -163,5 +183,22 @@ pub(crate) fn barrier_kind_of(shared_memory: bool) -> BarrierKind {
         BarrierKind::SharedMemory
     } else {
         BarrierKind::Messages
+    }
+}
+
+#[cfg(test)]
+mod figure_tests {
+    use super::cycles_figure;
+
+    #[test]
+    fn cycle_times_lose_their_float_residue_and_keep_their_digits() {
+        // Regression (issue 36): t_invoker = 8.99999 and a spread of 4.12e-13.
+        assert_eq!(cycles_figure(8.999990999998772, 33.0), 9.0);
+        assert_eq!(cycles_figure(4.121147867408581e-13, 20.0), 0.0);
+        assert_eq!(cycles_figure(10239.999999999996, 20.0), 10240.0);
+        assert_eq!(cycles_figure(102.35556000000001, 20.0), 102.356);
+        assert_eq!(cycles_figure(1052.53336, 1000.0), 1052.53);
+        assert_eq!(cycles_figure(-1e-14, 20.0).to_string(), "0");
+        assert!(cycles_figure(f64::NAN, 20.0).is_nan());
     }
 }

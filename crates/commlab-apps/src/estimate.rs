@@ -6,11 +6,22 @@
 //! Each figure is bytes per unit of the parameter that drives it, measured against the peak
 //! resident size of real runs (`/usr/bin/time -v`) and rounded up; parameters that only set
 //! how long a run takes (iterations, rounds) cost nothing here. Applications whose sizes are
-//! already capped by their parameter checks (unstruc, iccg) count 0.
+//! already capped by their parameter checks (unstruc) count 0.
 
 use crate::app::AppError;
 use crate::params::Params;
 use crate::registry::app_info;
+
+/// ICCG, per nonzero of the matrix (the matrix, its compressed graph, partition, colouring,
+/// IC(0) factor, PCG vectors, DAGs and the sequential solves): the generated 2-D matrix of 400
+/// elements per side (1.4 million nonzeros) peaked at 191 MB and the 3-D one of 50 (3.6
+/// million) at 309 MB, every variant one after another on 32 processors: 130 and 86 B per
+/// nonzero; rounded up. A generated matrix has (k+1)^dim rows of 3^dim nonzeros.
+const ICCG_BYTES_PER_NONZERO: u64 = 160;
+/// A matrix file: its bytes on disk times this (a text nonzero is 25-40 bytes, so 8 is at
+/// least 160 B per nonzero; a gzipped file holds up to 5 times its size).
+const ICCG_BYTES_PER_FILE_BYTE: u64 = 8;
+const ICCG_BYTES_PER_GZIP_BYTE: u64 = 40;
 
 /// EM3D: the graph, plans, private arrays and the sequential reference. Peak RSS of 200000
 /// nodes, one iteration, degree 2 and 30, was 63 and 499 MB (any variant): about 78 B per
@@ -81,6 +92,17 @@ pub fn data_bytes_estimate(app: &str, params: &[String], nprocs: usize) -> Resul
         "dsmc" => int("particles").saturating_mul(DSMC_BYTES_PER_PARTICLE),
         "barnes" => int("bodies")
             .saturating_mul(BARNES_BYTES_PER_BODY.saturating_add(BARNES_BYTES_PER_BODY_AND_PROC.saturating_mul(n))),
+        "iccg" => match p.raw("matrix") {
+            "fe" => {
+                let dim = int("fe_dim").clamp(2, 3) as u32;
+                let rows = int("fe_elements").saturating_add(1).saturating_pow(dim);
+                rows.saturating_mul(3u64.pow(dim)).saturating_mul(ICCG_BYTES_PER_NONZERO)
+            }
+            path => {
+                let per = if path.ends_with(".gz") { ICCG_BYTES_PER_GZIP_BYTE } else { ICCG_BYTES_PER_FILE_BYTE };
+                std::fs::metadata(path).map_or(0, |m| m.len().saturating_mul(per))
+            }
+        },
         "appbt" => int("nx").saturating_mul(int("ny")).saturating_mul(int("nz")).saturating_mul(APPBT_BYTES_PER_POINT),
         _ => 0,
     };

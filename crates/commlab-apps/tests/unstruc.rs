@@ -145,3 +145,24 @@ fn bad_parameters_are_named() {
     let missing = err(&["mesh=/nonexistent/unstruc.mesh"]);
     assert!(missing.contains("/nonexistent/unstruc.mesh"), "{missing}");
 }
+
+/// Regression (issue 36, item 9): mesh files could not be gzipped though matrices could.
+#[test]
+fn a_gzipped_mesh_file_reads_as_the_plain_one() {
+    use std::io::Write;
+    let dir = std::env::temp_dir().join(format!("commlab-mesh-gz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let m = mesh::generate(200, 5);
+    let text = m.to_text();
+    let plain = dir.join("m.mesh");
+    std::fs::write(&plain, &text).unwrap();
+    let gz = dir.join("m.mesh.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(text.as_bytes()).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    let a = commlab_apps::unstruc::meshfile::read_mesh(&plain).expect("the plain mesh reads");
+    let b = commlab_apps::unstruc::meshfile::read_mesh(&gz).expect("the gzipped mesh reads");
+    assert_eq!(a, b);
+    assert_eq!(a.nodes(), m.nodes());
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -3,7 +3,7 @@
 //! or per network link (utilisation and bytes over the timed region), written as JSON Lines,
 //! or as CSV when FILE ends in `.csv`, beside the run's own output.
 
-use crate::failure::{input, Failure};
+use crate::failure::{failed, input, Failure};
 use commlab_api::Category;
 use commlab_apps::AppResult;
 use serde_json::{json, Value};
@@ -22,6 +22,16 @@ pub enum Detail {
 pub struct Request {
     pub detail: Detail,
     pub path: PathBuf,
+}
+
+impl Detail {
+    /// As `--stats` names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Detail::PerNode => "per-node",
+            Detail::PerLink => "per-link",
+        }
+    }
 }
 
 impl Request {
@@ -122,10 +132,12 @@ pub fn write(requests: &[Request], runs: &[AppResult]) -> Result<(), Failure> {
                 }
             }
         }
-        let mut f = std::fs::File::create(&req.path)
-            .map_err(|e| input(format!("--stats: cannot write `{}`: {e}", req.path.display())))?;
-        f.write_all(out.as_bytes())
-            .map_err(|e| input(format!("--stats: cannot write `{}`: {e}", req.path.display())))?;
+        // The path was checked before the run (`run::check_outputs`): a failure now is a
+        // failed write, not bad input.
+        let err =
+            |e: std::io::Error| failed(format!("writing --stats {} `{}`: {e}", req.detail.name(), req.path.display()));
+        let mut f = std::fs::File::create(&req.path).map_err(err)?;
+        f.write_all(out.as_bytes()).and_then(|_| f.flush()).map_err(err)?;
     }
     Ok(())
 }

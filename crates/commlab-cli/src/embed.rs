@@ -112,7 +112,7 @@ impl SweepRequest {
             machine: self.machine.clone(),
             procs: self.procs,
             seed: self.seed,
-            jobs: self.jobs.max(1) as u64,
+            jobs: Some(self.jobs.max(1) as u64),
             out: Some(self.out.clone()),
             resume: self.resume,
             max_memory: None,
@@ -141,8 +141,8 @@ pub struct SweepPlan {
 pub fn sweep_plan(req: &SweepRequest) -> Result<SweepPlan, Failure> {
     let args = req.args();
     let plan = crate::sweep::plan(&args)?;
-    drop(plan.open_results()?);
-    let tasks = plan.tasks(&args);
+    drop(plan.open_results(&args)?);
+    let tasks = plan.tasks(&args)?;
     let note = plan.resume_note();
     Ok(SweepPlan { results: plan.results_path.clone(), total_runs: plan.total_runs(), tasks, note })
 }

@@ -150,9 +150,10 @@ pub struct ExperimentArgs {
     /// Seed of every pseudo-random choice.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Runs in parallel (results do not depend on it).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
-    jobs: u64,
+    /// Runs at once, on as many threads [default: the number of cores]; fewer if memory is
+    /// short. Results do not depend on it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: Option<u64>,
     /// Points along the x axis (sweeping experiments).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(2..))]
     points: u64,
@@ -612,10 +613,10 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
         seed: a.seed,
     };
     let mut problems = Vec::new();
-    for v in &variants {
-        if existing.iter().any(|r| r.record.variant == *v) {
-            continue;
-        }
+    let todo: Vec<&str> =
+        variants.iter().copied().filter(|v| !existing.iter().any(|r| r.record.variant == *v)).collect();
+    let mut lines = crate::progress::Lines::start(&format!("experiment {} {}", a.name.text(), info.name), todo.len());
+    for v in todo {
         match commlab_apps::run_app(&sim, info.name, v, &a.param, a.seed) {
             Ok(r) => {
                 if !r.check.ok {
@@ -624,12 +625,13 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
                 file.write_all(ResultRecord::of_run(&r, &meta).to_json_line().as_bytes())
                     .and_then(|_| file.flush())
                     .map_err(|e| failed(format!("writing `{}`: {e}", path.display())))?;
-                eprintln!("{} [{v}]: {:.0} cycles", info.name, r.stats.cycles);
+                lines.done(&format!("{} [{v}]: {:.0} cycles", info.name, r.stats.cycles));
             }
             Err(commlab_apps::AppError::Input(m)) => return Err(input(m)),
             Err(commlab_apps::AppError::Run(m)) => problems.push(format!("{} [{v}]: {m}", info.name)),
         }
     }
+    lines.finish();
     let rows: Vec<Row> = read_rows(&path, None, info.variants)?
         .into_iter()
         .filter(|r| variants.contains(&r.record.variant.as_str()))

@@ -43,22 +43,24 @@ fn why_not(option: &str) -> &'static str {
 
 pub(crate) fn run(args: Args) -> Result<(), Failure> {
     let info = commlab_apps::app_info(&args.app).map_err(|e| input(e.to_string()))?;
-    info.select_variants(&args.variant).map_err(|e| input(e.to_string()))?;
+    crate::sweep::check_variant_names(info, &args.variant)?;
     commlab_apps::Params::parse(info, &args.params).map_err(|e| input(e.to_string()))?;
     if let Some((_, option)) = args.sim_only.iter().find(|(given, _)| *given) {
         return Err(input(format!("--machine host does not take {option} ({})", why_not(option))));
     }
     let detail: Vec<detail_stats::Request> =
         args.stats.iter().map(|s| detail_stats::Request::parse(s)).collect::<Result<_, _>>()?;
+    crate::run::check_outputs(args.out.as_deref(), &detail)?;
     let host = NativeBackend::new();
     let cores = host.cores();
     let procs = args.procs.unwrap_or(cores);
+    crate::memory_check::check_native(info.name, &args.params, procs, cores)?;
     let backend = host.with_nprocs(procs).map_err(|e| input(format!("--procs {procs}: {e}")))?;
     if backend.oversubscribed() {
         eprintln!("commlab: warning: {procs} processors on {cores} cores: threads share cores, so times are not those of {procs} cores");
     }
     // `all`: the variants the host has the mechanisms for (no one-sided access, no Tempest).
-    let variants = commlab_apps::variants_on(&backend, info, &args.variant).map_err(|e| input(e.to_string()))?;
+    let variants = crate::run::listed_variants(&backend, info, &args.variant)?;
     let clock = backend.clock();
     let fingerprint = format!("host:{cores}-cores:{:.0}-mhz-{}", clock.mhz, clock.source);
     let meta = RunMeta { machine: MACHINE, fingerprint: &fingerprint, overrides: &[], procs, seed: args.seed };
@@ -155,7 +157,7 @@ fn write(path: Option<&std::path::Path>, text: &str) -> Result<(), Failure> {
         return out
             .write_all(text.as_bytes())
             .and_then(|_| out.flush())
-            .map_err(|e| failed(format!("writing output: {e}")));
+            .map_err(|e| failed(format!("writing standard output: {e}")));
     };
     let fail = |e: std::io::Error| input(format!("cannot write --out `{}`: {e}", p.display()));
     if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -10,6 +10,7 @@
 //! Only this crate reads files, writes files and talks to the terminal; [`embed`] does neither
 //! of the latter two (it returns text and records).
 
+pub mod alloc_failure;
 pub mod apps;
 pub mod bench;
 pub mod characterize;
@@ -25,7 +26,9 @@ pub mod machine_table;
 pub mod machines;
 mod memory_check;
 mod output;
+mod outputs;
 pub mod plot;
+pub mod progress;
 pub mod record;
 pub mod reproduce;
 pub mod run;

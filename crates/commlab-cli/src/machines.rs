@@ -1,5 +1,6 @@
-//! `commlab machines` (the presets, or with `--table` the machine table) and `commlab machine
-//! show` (a machine's resolved parameters as documented TOML).
+//! `commlab machines` (the presets, or with `--table` the machine table), `commlab machine
+//! show` (a machine's resolved parameters as documented TOML) and `commlab machine diff` (the
+//! keys two machines differ in).
 
 use crate::failure::{failed, Failure};
 use crate::{machine_arg, machine_table};
@@ -19,8 +20,8 @@ pub fn list(table: bool, json: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The preset list as aligned columns: each as wide as its widest cell, the processor count
-/// right-aligned, two spaces between columns.
+/// Rows as aligned columns: each as wide as its widest cell, the second right-aligned, two
+/// spaces between columns.
 fn columns(header: [&str; 4], rows: &[[String; 4]]) -> String {
     let width = |i: usize| rows.iter().map(|r| r[i].len()).chain([header[i].len()]).max().unwrap_or(0);
     let (w0, w1, w2) = (width(0), width(1), width(2));
@@ -43,6 +44,67 @@ pub fn show(machine: &str, set: &[String], procs: Option<usize>, json: bool) -> 
     println!("# bisection: {:.2} bytes per processor cycle", cfg.bisection_bytes_per_cycle());
     print!("{}", cfg.spec.to_documented_toml());
     Ok(())
+}
+
+/// `commlab machine diff A B`: the keys whose resolved values differ, one per line with both
+/// values and the key's unit ("no differences" when there are none; the fingerprints say the
+/// same).
+pub fn diff(a: &str, b: &str, set: &[String], procs: Option<usize>) -> Result<(), Failure> {
+    let (ca, cb) = (machine_arg::load(a, set, procs)?, machine_arg::load(b, set, procs)?);
+    print!("{}", diff_text(a, &ca, b, &cb)?);
+    Ok(())
+}
+
+fn diff_text(a: &str, ca: &MachineConfig, b: &str, cb: &MachineConfig) -> Result<String, Failure> {
+    let flat = |cfg: &MachineConfig| -> Result<std::collections::BTreeMap<String, serde_json::Value>, Failure> {
+        let spec = serde_json::to_value(&cfg.spec).map_err(|e| failed(format!("machine spec as JSON: {e}")))?;
+        let mut out = std::collections::BTreeMap::new();
+        flatten("", &spec, &mut out);
+        Ok(out)
+    };
+    let (fa, fb) = (flat(ca)?, flat(cb)?);
+    let keys: std::collections::BTreeSet<&String> = fa.keys().chain(fb.keys()).collect();
+    let show = |v: Option<&serde_json::Value>| v.map_or_else(|| "(absent)".to_string(), |v| v.to_string());
+    let rows: Vec<[String; 4]> = keys
+        .into_iter()
+        .filter(|k| fa.get(*k) != fb.get(*k))
+        .map(|k| {
+            let unit = machine::key_doc(k).map(|d| d.unit.to_string()).unwrap_or_default();
+            [k.clone(), show(fa.get(k)), show(fb.get(k)), unit]
+        })
+        .collect();
+    let mut out = format!(
+        "# {a}: {} processors, fingerprint {}; {b}: {} processors, fingerprint {}\n",
+        ca.nprocs(),
+        ca.fingerprint(),
+        cb.nprocs(),
+        cb.fingerprint()
+    );
+    if rows.is_empty() {
+        out.push_str("no differences\n");
+    } else {
+        out.push_str(&format!("# key [unit]: {a} | {b}\n"));
+        for [key, va, vb, unit] in rows {
+            let unit = if unit.is_empty() { String::new() } else { format!(" [{unit}]") };
+            out.push_str(&format!("{key}{unit}: {va} | {vb}\n"));
+        }
+    }
+    Ok(out)
+}
+
+/// Dotted keys of a spec's leaves (arrays are one value).
+fn flatten(prefix: &str, v: &serde_json::Value, out: &mut std::collections::BTreeMap<String, serde_json::Value>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                flatten(&key, v, out);
+            }
+        }
+        other => {
+            out.insert(prefix.to_string(), other.clone());
+        }
+    }
 }
 
 /// A resolved machine as `machine show --json` prints it: name, processors, network,

@@ -13,6 +13,10 @@ use commlab_cli::{
 };
 use std::process::ExitCode;
 
+/// An allocation that fails is one `commlab: ` line and exit status 1, not an abort.
+#[global_allocator]
+static ALLOCATOR: commlab_cli::alloc_failure::ReportingAllocator = commlab_cli::alloc_failure::ReportingAllocator;
+
 #[derive(Parser)]
 #[command(
     name = "commlab",
@@ -61,7 +65,7 @@ enum Command {
     /// Draw runtime curves or breakdown/volume bars (PNG and SVG) from saved results.
     #[command(long_about = plot::LONG_ABOUT)]
     Plot(plot::PlotArgs),
-    /// Run a classic experiment (bisection, latency, overhead, aggregation, volume): results, summary, plots.
+    /// Run a classic experiment (bisection, latency, overhead, aggregation, volume, grain, memcpy, copy-transfer, blizzard): results, summary, plots.
     #[command(long_about = experiment::LONG_ABOUT)]
     Experiment(experiment::ExperimentArgs),
     /// Reproduce a study: its tables and figures regenerated, published vs measured, its findings checked.
@@ -107,6 +111,19 @@ enum Command {
 
 #[derive(Subcommand)]
 enum MachineAction {
+    /// Print the keys two machines (presets or files) differ in, with both values and the unit.
+    Diff {
+        /// Preset name or path to a machine TOML file.
+        a: String,
+        /// Preset name or path to a machine TOML file.
+        b: String,
+        /// Override a machine key of both (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Resize both machines to N processors.
+        #[arg(long)]
+        procs: Option<usize>,
+    },
     /// Print a machine's resolved parameters as TOML, each key with its unit and meaning.
     Show {
         /// Preset name or path to a machine TOML file.
@@ -126,15 +143,20 @@ enum MachineAction {
 
 fn main() -> ExitCode {
     restore_sigpipe();
+    let words: Vec<String> = std::env::args().skip(1).collect();
+    commlab_cli::alloc_failure::running(&format!("`commlab {}`", words.join(" ")));
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
+    let started = std::time::Instant::now();
+    let name = command_name(&cli.command);
     let result = match cli.command {
         Command::Machines { table, json } => machines::list(table, json),
         Command::Machine { action: MachineAction::Show { machine, set, procs, json } } => {
             machines::show(&machine, &set, procs, json)
         }
+        Command::Machine { action: MachineAction::Diff { a, b, set, procs } } => machines::diff(&a, &b, &set, procs),
         Command::Apps { json } => apps::list(json),
         Command::Run(args) => run::run(args),
         Command::Sweep(args) => sweep::run(args),
@@ -148,11 +170,35 @@ fn main() -> ExitCode {
         Command::Characterize(args) => characterize::run(args),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => {
+            // On stderr: stdout stays the command's output. A failure stays its one line.
+            if let Some(line) = commlab_cli::progress::took_line(name, started) {
+                eprintln!("{line}");
+            }
+            ExitCode::SUCCESS
+        }
         Err(f) => {
             eprintln!("commlab: {}", f.message);
             ExitCode::from(f.status)
         }
+    }
+}
+
+/// The command's name as typed (`machine show`, `sweep`), for its closing line.
+fn command_name(c: &Command) -> &'static str {
+    match c {
+        Command::Machines { .. } => "machines",
+        Command::Machine { action: MachineAction::Show { .. } } => "machine show",
+        Command::Machine { action: MachineAction::Diff { .. } } => "machine diff",
+        Command::Apps { .. } => "apps",
+        Command::Run(_) => "run",
+        Command::Sweep(_) => "sweep",
+        Command::Plot(_) => "plot",
+        Command::Experiment(_) => "experiment",
+        Command::Bench { .. } => "bench",
+        Command::Validate { .. } => "validate",
+        Command::Reproduce(_) => "reproduce",
+        Command::Characterize(_) => "characterize",
     }
 }
 

@@ -57,48 +57,174 @@ fn available_memory() -> Option<u64> {
     Some(kib.saturating_mul(1024))
 }
 
-/// Refuse (exit 2) a run whose estimated memory exceeds `--max-memory` or, without it, the
-/// memory available. The estimate is the machine's own state (`Simulator::machine_bytes_estimate`:
-/// per processor the 32 KiB of coroutine stack an application may use, 8 KiB of state and 18 bytes per cache line) plus
-/// the application's data from its parameters (`commlab_apps::data_bytes_estimate`). It counts
-/// whole tag arrays, so it is an upper bound for small apps (untouched pages take no memory), and it is checked once, before anything is built.
-pub fn check(app: &str, params: &[String], sim: &Simulator, max_memory: Option<u64>) -> Result<(), Failure> {
+/// Memory of the process itself besides its runs: the binary's and libraries' touched pages
+/// and the allocator's own (peak RSS of `run barrier --procs 64` is 11 MB; `em3d`, `iccg` and
+/// `moldyn` at 64 processors 19 to 27 MB with their data); rounded up.
+const PROCESS_BYTES: u64 = 32 << 20;
+/// Address space each thread running a simulation adds: glibc reserves a 64 MiB heap arena for
+/// a new thread (up to 8 per core) and the thread's 2 MiB stack.
+const THREAD_ADDRESS_BYTES: u64 = 66 << 20;
+
+/// What one run needs.
+struct Need {
+    /// Memory: the machine's state and the application's data.
+    memory: u64,
+    /// Address space: the memory, the whole coroutine stacks and the worker thread.
+    address_space: u64,
+    machine: commlab_sim::MachineBytes,
+    data: u64,
+}
+
+fn need(app: &str, params: &[String], sim: &Simulator) -> Result<Need, Failure> {
     let machine = sim.machine_bytes_estimate();
-    let nprocs = sim.config().nprocs();
-    let data = commlab_apps::data_bytes_estimate(app, params, nprocs).map_err(|e| input(e.to_string()))?;
-    let need = machine.total().saturating_add(data);
-    let (limit, what) = match max_memory {
-        Some(m) => (m, format!("the --max-memory limit of {}", show_bytes(m))),
-        None => match available_memory() {
-            Some(m) => (m, format!("the {} of memory available", show_bytes(m))),
-            None => return check_mappings(app, nprocs, max_map_count()),
-        },
-    };
-    if need <= limit {
-        return check_mappings(app, nprocs, max_map_count());
-    }
-    // Name the input that weighs most.
-    let cause = if data >= machine.caches && data >= machine.processors {
-        let given = params.iter().map(|p| format!("--param {p}")).collect::<Vec<_>>();
-        if given.is_empty() {
-            "the application's default sizes".to_string()
-        } else {
-            given.join(" ")
+    let data =
+        commlab_apps::data_bytes_estimate(app, params, sim.config().nprocs()).map_err(|e| input(e.to_string()))?;
+    let memory = machine.total().saturating_add(data);
+    let address_space = memory.saturating_add(machine.stacks).saturating_add(THREAD_ADDRESS_BYTES);
+    Ok(Need { memory, address_space, machine, data })
+}
+
+/// Address space this process may still map: the least of `RLIMIT_AS` less what is mapped
+/// (`VmSize`) and `RLIMIT_DATA` less the data mapped (`VmData`), with the limits' values;
+/// None when neither is set (or off Linux).
+fn address_space_left() -> Option<(u64, u64)> {
+    #[cfg(target_os = "linux")]
+    {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let kib = |field: &str| -> Option<u64> {
+            let line = status.lines().find(|l| l.starts_with(field))?;
+            Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()?.saturating_mul(1024))
+        };
+        let limit = |resource| -> Option<u64> {
+            let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            // SAFETY: getrlimit writes the limit into `r`, a valid rlimit.
+            let ok = unsafe { libc::getrlimit(resource, &mut r) } == 0;
+            (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+        };
+        let by_as = limit(libc::RLIMIT_AS).map(|l| (l.saturating_sub(kib("VmSize:").unwrap_or(0)), l));
+        let by_data = limit(libc::RLIMIT_DATA).map(|l| (l.saturating_sub(kib("VmData:").unwrap_or(0)), l));
+        match (by_as, by_data) {
+            (Some(a), Some(d)) => Some(if a.0 <= d.0 { a } else { d }),
+            (a, d) => a.or(d),
         }
-    } else if machine.caches >= machine.processors {
-        format!("memory.cache_bytes = {} on each of {nprocs} processors", sim.config().spec.memory.cache_bytes)
-    } else {
-        format!("{nprocs} processors (40 KiB of stack and state each)")
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// Refuse (exit 2) a run whose estimated memory exceeds `--max-memory` or, without it, the
+/// memory available, or whose address space exceeds what this process's limit (`ulimit -v`)
+/// leaves. The estimate is the process's own [`PROCESS_BYTES`], the machine's state
+/// (`Simulator::machine_bytes_estimate`: per processor the 32 KiB of coroutine stack an
+/// application may use, 8 KiB of state and 18 bytes per cache line) and the application's
+/// data from its parameters (`commlab_apps::data_bytes_estimate`); its address space adds the
+/// whole 260 KiB stacks and the worker thread. It counts whole tag arrays and stacks, so it errs
+/// high (measured against peak RSS from 64 to 16384 processors), and it is checked once, before
+/// anything is built.
+pub fn check(app: &str, params: &[String], sim: &Simulator, max_memory: Option<u64>) -> Result<(), Failure> {
+    let need = need(app, params, sim)?;
+    let nprocs = sim.config().nprocs();
+    let total = need.memory.saturating_add(PROCESS_BYTES);
+    let limit = match max_memory {
+        Some(m) => Some((m, format!("the --max-memory limit of {}", show_bytes(m)))),
+        None => available_memory().map(|m| (m, format!("the {} of memory available", show_bytes(m)))),
     };
-    Err(input(format!(
-        "{} needs an estimated {} of memory, more than {what}: mostly from {cause} (processors {}, caches {}, application data {}); give smaller sizes{}",
-        app,
-        show_bytes(need),
-        show_bytes(machine.processors),
-        show_bytes(machine.caches),
-        show_bytes(data),
-        if max_memory.is_some() { " or raise --max-memory" } else { "" }
-    )))
+    if let Some((_, what)) = limit.filter(|(l, _)| total > *l) {
+        let (machine, data) = (need.machine, need.data);
+        // Name the input that weighs most.
+        let cause = if data >= machine.caches && data >= machine.processors {
+            let given = params.iter().map(|p| format!("--param {p}")).collect::<Vec<_>>();
+            if given.is_empty() {
+                "the application's default sizes".to_string()
+            } else {
+                given.join(" ")
+            }
+        } else if machine.caches >= machine.processors {
+            format!("memory.cache_bytes = {} on each of {nprocs} processors", sim.config().spec.memory.cache_bytes)
+        } else {
+            format!("{nprocs} processors (40 KiB of stack and state each)")
+        };
+        return Err(input(format!(
+            "{} needs an estimated {} of memory, more than {what}: mostly from {cause} (processors {}, caches {}, application data {}, the process {}); give smaller sizes{}",
+            app,
+            show_bytes(total),
+            show_bytes(machine.processors),
+            show_bytes(machine.caches),
+            show_bytes(data),
+            show_bytes(PROCESS_BYTES),
+            if max_memory.is_some() { " or raise --max-memory" } else { "" }
+        )));
+    }
+    if let Some((left, limit)) = address_space_left() {
+        if need.address_space > left {
+            return Err(input(format!(
+                "{app} on {nprocs} processors needs an estimated {} of address space ({nprocs} coroutine stacks of {} KiB reserve {}, and {} of memory), more than the {} this process's address-space limit of {} (ulimit -v) leaves; give fewer processors or smaller sizes, or raise the limit",
+                show_bytes(need.address_space),
+                (commlab_sim::STACK_BYTES + 4096) / 1024,
+                show_bytes(need.machine.stacks),
+                show_bytes(need.memory),
+                show_bytes(left),
+                show_bytes(limit),
+            )));
+        }
+    }
+    check_mappings(app, nprocs, max_map_count())
+}
+
+/// Memory of one processor of a native run (`run --machine host`): its thread, inbox, message
+/// buffer pools and arena share (`am-latency` on 100 and 400 threads peaked at 8.4 MB per
+/// thread); rounded up.
+const NATIVE_BYTES_PER_PROC: u64 = 10 << 20;
+/// Address space of a native processor besides that: its 2 MiB thread stack and guard page.
+const NATIVE_STACK_BYTES: u64 = (2 << 20) + 4096;
+/// glibc's heap arenas: at most 8 per core, 64 MiB of address space each.
+const ARENA_BYTES: u64 = 64 << 20;
+
+/// As [`check`] for a native run of `app` on `procs` threads of a host with `cores` cores:
+/// refuse (exit 2) one that would not fit in the memory available or in the address space left
+/// (1000 threads under `ulimit -v 6000000` aborted at 4.2 GB).
+pub fn check_native(app: &str, params: &[String], procs: usize, cores: usize) -> Result<(), Failure> {
+    let data = commlab_apps::data_bytes_estimate(app, params, procs).map_err(|e| input(e.to_string()))?;
+    let n = procs as u64;
+    let memory = n.saturating_mul(NATIVE_BYTES_PER_PROC).saturating_add(data).saturating_add(PROCESS_BYTES);
+    let arenas = n.min(8 * cores.max(1) as u64).saturating_mul(ARENA_BYTES);
+    let address_space = memory.saturating_add(n.saturating_mul(NATIVE_STACK_BYTES)).saturating_add(arenas);
+    if let Some(avail) = available_memory().filter(|a| memory > *a) {
+        return Err(input(format!(
+            "{app} on {procs} host threads needs an estimated {} of memory ({} per thread, application data {}), more than the {} available; give fewer --procs",
+            show_bytes(memory),
+            show_bytes(NATIVE_BYTES_PER_PROC),
+            show_bytes(data),
+            show_bytes(avail)
+        )));
+    }
+    if let Some((left, limit)) = address_space_left().filter(|(left, _)| address_space > *left) {
+        return Err(input(format!(
+            "{app} on {procs} host threads needs an estimated {} of address space (a 2 MiB stack and {} of memory per thread, allocator arenas {}), more than the {} this process's address-space limit of {} (ulimit -v) leaves; give fewer --procs, or raise the limit",
+            show_bytes(address_space),
+            show_bytes(NATIVE_BYTES_PER_PROC),
+            show_bytes(arenas),
+            show_bytes(left),
+            show_bytes(limit)
+        )));
+    }
+    crate::alloc_failure::running(&format!(
+        "{app} on {procs} host threads (estimated {} of memory)",
+        show_bytes(memory)
+    ));
+    Ok(())
+}
+
+/// The estimate of one run as words, for the message of an allocation that fails anyway.
+pub fn describe(app: &str, params: &[String], sim: &Simulator) -> String {
+    match need(app, params, sim) {
+        Ok(n) => format!(
+            "{app} on {} processors (estimated {} of memory)",
+            sim.config().nprocs(),
+            show_bytes(n.memory.saturating_add(PROCESS_BYTES))
+        ),
+        Err(_) => format!("{app} on {} processors", sim.config().nprocs()),
+    }
 }
 
 /// Memory mappings a simulated processor takes: its coroutine stack and the stack's guard page.
@@ -118,10 +244,13 @@ fn max_map_count() -> Option<u64> {
 /// to allocate a stack though memory is free.
 pub fn runs_that_fit(app: &str, params: &[String], sim: &Simulator, max_memory: Option<u64>, jobs: usize) -> usize {
     let nprocs = sim.config().nprocs();
-    let data = commlab_apps::data_bytes_estimate(app, params, nprocs).unwrap_or(0);
-    let need = sim.machine_bytes_estimate().total().saturating_add(data).max(1);
-    let by_memory = max_memory.or_else(available_memory).map_or(usize::MAX, |limit| (limit / need) as usize);
-    runs_by_mappings(nprocs, max_map_count()).min(by_memory).clamp(1, jobs.max(1))
+    let Ok(need) = need(app, params, sim) else { return 1 };
+    let by_memory = max_memory
+        .or_else(available_memory)
+        .map_or(usize::MAX, |limit| (limit.saturating_sub(PROCESS_BYTES) / need.memory.max(1)) as usize);
+    let by_address_space =
+        address_space_left().map_or(usize::MAX, |(left, _)| (left / need.address_space.max(1)) as usize);
+    runs_by_mappings(nprocs, max_map_count()).min(by_memory).min(by_address_space).clamp(1, jobs.max(1))
 }
 
 /// Refuse (exit 2) a run with more processors than the process's memory mappings can give

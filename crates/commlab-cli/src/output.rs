@@ -44,6 +44,9 @@ pub fn to_csv(records: &[ResultRecord]) -> String {
     cols.extend(Category::ALL.iter().map(|c| c.name().to_string()));
     cols.extend(TrafficClass::ALL.iter().map(|c| format!("volume_{}", c.name())));
     cols.extend(["check_ok", "max_error", "events", "wall_seconds"].iter().map(|s| s.to_string()));
+    // The provenance every record carries, as in JSON: the --set overrides, the resolved
+    // machine's fingerprint and the commlab version (empty for a record of an older version).
+    cols.extend(["overrides", "machine_fingerprint", "commlab_version"].iter().map(|s| s.to_string()));
     cols.extend(counter_names.iter().map(|c| format!("counter_{c}")));
     let mut out = cols.join(",");
     out.push('\n');
@@ -55,7 +58,7 @@ pub fn to_csv(records: &[ResultRecord]) -> String {
             r.machine.clone(),
             r.procs.to_string(),
             r.seed.to_string(),
-            format!("\"{}\"", params.join(";")),
+            quoted(&params.join(";")),
             r.cycles.to_string(),
         ];
         let num =
@@ -67,11 +70,19 @@ pub fn to_csv(records: &[ResultRecord]) -> String {
         row.push(num(r.check.max_error));
         row.push(r.sim.events.to_string());
         row.push(num(r.sim.wall_seconds));
+        row.push(quoted(&r.overrides.as_deref().unwrap_or_default().join(";")));
+        row.push(r.machine_fingerprint.clone().unwrap_or_default());
+        row.push(r.commlab_version.clone().unwrap_or_default());
         row.extend(counter_names.iter().map(|c| r.counters.get(*c).map(|v| num(*v)).unwrap_or_default()));
         out.push_str(&row.join(","));
         out.push('\n');
     }
     out
+}
+
+/// A CSV field in quotes, any quote in it doubled (RFC 4180).
+fn quoted(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
 }
 
 /// A short human-readable report of one run.

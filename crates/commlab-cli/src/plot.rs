@@ -6,6 +6,7 @@ use crate::chart::{line_chart, short_number, Cross, LineChart, Marker, Series};
 use crate::crossover::crossovers;
 use crate::failure::{input, Failure};
 use crate::record::{self, Numbered, ResultRecord};
+use commlab_api::Category;
 use serde_json::Value;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -69,7 +70,7 @@ const KINDS: &str = "runtime, breakdown, volume";
 
 /// Read a results file: one record per non-blank line, each with a "variant".
 fn read_results(path: &Path) -> Result<Vec<Numbered>, Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::alloc_failure::fallible(|| std::fs::read_to_string(path)).map_err(|e| {
         input(format!(
             "cannot read results file `{}`: {e} (give the results.jsonl of `commlab sweep` or the output of `commlab run --json`)",
             path.display()
@@ -314,8 +315,47 @@ pub(crate) fn draw(args: &PlotArgs) -> Result<Vec<PathBuf>, Failure> {
     }
 }
 
+/// A run's figure that must be a number >= 0 (cycles, a breakdown's time).
+fn check_figure(path: &Path, r: &Numbered, what: &str, v: f64) -> Result<(), Failure> {
+    if v.is_finite() && v >= 0.0 {
+        return Ok(());
+    }
+    Err(input(format!(
+        "`{}` line {}: {what} is {}, not a run's figure (a number >= 0); the file is damaged or not commlab's",
+        path.display(),
+        r.line,
+        if v.is_nan() { "missing or null".to_string() } else { v.to_string() }
+    )))
+}
+
+/// Two records of one sweep point and variant would be two values at one x: refuse, naming
+/// both lines (a resumed or concatenated file can hold them; the first was drawn silently).
+fn check_unique(path: &Path, group: &[&Numbered], x: &str) -> Result<(), Failure> {
+    let mut seen: BTreeMap<(String, String, u64), usize> = BTreeMap::new();
+    for r in group {
+        let key = (r.record.app.clone(), r.record.variant.clone(), x_of(r, x).to_bits());
+        if let Some(first) = seen.insert(key, r.line) {
+            return Err(input(format!(
+                "`{}` lines {first} and {} are both {} [{}] at {x}={}: one run per point and variant (remove one, or plot each file apart)",
+                path.display(),
+                r.line,
+                r.record.app,
+                r.record.variant,
+                short_number(x_of(r, x))
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn runtime(args: &PlotArgs, recs: &[Numbered], dir: &Path, markers: &[Marker]) -> Result<Vec<PathBuf>, Failure> {
     let sweep = split_sweep(&args.results, recs, args.x.as_deref())?;
+    for (_, group) in &sweep.groups {
+        check_unique(&args.results, group, &sweep.x)?;
+        for r in group {
+            check_figure(&args.results, r, "cycles", r.record.cycles)?;
+        }
+    }
     let several = sweep.groups.len() > 1;
     let mut written = Vec::new();
     for (fixed, group) in &sweep.groups {
@@ -423,6 +463,9 @@ fn bars(args: &PlotArgs, kind: &str, recs: &[Numbered], dir: &Path) -> Result<Ve
         charts.push((Vec::new(), recs.iter().collect(), Vec::new()));
     } else {
         let sweep = split_sweep(&args.results, recs, args.x.as_deref())?;
+        for (_, group) in &sweep.groups {
+            check_unique(&args.results, group, &sweep.x)?;
+        }
         for (fixed, group) in sweep.groups {
             let mut xs: Vec<f64> = group.iter().map(|r| x_of(r, &sweep.x)).collect();
             xs.sort_by(f64::total_cmp);
@@ -451,6 +494,15 @@ fn bars(args: &PlotArgs, kind: &str, recs: &[Numbered], dir: &Path) -> Result<Ve
             let mut extra = fixed_desc(&fixed);
             extra.push(format!("{}={}", sweep.x, short_number(at)));
             charts.push((fixed, chosen, extra));
+        }
+    }
+    for (_, chosen, _) in &charts {
+        for r in chosen {
+            if stack == Stack::Time {
+                for c in Category::ALL {
+                    check_figure(&args.results, r, &format!("breakdown.{}", c.name()), r.record.time(c))?;
+                }
+            }
         }
     }
     let several = charts.len() > 1;

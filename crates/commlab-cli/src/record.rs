@@ -45,8 +45,10 @@ pub struct ResultRecord {
     /// the machine fingerprint and the overrides).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commlab_version: Option<String>,
-    /// Named figures of the run (app counters merged over the backend's).
-    #[serde(deserialize_with = "numbers_or_null")]
+    /// Named figures of the run (app counters merged over the backend's). A whole number is
+    /// written as a JSON integer (`"messages":26353`: counts are integers in JSON and in
+    /// Python), any other as a float; either reads back as the same value.
+    #[serde(serialize_with = "counters_out", deserialize_with = "numbers_or_null")]
     pub counters: BTreeMap<String, f64>,
     /// Cycles of the timed region.
     #[serde(deserialize_with = "number_or_null")]
@@ -138,6 +140,25 @@ impl Default for Sim {
 /// A number, or NaN for `null` (how a NaN or infinity was written).
 fn number_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+/// The largest magnitude below which every whole number is an exact `f64` (2^53).
+const EXACT_WHOLE: f64 = 9_007_199_254_740_992.0;
+
+/// Counters: a whole number as an integer, anything else as `serde_json` writes an `f64`
+/// (`null` for NaN and infinities).
+fn counters_out<S: serde::Serializer>(m: &BTreeMap<String, f64>, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(m.len()))?;
+    for (k, v) in m {
+        if v.fract() == 0.0 && v.abs() <= EXACT_WHOLE {
+            // `-0.0` is 0.
+            map.serialize_entry(k, &(*v as i64))?;
+        } else {
+            map.serialize_entry(k, v)?;
+        }
+    }
+    map.end()
 }
 
 /// A map of numbers, each `null` read as NaN.
@@ -330,9 +351,11 @@ pub struct Appendable {
     pub torn: bool,
 }
 
-/// Read a results file to append to. As [`read_records`], except that a last line that was cut
-/// off by an interrupted write (no newline, or not a record) is left out (`torn`), and a bad
-/// line before it is an error (the file is damaged).
+/// Read a results file to append to. As [`read_records`], except that the last line is left
+/// out (`torn`: dropped and redone) when an interrupted write may have left it: it lacks its
+/// newline, or it is JSON cut short (what a write cut off leaves; blank lines may follow).
+/// Any other line that is not a record is an error (the file is damaged, or not commlab's):
+/// a complete line, such as someone else's `{"a":1}`, is never dropped.
 pub fn read_appendable(text: &[u8]) -> Result<Appendable, BadLine> {
     let mut records = Vec::new();
     let mut pos = 0usize;
@@ -340,26 +363,25 @@ pub fn read_appendable(text: &[u8]) -> Result<Appendable, BadLine> {
     let mut torn = false;
     while pos < text.len() {
         line_no += 1;
-        let Some(end) = text[pos..].iter().position(|&b| b == b'\n').map(|i| pos + i) else {
-            // No newline: the write of this line was cut off.
-            torn = true;
-            break;
-        };
-        let line = &text[pos..end];
-        let is_last = text[end + 1..].iter().all(|b| b.is_ascii_whitespace());
-        if line.iter().all(|b| b.is_ascii_whitespace()) {
-            pos = end + 1;
-            continue;
-        }
-        match parse_line(line) {
-            Ok(record) => records.push(Numbered { line: line_no, record }),
-            Err(_) if is_last => {
-                torn = true;
-                break;
+        let end = text[pos..].iter().position(|&b| b == b'\n').map(|i| pos + i);
+        let line = &text[pos..end.unwrap_or(text.len())];
+        let is_last = end.is_none_or(|e| text[e + 1..].iter().all(|b| b.is_ascii_whitespace()));
+        if !line.iter().all(|b| b.is_ascii_whitespace()) {
+            match parse_line(line) {
+                // A whole record whose newline is missing is redone too.
+                Ok(_) if end.is_none() => {
+                    torn = true;
+                    break;
+                }
+                Ok(record) => records.push(Numbered { line: line_no, record }),
+                Err(LineError::NotJson(e)) if is_last && e.is_eof() => {
+                    torn = true;
+                    break;
+                }
+                Err(error) => return Err(BadLine { line: line_no, error }),
             }
-            Err(error) => return Err(BadLine { line: line_no, error }),
         }
-        pos = end + 1;
+        pos = end.map_or(text.len(), |e| e + 1);
     }
     Ok(Appendable { records, complete_len: pos as u64, torn })
 }
@@ -371,7 +393,7 @@ mod tests {
     /// A line of `commlab sweep am-latency --vary network.router_latency_ns=10:100:3` results.jsonl,
     /// as the binary wrote it before the record type existed, except that numeric parameters
     /// are now JSON numbers (they were strings).
-    const SWEEP_LINE: &str = r#"{"app":"am-latency","breakdown":{"compute":0.0,"memory_ni_wait":0.0,"message_overhead":467.5625,"synchronization":6379.040482500001},"check":{"detail":"21 pings sent (1 warm-up), 21 arrived, 21 pongs","max_error":0.0,"ok":true},"counters":{"bisection_utilization":0.005518117946305521,"cross_traffic_messages":0.0,"hops":1.0,"link_utilization_max":0.028621446930287984,"link_utilization_mean":0.003213848913782334,"messages":162.0,"one_way_cycles":101.75555999999997,"one_way_spread_cycles":5.400124791776761e-13,"packets":162.0,"partner":1.0},"cycles":7329.40024,"machine":"alewife","params":{"hops":1,"rounds":20},"point":0,"procs":32,"seed":1,"sim":{"events":1740,"events_per_second":2268818.4801784805,"wall_seconds":0.000766919},"variant":"mp-int","vary":{"network.router_latency_ns":10.0},"volume_bytes":{"cross_traffic":0,"data":464,"headers":1296,"invalidates":0,"requests":0}}"#;
+    const SWEEP_LINE: &str = r#"{"app":"am-latency","breakdown":{"compute":0.0,"memory_ni_wait":0.0,"message_overhead":467.5625,"synchronization":6379.040482500001},"check":{"detail":"21 pings sent (1 warm-up), 21 arrived, 21 pongs","max_error":0.0,"ok":true},"counters":{"bisection_utilization":0.005518117946305521,"cross_traffic_messages":0,"hops":1,"link_utilization_max":0.028621446930287984,"link_utilization_mean":0.003213848913782334,"messages":162,"one_way_cycles":101.75555999999997,"one_way_spread_cycles":5.400124791776761e-13,"packets":162,"partner":1},"cycles":7329.40024,"machine":"alewife","params":{"hops":1,"rounds":20},"point":0,"procs":32,"seed":1,"sim":{"events":1740,"events_per_second":2268818.4801784805,"wall_seconds":0.000766919},"variant":"mp-int","vary":{"network.router_latency_ns":10.0},"volume_bytes":{"cross_traffic":0,"data":464,"headers":1296,"invalidates":0,"requests":0}}"#;
 
     /// A line of `commlab run em3d --json` as it was written before the record type existed,
     /// then edited: the cycle count and max_error are null (how NaN is written), a counter
@@ -399,6 +421,27 @@ mod tests {
         let r = parse_line(RUN_LINE.as_bytes()).unwrap();
         assert!(r.cycles.is_nan() && r.check.max_error.is_nan() && r.counter("zero").is_nan());
         assert_eq!((r.point, &r.vary), (None, &None));
+    }
+
+    #[test]
+    fn whole_counters_are_json_integers_and_old_float_counts_still_read() {
+        // Regression (issue 36): `"messages":26353.0`.
+        let r = parse_line(SWEEP_LINE.as_bytes()).unwrap();
+        let line = r.to_json_line();
+        assert!(
+            line.contains(r#""messages":162,"#) && line.contains(r#""one_way_cycles":101.75555999999997"#),
+            "{line}"
+        );
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert!(v["counters"]["messages"].is_u64() && v["counters"]["one_way_cycles"].is_f64());
+        // A record written before (counts as floats) reads as the same record.
+        let old = SWEEP_LINE.replace(r#""messages":162,"#, r#""messages":162.0,"#);
+        assert_eq!(parse_line(old.as_bytes()).unwrap(), r);
+        let mut r = r;
+        r.counters.insert("negative".into(), -0.0);
+        r.counters.insert("huge".into(), 1e300);
+        let line = r.to_json_line();
+        assert!(line.contains(r#""negative":0,"#) && line.contains(r#""huge":1e+300"#), "{line}");
     }
 
     #[test]
@@ -501,10 +544,20 @@ mod tests {
         let a = read_appendable(no_newline.as_bytes()).unwrap();
         assert_eq!((a.records.len(), a.complete_len, a.torn), (1, RUN_LINE.len() as u64 + 1, true));
 
-        // A bad last line followed by blank lines is torn; a bad line before a record is damage.
+        // A complete line that is not a record is never dropped, last or not (regression: a
+        // last line `{"a":1}` was taken for a torn write and deleted by `sweep --resume`).
+        for last in ["{\"a\":1}\n", "{\"a\":1}", "not json\n", "[1, 2]\n\n"] {
+            let bad_last = format!("{RUN_LINE}\n{last}");
+            assert_eq!(read_appendable(bad_last.as_bytes()).err().map(|b| b.line), Some(2), "{last:?}");
+        }
+        // JSON cut short is a torn write, even with blank lines after it.
         let bad_last = format!("{RUN_LINE}\n{{\"app\":\"am-lat\n\n \n");
         let a = read_appendable(bad_last.as_bytes()).unwrap();
         assert_eq!((a.records.len(), a.complete_len, a.torn), (1, RUN_LINE.len() as u64 + 1, true));
+        // Trailing blank lines are not a line to drop.
+        let blank_end = format!("{RUN_LINE}\n\n  ");
+        let a = read_appendable(blank_end.as_bytes()).unwrap();
+        assert_eq!((a.records.len(), a.complete_len, a.torn), (1, blank_end.len() as u64, false));
         let damaged = format!("{RUN_LINE}\ngarbage\n{SWEEP_LINE}\n");
         assert_eq!(read_appendable(damaged.as_bytes()).err().map(|b| b.line), Some(2));
 

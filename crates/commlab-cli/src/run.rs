@@ -6,6 +6,7 @@ use crate::failure::{failed, input, Failure};
 use crate::machine_arg;
 use crate::memory_check;
 use crate::output;
+use crate::outputs;
 use crate::record::{ResultRecord, RunMeta};
 use commlab_apps::{AppError, AppInfo, AppResult};
 use commlab_sim::machine::MachineConfig;
@@ -27,7 +28,7 @@ pub struct RunArgs {
     /// Resize the machine to N processors (a mesh or torus becomes as square as it can).
     #[arg(long)]
     procs: Option<usize>,
-    /// Variant to run, or `all`.
+    /// Variants to run, separated by commas (e.g. sm,mp-int), or `all`.
     #[arg(long, default_value = "all")]
     variant: String,
     /// Override a machine key, e.g. messaging.send_overhead_cycles=62 (repeatable).
@@ -80,8 +81,9 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
 /// The CLI's side of a run's [`RunControl`]: one thread that stops the run at `--max-wall` and,
 /// when standard error is a terminal, shows the simulated cycle, events per second and, when
 /// the program says how far it is (`Node::progress`: iterations done of total), the estimated
-/// time left (elapsed wall time x steps left / steps done). The engine only publishes progress
-/// and reads the stop flag, so nothing here changes a simulated number.
+/// time left (elapsed wall time x steps left / steps done); off a terminal, the same as a line
+/// at [`crate::progress::every`] once the run has taken that long. The engine only publishes
+/// progress and reads the stop flag, so nothing here changes a simulated number.
 struct Watch {
     control: Arc<RunControl>,
     done: Option<mpsc::Sender<()>>,
@@ -89,12 +91,11 @@ struct Watch {
 }
 
 impl Watch {
-    fn start(max_wall: Option<f64>, cycle_ps: f64) -> Watch {
+    /// `what`: the run, e.g. "run em3d", for the lines off a terminal.
+    fn start(what: String, max_wall: Option<f64>, cycle_ps: f64) -> Watch {
         let control = Arc::new(RunControl::default());
         let show = std::io::stderr().is_terminal();
-        if max_wall.is_none() && !show {
-            return Watch { control, done: None, thread: None };
-        }
+        let every = crate::progress::every();
         let (tx, rx) = mpsc::channel::<()>();
         let c = Arc::clone(&control);
         let thread = std::thread::spawn(move || {
@@ -106,6 +107,7 @@ impl Watch {
                 bar
             });
             let (mut last_events, mut last_t) = (0u64, start);
+            let mut last_line = start;
             loop {
                 let tick = Duration::from_millis(250);
                 let wait = deadline.map_or(tick, |d| d.saturating_duration_since(Instant::now()).min(tick));
@@ -116,6 +118,22 @@ impl Watch {
                 if deadline.is_some_and(|d| Instant::now() >= d) {
                     c.stop();
                     deadline = None; // from now on only the progress ticks
+                }
+                if bar.is_none() && last_line.elapsed() >= every {
+                    last_line = Instant::now();
+                    let (events, now_ps) = c.progress();
+                    let (done, total) = c.work();
+                    let eta = if done > 0 && total >= done {
+                        let left = start.elapsed().mul_f64((total - done) as f64 / done as f64);
+                        format!(", step {done} of {total}, ETA {}", crate::progress::duration(left))
+                    } else {
+                        String::new()
+                    };
+                    eprintln!(
+                        "{what}: simulated cycle {:.0}, {events} events, {} elapsed{eta}",
+                        now_ps as f64 / cycle_ps,
+                        crate::progress::duration(start.elapsed())
+                    );
                 }
                 if let Some(bar) = &bar {
                     let (events, now_ps) = c.progress();
@@ -167,30 +185,16 @@ struct Sink<'a> {
 }
 
 impl<'a> Sink<'a> {
-    fn new(path: Option<&'a std::path::Path>) -> Result<Self, Failure> {
-        if let Some(p) = path {
-            let fail = |why: String| {
-                input(format!(
-                    "cannot write --out `{}`: {why} (give a writable file; a missing directory is created)",
-                    p.display()
-                ))
-            };
-            if p.is_dir() {
-                return Err(fail("it is a directory".to_string()));
-            }
-            // A missing directory is created, as `sweep --out` and `plot --out` do.
-            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                if dir.exists() && !dir.is_dir() {
-                    return Err(fail(format!("`{}` is not a directory", dir.display())));
-                }
-                std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create its directory: {e}")))?;
-            }
-        }
-        Ok(Sink { path, file: None })
+    /// `path` was checked by [`check_outputs`].
+    fn new(path: Option<&'a std::path::Path>) -> Self {
+        Sink { path, file: None }
     }
 
     fn write(&mut self, text: &str) -> Result<(), Failure> {
-        let err = |e: std::io::Error| failed(format!("writing output: {e}"));
+        let err = |e: std::io::Error| match self.path {
+            Some(p) => failed(format!("writing --out `{}`: {e}", p.display())),
+            None => failed(format!("writing standard output: {e}")),
+        };
         match self.path {
             None => {
                 let mut out = std::io::stdout().lock();
@@ -237,7 +241,8 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         checked_inputs(&args.app, &args.variant, &args.param, &args.machine, &args.set, args.procs)?;
     let detail: Vec<detail_stats::Request> =
         args.stats.iter().map(|s| detail_stats::Request::parse(s)).collect::<Result<_, _>>()?;
-    let mut sink = Sink::new(args.out.as_deref())?;
+    check_outputs(args.out.as_deref(), &detail)?;
+    let mut sink = Sink::new(args.out.as_deref());
     let (name, fingerprint) = (cfg.spec.name.clone(), cfg.fingerprint());
     let meta = RunMeta {
         machine: &name,
@@ -253,7 +258,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     let cfg = sim.config().clone();
     // One control for every run: --max-wall stops them all; the progress line follows
     // whichever run reported last.
-    let watch = Watch::start(args.max_wall, cycle_ps);
+    let watch = Watch::start(format!("run {}", info.name), args.max_wall, cycle_ps);
     let mut records = Vec::new();
     let mut results = Vec::new();
     let mut failed_checks = Vec::new();
@@ -291,6 +296,19 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     }
 }
 
+/// Every file a run writes (`--out`, each `--stats`), checked before it runs: writable, and
+/// no file named twice.
+pub(crate) fn check_outputs(out: Option<&std::path::Path>, detail: &[detail_stats::Request]) -> Result<(), Failure> {
+    let mut outputs: Vec<outputs::Output> = Vec::new();
+    if let Some(p) = out {
+        outputs.push(outputs::Output { flag: "--out".to_string(), path: p });
+    }
+    for d in detail {
+        outputs.push(outputs::Output { flag: format!("--stats {}", d.detail.name()), path: &d.path });
+    }
+    outputs::check(&outputs)
+}
+
 /// The checked inputs of a run: the app, its selected variants and the resolved machine
 /// (errors in the order `commlab run` reports them).
 pub(crate) fn checked_inputs(
@@ -302,13 +320,25 @@ pub(crate) fn checked_inputs(
     procs: Option<usize>,
 ) -> Result<(&'static AppInfo, Vec<&'static str>, MachineConfig), Failure> {
     let info = commlab_apps::app_info(app).map_err(|e| input(e.to_string()))?;
-    info.select_variants(variant).map_err(|e| input(e.to_string()))?;
+    crate::sweep::check_variant_names(info, variant)?;
     commlab_apps::Params::parse(info, params).map_err(|e| input(e.to_string()))?;
     let cfg = machine_arg::load(machine, set, procs)?;
-    // `all`: the variants this machine has the mechanisms for.
-    let variants =
-        commlab_apps::variants_on(&Simulator::new(cfg.clone()), info, variant).map_err(|e| input(e.to_string()))?;
+    let variants = listed_variants(&Simulator::new(cfg.clone()), info, variant)?;
     Ok((info, variants, cfg))
+}
+
+/// The variants `spec` names (`all`: those `backend` has the mechanisms for; or names
+/// separated by commas, as sweep and experiment take them), in the app's order, each once.
+pub(crate) fn listed_variants<B: commlab_api::Backend>(
+    backend: &B,
+    info: &'static AppInfo,
+    spec: &str,
+) -> Result<Vec<&'static str>, Failure> {
+    let mut named = Vec::new();
+    for v in spec.split(',') {
+        named.extend(commlab_apps::variants_on(backend, info, v.trim()).map_err(|e| input(e.to_string()))?);
+    }
+    Ok(info.variants.iter().copied().filter(|v| named.contains(v)).collect())
 }
 
 /// Refuse a run that does not fit in memory; then how many of its `variants` variants run at
@@ -322,8 +352,15 @@ pub(crate) fn jobs_that_fit(
     variants: usize,
 ) -> Result<usize, Failure> {
     memory_check::check(app, params, sim, max_memory)?;
-    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    crate::alloc_failure::running(&memory_check::describe(app, params, sim));
+    let jobs = jobs_asked(jobs.map(|j| j as u64));
     Ok(memory_check::runs_that_fit(app, params, sim, max_memory, jobs.min(variants)))
+}
+
+/// Runs at once as `--jobs` asks: the number given, or the cores (the default of run, sweep,
+/// experiment and reproduce alike).
+pub(crate) fn jobs_asked(jobs: Option<u64>) -> usize {
+    jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j.max(1) as usize)
 }
 
 /// Run `variants` of `app` on `jobs` threads and hand each result to `each` in variant order, as

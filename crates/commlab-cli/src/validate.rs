@@ -25,13 +25,23 @@ pub fn run(machine: &str, set: &[String], json: bool) -> Result<(), Failure> {
             println!("{j}");
         }
     } else {
-        println!("{:<52} {:>10} {:>10} {:>8}", format!("{name}: primitive"), "published", "measured", "error");
+        // Each row's unit is its own (cycles, bytes per cycle, ...): a column of its own.
+        let unit_width = rows.iter().map(|r| r.unit.len()).max().unwrap_or(0).max(4);
+        println!(
+            "{:<52} {:>10} {:>10} {:<unit_width$} {:>8}",
+            format!("{name}: primitive"),
+            "published",
+            "measured",
+            "unit",
+            "error"
+        );
         for r in &rows {
             println!(
-                "{:<52} {:>10.2} {:>10.2} {:>7.1}%  {}",
+                "{:<52} {:>10.2} {:>10.2} {:<unit_width$} {:>7.1}%  {}",
                 r.name,
                 r.published,
                 r.measured,
+                r.unit,
                 100.0 * r.error(),
                 if r.ok() { "ok" } else { "OUT OF TOLERANCE" }
             );

@@ -63,3 +63,56 @@ fn set_and_procs_resolve_together() {
     assert!(out.contains("6 processors"), "{out}");
     ok(&["run", "barrier", "--set", "network.topology=crossbar", "--procs", "4"]);
 }
+
+#[test]
+fn contradictions_of_issue_36_are_refused() {
+    // Each was accepted with exit 0.
+    bad_input(&["run", "iccg", "--param", "values=spd"], &["--param values=spd", "matrix file", "matrix=fe"]);
+    bad_input(
+        &["run", "lock-latency", "--param", "kind=unshared", "--param", "waiters=5"],
+        &["--param waiters=5", "kind=shared", "kind=unshared"],
+    );
+    bad_input(
+        &["run", "am-latency", "--machine", "t3e", "--set", "network.io_nodes=true"],
+        &["network.io_nodes=true", "mesh", "`torus`"],
+    );
+    // Capped without a word while the record said 100.
+    bad_input(&["run", "em3d", "--param", "values_per_message=100"], &["values_per_message=100", "at most 6 values"]);
+    bad_input(&["run", "moldyn", "--param", "molecules_per_message=9"], &["molecules_per_message=9", "at most 2"]);
+    // What is not a contradiction still runs: the cap itself, and a topology change of a
+    // preset with I/O nodes.
+    ok(&["run", "em3d", "--variant", "mp-int", "--param", "values_per_message=6", "--param", "iterations=1"]);
+    ok(&[
+        "run",
+        "am-latency",
+        "--variant",
+        "mp-int",
+        "--set",
+        "network.topology=crossbar",
+        "--procs",
+        "8",
+        "--param",
+        "rounds=1",
+    ]);
+}
+
+#[test]
+fn plot_refuses_negative_cycles_and_duplicated_records() {
+    let d = TempDir::new("plot-bad");
+    let out = d.file("sweep");
+    let out = out.to_str().unwrap();
+    ok(&["sweep", "am-latency", "--vary", "hops=1,2", "--variant", "mp-int", "--out", out]);
+    let results = d.file("sweep/results.jsonl");
+    let text = std::fs::read_to_string(&results).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let path = results.to_str().unwrap();
+    // A duplicated record (a file concatenated twice): two values at one x.
+    std::fs::write(&results, format!("{text}{}\n", lines[0])).unwrap();
+    bad_input(&["plot", "runtime", path], &["lines 1 and 3", "am-latency [mp-int] at hops=1"]);
+    bad_input(&["plot", "breakdown", path], &["lines 1 and 3"]);
+    // Negative cycles.
+    let cycles = lines[1].split("\"cycles\":").nth(1).unwrap().split(',').next().unwrap();
+    let negative = lines[1].replace(&format!("\"cycles\":{cycles},"), "\"cycles\":-5.0,");
+    std::fs::write(&results, format!("{}\n{negative}\n", lines[0])).unwrap();
+    bad_input(&["plot", "runtime", path], &["line 2", "cycles is -5", "a number >= 0"]);
+}

@@ -61,3 +61,40 @@ fn a_bad_stats_request_is_one_line() {
     );
     bad_input(&["run", "am-latency", "--stats", "nodes.jsonl"], &["per-node=FILE"]);
 }
+
+#[test]
+fn two_outputs_on_one_file_are_refused_before_the_run() {
+    // Regression (issue 36): `--json --out same.jsonl --stats per-node=same.jsonl` exited 0
+    // with the per-node rows only; the run records were lost.
+    let d = TempDir::new("same-file");
+    std::fs::create_dir_all(d.path()).unwrap();
+    let same = d.file("same.jsonl");
+    let same = same.to_str().unwrap();
+    let other = d.file("./sub/../same.jsonl");
+    let other = other.to_str().unwrap();
+    for args in [
+        vec!["run", "am-latency", "--json", "--out", same, "--stats", &format!("per-node={same}")],
+        vec!["run", "am-latency", "--csv", "--out", same, "--stats", &format!("per-link={other}")],
+        vec!["run", "am-latency", "--stats", &format!("per-node={same}"), "--stats", &format!("per-link={same}")],
+    ] {
+        bad_input(&args, &["same file", same]);
+        assert!(!d.file("same.jsonl").exists(), "nothing written: {args:?}");
+    }
+}
+
+#[test]
+fn an_unwritable_stats_or_out_file_is_found_before_the_run() {
+    // Regression (issue 36): an unwritable --stats path was found after the run; `--out
+    // /proc/version` said "Input/output error" without naming the file.
+    let started = std::time::Instant::now();
+    bad_input(
+        &["run", "em3d", "--param", "iterations=200", "--stats", "per-node=/proc/version"],
+        &["--stats per-node", "/proc/version"],
+    );
+    bad_input(&["run", "am-latency", "--json", "--out", "/proc/version"], &["--out", "/proc/version"]);
+    bad_input(
+        &["run", "am-latency", "--stats", "per-link=/proc/no/such.csv"],
+        &["--stats per-link", "/proc/no/such.csv"],
+    );
+    assert!(started.elapsed().as_secs() < 10, "refused before running the 200 iterations");
+}

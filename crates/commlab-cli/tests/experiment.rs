@@ -422,7 +422,7 @@ fn blizzard_experiment_quick_writes_a_table_of_the_results() {
                     && r["procs"].as_f64() == pt[0].as_f64()
             })
             .unwrap();
-        assert_eq!(pt[1], rec["counters"]["speedup"]);
+        assert_eq!(pt[1].as_f64(), rec["counters"]["speedup"].as_f64());
     }
     assert!(!text.contains("missing"), "none of the five is missing: {text}");
     bad_input(&["experiment", "blizzard", "--quick", "--out", d.arg()], &["already holds results", "--resume"]);

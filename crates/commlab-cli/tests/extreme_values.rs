@@ -62,3 +62,29 @@ fn accepted_extremes_give_monotone_results() {
     let zero = one_way(&["network.router_latency_ns=0"]);
     assert!(zero <= base && slow_hop > zero);
 }
+
+#[test]
+fn a_check_names_the_key_at_fault_and_prints_its_value_short() {
+    // Regression (issue 36): a clock of 1e-300 MHz blamed messaging.dma_bytes_per_cycle; a
+    // line of 1 GiB blamed memory.cache_bytes; a clock of 1e300 printed 301 digits; a machine
+    // file without `name` blamed `processor`.
+    let line = bad_input(
+        &["run", "am-latency", "--set", "processor.clock_mhz=1e-300"],
+        &["machine key `processor.clock_mhz`", "must be at least", "got 1e-300"],
+    );
+    assert!(!line.contains("dma_bytes"), "{line}");
+    bad_input(
+        &["run", "am-latency", "--set", "memory.line_bytes=1073741824"],
+        &["machine key `memory.line_bytes`", "at most memory.cache_bytes / memory.associativity (65536)"],
+    );
+    let line = bad_input(&["run", "am-latency", "--set", "processor.clock_mhz=1e300"], &["got 1e300"]);
+    assert!(line.len() < 200, "{line}");
+    let d = common::TempDir::new("no-name");
+    std::fs::create_dir_all(d.path()).unwrap();
+    let file = d.file("m.toml");
+    std::fs::write(&file, "[processor]\nclock_mhz = 40\n").unwrap();
+    bad_input(
+        &["run", "am-latency", "--machine", file.to_str().unwrap()],
+        &["machine key `name`: missing field `name`"],
+    );
+}

@@ -112,3 +112,78 @@ fn a_sweep_refuses_a_point_too_big_for_memory_before_running_any() {
     );
     assert!(!d.file("results.jsonl").exists(), "nothing ran");
 }
+
+/// `commlab args` under an address-space limit of `bytes` (`ulimit -v`): exit status, stderr.
+#[cfg(target_os = "linux")]
+fn under_address_limit(bytes: u64, args: &[&str]) -> (Option<i32>, String) {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("commlab"));
+    cmd.args(args);
+    // SAFETY: only setrlimit, async-signal-safe, between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let r = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+            if libc::setrlimit(libc::RLIMIT_AS, &r) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().expect("commlab runs");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[cfg(target_os = "linux")]
+fn one_line(stderr: &str, needles: &[&str]) {
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.starts_with("commlab: ") && !stderr.contains("panicked"), "{stderr}");
+    for n in needles {
+        assert!(stderr.contains(n), "`{n}` in {stderr}");
+    }
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn an_address_space_limit_is_consulted_before_building() {
+    // Regression (issue 36): under `ulimit -v 6000000` both started (estimate 3.4 GiB; the
+    // stacks' address space was not counted) and aborted after 44 s and 27 s: exit 134, a
+    // backtrace.
+    let started = Instant::now();
+    let limit = 6_000_000 * 1024;
+    let args =
+        ["run", "em3d", "--procs", "31000", "--variant", "sm", "--param", "nodes=100000", "--param", "iterations=1"];
+    let (code, stderr) = under_address_limit(limit, &args);
+    assert_eq!(code, Some(2), "{stderr}");
+    one_line(&stderr, &["31000 processors", "of address space", "coroutine stacks", "ulimit -v"]);
+    let (code, stderr) = under_address_limit(limit, &["run", "am-latency", "--machine", "host", "--procs", "1000"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    one_line(&stderr, &["1000 host threads", "of address space", "ulimit -v"]);
+    assert!(started.elapsed() < Duration::from_secs(10), "refused before building");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn an_allocation_that_fails_anyway_is_one_line_and_exit_1() {
+    // Nothing estimates `plot`'s records: 100000 of them (91 MB) under a 400 MB address-space
+    // limit fail to allocate. It used to abort (SIGABRT, "memory allocation of N bytes failed",
+    // a backtrace).
+    let d = common::TempDir::new("alloc-fails");
+    std::fs::create_dir_all(d.path()).unwrap();
+    let line = common::ok(&["run", "am-latency", "--variant", "mp-int", "--json"]);
+    let many = d.file("results.jsonl");
+    std::fs::write(&many, line.repeat(100_000)).unwrap();
+    let (code, stderr) = under_address_limit(400 << 20, &["plot", "breakdown", many.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stderr}");
+    one_line(
+        &stderr,
+        &["out of memory: an allocation of", "bytes failed while running `commlab plot breakdown", "ulimit -v"],
+    );
+
+    // Reading a file too big for memory stays bad input naming the file (the read's
+    // allocation is allowed to fail).
+    let big = d.file("big.jsonl");
+    std::fs::File::create(&big).unwrap().set_len(2 << 30).unwrap();
+    let (code, stderr) = under_address_limit(1 << 30, &["plot", "runtime", big.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    one_line(&stderr, &["cannot read results file", "big.jsonl", "out of memory"]);
+}

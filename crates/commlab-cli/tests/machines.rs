@@ -172,3 +172,31 @@ fn every_preset_has_every_cost_entry() {
         assert!(missing.is_empty(), "{n} lacks costs {missing:?}");
     }
 }
+
+#[test]
+fn a_machine_file_starts_from_a_preset_and_machine_diff_shows_the_difference() {
+    // Issue 36: a one-key variation needed the whole 130-line dump, and there was no way to
+    // see how two machines differ.
+    let d = common::TempDir::new("base");
+    std::fs::create_dir_all(d.path()).unwrap();
+    let file = d.file("slow-router.toml");
+    std::fs::write(&file, "base = \"alewife\"\n[network]\nrouter_latency_ns = 80\n").unwrap();
+    let path = file.to_str().unwrap();
+    let by_file = common::ok(&["run", "am-latency", "--machine", path, "--variant", "mp-int", "--json"]);
+    let by_set =
+        common::ok(&["run", "am-latency", "--variant", "mp-int", "--json", "--set", "network.router_latency_ns=80"]);
+    let cycles = |s: &str| serde_json::from_str::<Value>(s.trim()).unwrap()["cycles"].as_f64().unwrap();
+    assert_eq!(cycles(&by_file), cycles(&by_set), "the file is alewife with one key changed");
+    let diff = common::ok(&["machine", "diff", "alewife", path]);
+    let lines: Vec<&str> = diff.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        lines,
+        ["name [text]: \"alewife\" | \"slow-router\"", "network.router_latency_ns [ns]: 40.0 | 80.0"],
+        "{diff}"
+    );
+    assert!(common::ok(&["machine", "diff", "alewife", "alewife"]).contains("no differences"));
+    std::fs::write(&file, "base = \"nosuch\"\n").unwrap();
+    common::bad_input(&["machine", "show", path], &["machine key `base`", "`nosuch` is not a preset", "alewife"]);
+    std::fs::write(&file, "base = \"alewife\"\n[network]\nrouter_latency = 80\n").unwrap();
+    common::bad_input(&["machine", "show", path], &["unknown field `router_latency`"]);
+}

@@ -192,3 +192,57 @@ fn machine_table_columns_are_aligned() {
         assert_eq!(&l[end..end + 1], " ", "procs not in its column:\n{}\n{l}", lines[1]);
     }
 }
+
+/// Regression (issue 36, item 7): counts were JSON floats (`"messages":26353.0`), a spread of
+/// identical samples printed as `4.12e-13` and a 9-cycle cost at 33 MHz as `8.99999`.
+#[test]
+fn json_counts_are_integers_and_whole_results_have_no_residue() {
+    let out = ok(&["run", "am-latency", "--variant", "mp-int", "--json"]);
+    let j: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let c = &j["counters"];
+    for count in ["messages", "packets", "hops"] {
+        assert!(c[count].is_u64(), "{count} is not a JSON integer: {c}");
+    }
+    assert!(c["one_way_cycles"].is_f64(), "{c}");
+    assert_eq!(c["one_way_spread_cycles"], Value::from(0), "every sample took the same time: {c}");
+    assert!(out.contains(r#""messages":162,"#), "{out}");
+    let out = ok(&["run", "rti", "--machine", "alewife-sim", "--variant", "mp", "--json"]);
+    let j: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(j["counters"]["t_invoker"], Value::from(9), "{}", j["counters"]);
+}
+
+/// Regression (issue 36, item 7): `--csv` lacked the overrides, machine fingerprint and
+/// version that every JSON record carries.
+#[test]
+fn csv_carries_the_provenance_of_json() {
+    let set = ["--set", "network.router_latency_ns=80", "--set", "messaging.poll_cycles=7"];
+    let run = |format: &str| {
+        let mut args = vec!["run", "am-latency", "--variant", "mp-int", format];
+        args.extend(set);
+        ok(&args)
+    };
+    let json: Value = serde_json::from_str(run("--json").lines().next().unwrap()).unwrap();
+    let csv = run("--csv");
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row = lines.next().unwrap();
+    // Split outside quotes (params and overrides are quoted).
+    let mut fields = vec![String::new()];
+    let mut quoted = false;
+    for ch in row.chars() {
+        match ch {
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(String::new()),
+            _ => fields.last_mut().unwrap().push(ch),
+        }
+    }
+    assert_eq!(fields.len(), header.len(), "{row}");
+    let field = |name: &str| {
+        let i = header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no column {name}: {header:?}"));
+        fields[i].clone()
+    };
+    assert_eq!(field("overrides"), "network.router_latency_ns=80;messaging.poll_cycles=7");
+    assert_eq!(field("machine_fingerprint"), json["machine_fingerprint"].as_str().unwrap());
+    assert_eq!(field("commlab_version"), env!("CARGO_PKG_VERSION"));
+    assert_eq!(field("counter_messages"), "162");
+}

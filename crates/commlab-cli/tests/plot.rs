@@ -253,7 +253,7 @@ fn bad_inputs_are_one_line_and_exit_2() {
     let zero = write("zero.jsonl", r#"{"app":"em3d","variant":"sm","cycles":10,"vary":{"k":0}}"#);
     bad_input(&["plot", "runtime", &zero, "--x-scale", "log"], &["log", "x = 0"]);
     let nan = write("nan.jsonl", r#"{"app":"em3d","variant":"sm","cycles":null,"vary":{"k":1}}"#);
-    bad_input(&["plot", "runtime", &nan], &["no finite points"]);
+    bad_input(&["plot", "runtime", &nan], &["line 1: cycles is missing or null"]);
     let file_as_out = write("plain-file", "");
     bad_input(&["plot", "runtime", &ok_file, "--out", &file_as_out], &["not a directory"]);
 }

@@ -142,6 +142,20 @@ fn resume_redoes_a_bad_last_line_and_refuses_a_damaged_file() {
 }
 
 #[test]
+fn resume_never_drops_a_complete_line_that_is_not_a_result() {
+    // Regression (issue 36): a last line `{"a":1}` was taken for a torn write, deleted, and
+    // the sweep said "an incomplete last line was dropped".
+    let d = TempDir::new("foreign-last");
+    let args = ["sweep", "am-latency", "--vary", "hops=1,2", "--variant", "mp-int", "--out", d.arg()];
+    ok(&args);
+    let results = d.file("results.jsonl");
+    let before = format!("{}{{\"a\":1}}\n", std::fs::read_to_string(&results).unwrap());
+    std::fs::write(&results, &before).unwrap();
+    bad_input(&with(&args, &["--resume"]), &["line 3 is not a commlab result", "damaged"]);
+    assert_eq!(std::fs::read_to_string(&results).unwrap(), before, "the file is untouched");
+}
+
+#[test]
 fn resumed_runs_keep_every_digit_of_their_cycles() {
     // 101.75555999999997 is a float serde_json read as 101.75555999999996 before the
     // workspace enabled its float_roundtrip feature; summary.json took the misread value.
@@ -344,4 +358,88 @@ fn procs_is_an_axis_that_resizes_the_machine() {
     bad(&["--vary", "procs=2.5"], &["2.5", "whole number"]);
     bad(&["--machine", "origin", "--vary", "procs=2,3"], &["procs=3", "power-of-two"]);
     bad(&["--procs", "4", "--vary", "procs=2,8"], &["both varied", "--procs 4"]);
+}
+
+#[test]
+fn a_grid_is_counted_before_it_is_built() {
+    // Regression (issue 36): this grid of 1e9 points was materialized: "memory allocation of
+    // 2136000000000 bytes failed", a backtrace and exit 134.
+    let started = std::time::Instant::now();
+    let d = TempDir::new("huge-grid");
+    bad_input(
+        &[
+            "sweep",
+            "am-latency",
+            "--vary",
+            "rounds=1:100000:100000",
+            "--vary",
+            "hops=1:10:10",
+            "--vary",
+            "network.router_latency_ns=1:100:1000",
+            "--out",
+            d.arg(),
+        ],
+        &["100000 x 10 x 1000 = 1000000000 points x 2 variants = 2000000000 runs", "limit of 100000 runs"],
+    );
+    // 1e8 steps of one key: refused before its values are made (it took a minute and 3 GB).
+    bad_input(
+        &["sweep", "am-latency", "--vary", "network.router_latency_ns=0:100:100000000", "--out", d.arg()],
+        &["network.router_latency_ns=0:100:100000000", "100000000 steps", "limit"],
+    );
+    bad_input(
+        &["sweep", "am-latency", "--vary", "hops=1:4:3", "--vary", "rounds=1:100000:60000", "--out", d.arg()],
+        &["3 x 60000 = 180000 points x 2 variants = 360000 runs"],
+    );
+    assert!(started.elapsed().as_secs() < 20, "refused at once");
+}
+
+#[test]
+fn a_large_grid_makes_its_directory_and_says_so_at_once() {
+    // Regression (issue 36): a large grid printed nothing and created no output directory
+    // until every point's machine had been built.
+    use std::io::BufRead;
+    let d = TempDir::new("large-grid");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("commlab"))
+        .args(["sweep", "am-latency", "--variant", "mp-int", "--vary", "network.router_latency_ns=1:5000:5000"])
+        .args(["--vary", "hops=1,2,3,4,5,6,7,8,9,10", "--out", d.arg()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("commlab starts");
+    let started = std::time::Instant::now();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stderr.take().unwrap()).read_line(&mut first).unwrap();
+    let waited = started.elapsed();
+    let dir_made = d.path().is_dir();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(first.contains("50000 points x 1 variants = 50000 runs") && first.contains("checking"), "{first}");
+    assert!(dir_made, "the output directory exists by the first line");
+    assert!(waited.as_secs() < 5, "first line after {waited:?}");
+}
+
+#[test]
+fn resume_with_another_grid_is_refused_naming_both() {
+    // Regression (issue 36): a `10:1000:6:log` sweep resumed as `10:1000:7:log` was accepted,
+    // leaving 55 records of two grids; summary.json covered 7 points and `plot runtime` drew 11.
+    let d = TempDir::new("two-grids");
+    let base = ["sweep", "am-latency", "--variant", "mp-int", "--out", d.arg()];
+    let six = with(&base, &["--vary", "messaging.send_overhead_cycles=10:1000:6:log"]);
+    ok(&six);
+    let results = d.file("results.jsonl");
+    let before = std::fs::read_to_string(&results).unwrap();
+    let seven = with(&base, &["--vary", "messaging.send_overhead_cycles=10:1000:7:log", "--resume"]);
+    bad_input(
+        &seven,
+        &["messaging.send_overhead_cycles=10:1000:6:log", "messaging.send_overhead_cycles=10:1000:7:log", "two grids"],
+    );
+    assert_eq!(std::fs::read_to_string(&results).unwrap(), before, "nothing appended");
+    // The same grid spelt as a list resumes.
+    let listed = with(&base, &["--vary", "messaging.send_overhead_cycles=10,25,63,158,398,1000", "--resume"]);
+    assert!(ok(&listed).contains("0 run now, 6 already done"));
+    // A results file without its sweep.json (an older commlab): each point must be on the grid.
+    std::fs::remove_file(d.file("sweep.json")).unwrap();
+    // (Which line: the order runs finished in, with --jobs the cores.)
+    bad_input(&seven, &["is at {\"messaging.send_overhead_cycles\":25}", "not a point of this sweep's grid"]);
+    assert!(ok(&with(&six, &["--resume"])).contains("0 run now, 6 already done"));
 }

@@ -96,7 +96,8 @@ impl Simulator {
     /// Estimated host bytes of the machine's own state for one run, before application data.
     pub fn machine_bytes_estimate(&self) -> MachineBytes {
         let (processors, caches) = engine::machine_bytes(&self.cfg);
-        MachineBytes { processors, caches }
+        let stacks = (self.cfg.nprocs() as u64).saturating_mul(STACK_BYTES as u64 + GUARD_PAGE_BYTES);
+        MachineBytes { processors, caches, stacks }
     }
 }
 
@@ -108,7 +109,14 @@ pub struct MachineBytes {
     pub processors: u64,
     /// `nprocs x cache lines x 18 bytes` (a line's tag, state, LRU stamp and prefetch flag).
     pub caches: u64,
+    /// Address space, not memory: `nprocs x (STACK_BYTES + a guard page)`, the coroutine stacks
+    /// mapped whole (only their touched pages, counted in `processors`, take memory); what an
+    /// address-space limit (`ulimit -v`) must leave room for.
+    pub stacks: u64,
 }
+
+/// The guard page below each coroutine stack (4 KiB pages).
+const GUARD_PAGE_BYTES: u64 = 4096;
 
 impl MachineBytes {
     pub fn total(&self) -> u64 {

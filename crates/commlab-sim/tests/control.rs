@@ -75,6 +75,7 @@ fn machine_memory_estimate_counts_stacks_and_cache_tags() {
     let lines = s.config().mem.cache_lines;
     assert_eq!(b.caches, 8 * lines * (8 + 1 + 8 + 1), "tag, state, LRU stamp, prefetch flag");
     assert_eq!(b.total(), b.processors + b.caches);
+    assert_eq!(b.stacks, 8 * (256 + 4) * 1024, "address space: whole stacks and their guard pages");
 }
 
 #[test]

@@ -26,6 +26,7 @@
 use crate::app::component_seed;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
 
 /// E or H: the two node kinds, also used as an index (`E = 0`, `H = 1`).
 pub const E: usize = 0;
@@ -249,9 +250,11 @@ impl SharedLayout {
 /// Build every processor's plan.
 pub fn plans(g: &Graph, layout: &SharedLayout) -> Vec<ProcPlan> {
     let procs = g.procs;
-    // ghost_lists[k][p][q]: sorted global indices of kind-k nodes owned by q that p reads.
-    let mut ghost_lists: [Vec<Vec<Vec<u32>>>; 2] =
-        [vec![vec![Vec::new(); procs]; procs], vec![vec![Vec::new(); procs]; procs]];
+    // ghost_lists[k][p]: owner q -> sorted global indices of kind-k nodes owned by q that p
+    // reads, for the owners p reads from only (a processor reads from a few within `span`, so
+    // a full procs x procs table would be quadratic in memory and time: 13 GB at 16384).
+    let mut ghost_lists: [Vec<BTreeMap<usize, Vec<u32>>>; 2] =
+        [vec![BTreeMap::new(); procs], vec![BTreeMap::new(); procs]];
     for k in [E, H] {
         let h = &g.half[1 - k]; // nodes updated from kind k
         for v in 0..h.n {
@@ -259,14 +262,23 @@ pub fn plans(g: &Graph, layout: &SharedLayout) -> Vec<ProcPlan> {
             for &s in &h.src[h.edge_ptr[v]..h.edge_ptr[v + 1]] {
                 let q = g.owner(k, s as usize);
                 if q != p {
-                    ghost_lists[k][p][q].push(s);
+                    ghost_lists[k][p].entry(q).or_default().push(s);
                 }
             }
         }
         for lists in ghost_lists[k].iter_mut() {
-            for l in lists.iter_mut() {
+            for l in lists.values_mut() {
                 l.sort_unstable();
                 l.dedup();
+            }
+        }
+    }
+    // readers[k][q]: the processors that read kind-k nodes owned by q, ascending.
+    let mut readers: [Vec<Vec<usize>>; 2] = [vec![Vec::new(); procs], vec![Vec::new(); procs]];
+    for k in [E, H] {
+        for (reader, lists) in ghost_lists[k].iter().enumerate() {
+            for &q in lists.keys() {
+                readers[k][q].push(reader);
             }
         }
     }
@@ -278,11 +290,11 @@ pub fn plans(g: &Graph, layout: &SharedLayout) -> Vec<ProcPlan> {
             let r = g.range(k, p);
             let own = g.range(src_kind, p);
             // Ghost index of a remote source: local count + position in (owner, index) order.
-            let mut ghost_base = vec![0usize; procs];
+            let mut ghost_base: BTreeMap<usize, usize> = BTreeMap::new();
             let mut base = own.len();
-            for q in 0..procs {
-                ghost_base[q] = base;
-                base += ghost_lists[src_kind][p][q].len();
+            for (&q, list) in &ghost_lists[src_kind][p] {
+                ghost_base.insert(q, base);
+                base += list.len();
             }
             let mut edge_ptr = vec![0];
             let (mut src_word, mut src_local, mut coef) = (Vec::new(), Vec::new(), Vec::new());
@@ -294,8 +306,8 @@ pub fn plans(g: &Graph, layout: &SharedLayout) -> Vec<ProcPlan> {
                     let local = if q == p {
                         s - own.start
                     } else {
-                        let list = &ghost_lists[src_kind][p][q];
-                        ghost_base[q] + list.binary_search(&(s as u32)).expect("listed ghost")
+                        let list = &ghost_lists[src_kind][p][&q];
+                        ghost_base[&q] + list.binary_search(&(s as u32)).expect("listed ghost")
                     };
                     src_local.push(local as u32);
                     coef.push(h.coef[e]);
@@ -304,14 +316,15 @@ pub fn plans(g: &Graph, layout: &SharedLayout) -> Vec<ProcPlan> {
             }
             PhasePlan { first: r.start, count: r.len(), edge_ptr, src_word, src_local, coef }
         });
-        let ghosts = [E, H].map(|k| ghost_lists[k][p].iter().map(Vec::len).sum());
+        let ghosts = [E, H].map(|k| ghost_lists[k][p].values().map(Vec::len).sum());
         let sends = [E, H].map(|k| {
             let own_first = g.range(k, p).start;
-            (0..procs)
-                .filter(|&reader| !ghost_lists[k][reader][p].is_empty())
-                .map(|reader| {
-                    let offset: usize = ghost_lists[k][reader][..p].iter().map(Vec::len).sum();
-                    let local = ghost_lists[k][reader][p].iter().map(|&s| s - own_first as u32).collect();
+            readers[k][p]
+                .iter()
+                .map(|&reader| {
+                    let lists = &ghost_lists[k][reader];
+                    let offset: usize = lists.range(..p).map(|(_, l)| l.len()).sum();
+                    let local = lists[&p].iter().map(|&s| s - own_first as u32).collect();
                     GhostSend { dest: reader, offset, local }
                 })
                 .collect()

@@ -458,7 +458,18 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
                 .into(),
         ));
     }
-    let per_message = params.get::<usize>("values_per_message", POSITIVE)?.min(cap.max(1));
+    let asked = params.get::<usize>("values_per_message", POSITIVE)?;
+    // The default is lowered to what a message carries; a value given above that is refused
+    // (it used to be capped without a word while the record said the value given).
+    if params.given("values_per_message") && asked > cap.max(1) {
+        return Err(AppError::Input(format!(
+            "--param values_per_message={asked}: an active message on this machine carries at most {} values (messaging.max_arg_words = {}: {} argument words, one for the slot)",
+            cap.max(1),
+            2 * backend.max_am_args(),
+            backend.max_am_args()
+        )));
+    }
+    let per_message = asked.min(cap.max(1));
     let line_bytes = backend.line_bytes();
     let block_bytes: usize = params.get("block_bytes", ("a power of two, in bytes", |b: usize| b.is_power_of_two()))?;
     if study == Some(Study::Custom) && !(line_bytes..=64 * line_bytes).contains(&block_bytes) {

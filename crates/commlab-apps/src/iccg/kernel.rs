@@ -43,6 +43,7 @@ use crate::private::{Arrays, Shape};
 use commlab_api::{
     Addr, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program, ReceiveMode,
 };
+use std::collections::BTreeMap;
 
 /// Work costs from the machine's `[costs]` table (see the module documentation).
 #[derive(Clone, Copy, Debug)]
@@ -240,9 +241,10 @@ fn on_edges_bulk(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
     apply_packed(s, ctx, phase, count, m.payload);
 }
 
-/// Per-destination buffers of (local index, value) edges (`buffer-N`).
+/// Per-destination buffers of (local index, value) edges (`buffer-N`), for the destinations
+/// written to only (a table of every processor per processor was quadratic in memory).
 struct Buffers {
-    edges: Vec<Vec<(u32, f64)>>,
+    edges: BTreeMap<usize, Vec<(u32, f64)>>,
     /// Destinations with a non-empty buffer, in the order they became non-empty.
     dirty: Vec<usize>,
 }
@@ -281,7 +283,7 @@ impl Kernel {
         }
         let start = Self::mark(node);
         for dest in std::mem::take(&mut buf.dirty) {
-            let edges = std::mem::take(&mut buf.edges[dest]);
+            let edges = buf.edges.remove(&dest).unwrap_or_default();
             self.send_buffer(node, dest, phase, &edges);
         }
         Self::nonlocal_window(node, start)
@@ -306,7 +308,7 @@ impl Kernel {
         let me = node.id();
         let dag = &self.dags[phase];
         let (edge_cost, node_cost, buffer_cost) = (self.costs.edge, self.costs.node, self.costs.buffer_edge);
-        let mut buf = Buffers { edges: vec![Vec::new(); node.nprocs()], dirty: Vec::new() };
+        let mut buf = Buffers { edges: BTreeMap::new(), dirty: Vec::new() };
         let mut nonlocal = 0.0;
         for &v in &dag.order[me] {
             let (v, lv) = (v as usize, self.local[v as usize] as usize);
@@ -349,12 +351,13 @@ impl Kernel {
                 match self.variant {
                     Variant::Buffer(limit) => {
                         node.message_work(buffer_cost);
-                        if buf.edges[q].is_empty() {
+                        let pending = buf.edges.entry(q).or_default();
+                        if pending.is_empty() {
                             buf.dirty.push(q);
                         }
-                        buf.edges[q].push((lq, w));
-                        if buf.edges[q].len() >= limit {
-                            let edges = std::mem::take(&mut buf.edges[q]);
+                        pending.push((lq, w));
+                        if pending.len() >= limit {
+                            let edges = std::mem::take(pending);
                             buf.dirty.retain(|&d| d != q);
                             self.send_buffer(node, q, phase, &edges);
                         }

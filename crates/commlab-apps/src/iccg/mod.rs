@@ -264,6 +264,12 @@ fn load_matrix(params: &Params) -> Result<(SymMatrix, String, bool), AppError> {
         }
     }
     // Generated matrices are SPD as generated; `values` only concerns files.
+    if given == "fe" && params.given("values") {
+        return Err(input(format!(
+            "--param values={} applies to a matrix file (--param matrix=PATH); the generated matrix (matrix=fe) is SPD as generated",
+            params.raw("values")
+        )));
+    }
     if given == "fe" {
         let dim: usize = params.get("fe_dim", ("2 or 3", |d: usize| d == 2 || d == 3))?;
         let k: usize = params.get("fe_elements", ("a whole number >= 1", |k: usize| k >= 1))?;

@@ -106,9 +106,11 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let rounds_done = out.states.iter().skip(1).all(|s| s.finished);
     let ok =
         rounds_done && sent.len() == rounds + 1 && arrived.len() == rounds + 1 && out.states[0].pongs == rounds + 1;
-    let one_way: Vec<f64> = sent.iter().zip(arrived).skip(1).map(|(s, a)| a - s).collect();
-    let mean = one_way.iter().sum::<f64>() / one_way.len().max(1) as f64;
-    let spread = one_way.iter().fold(0.0f64, |m, v| m.max((v - mean).abs()));
+    let clock = backend.cycles_per_us();
+    let one_way: Vec<f64> =
+        sent.iter().zip(arrived).skip(1).map(|(s, a)| crate::app::cycles_figure(a - s, clock)).collect();
+    let mean = crate::app::cycles_figure(one_way.iter().sum::<f64>() / one_way.len().max(1) as f64, clock);
+    let spread = crate::app::cycles_figure(one_way.iter().fold(0.0f64, |m, v| m.max((v - mean).abs())), clock);
     let mut counters = BTreeMap::new();
     counters.insert("one_way_cycles".into(), mean);
     counters.insert("one_way_spread_cycles".into(), spread);

@@ -105,7 +105,10 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let elapsed = out.states.iter().map(|s| s.elapsed).fold(0.0, f64::max);
     let used = arity.unwrap_or_else(|| backend.barrier_arity(kind));
     let mut counters = BTreeMap::new();
-    counters.insert("cycles_per_barrier".into(), elapsed / barriers as f64);
+    counters.insert(
+        "cycles_per_barrier".into(),
+        crate::app::cycles_figure(elapsed / barriers as f64, backend.cycles_per_us()),
+    );
     counters.insert("tree_arity".into(), used as f64);
     counters.insert("tree_levels".into(), tree_levels(backend.nprocs(), used) as f64);
     let check = Check {

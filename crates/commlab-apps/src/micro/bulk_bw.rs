@@ -101,7 +101,9 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
         && s.sent_at.len() == repeat
         && r.received.len() >= s.data.len()
         && r.received[..s.data.len()] == s.data[..];
-    let times: Vec<f64> = r.arrived_at.iter().zip(&s.sent_at).map(|(a, t)| a - t).collect();
+    let clock = backend.cycles_per_us();
+    let times: Vec<f64> =
+        r.arrived_at.iter().zip(&s.sent_at).map(|(a, t)| crate::app::cycles_figure(a - t, clock)).collect();
     let cycles = times.iter().copied().reduce(f64::min).unwrap_or(f64::NAN);
     let mut counters = BTreeMap::new();
     counters.insert("transfer_cycles".into(), cycles);

@@ -94,6 +94,11 @@ pub fn run<B: Backend>(backend: &B, _variant: &str, params: &Params) -> Result<A
     }
     let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
     let nwaiters: usize = params.get("waiters", crate::params::POSITIVE)?;
+    if kind == "unshared" && params.given("waiters") {
+        return Err(AppError::Input(format!(
+            "--param waiters={nwaiters} applies to kind=shared (other caches hold the lock's line), not to kind=unshared"
+        )));
+    }
     let rounds: usize = params.get("rounds", crate::params::COUNT)?;
     let n = backend.nprocs();
     let home = params
@@ -120,7 +125,7 @@ pub fn run<B: Backend>(backend: &B, _variant: &str, params: &Params) -> Result<A
     });
     let ok = lat.len() == rounds && counts_ok;
     let mut counters = BTreeMap::new();
-    counters.insert("lock_cycles".into(), mean);
+    counters.insert("lock_cycles".into(), crate::app::cycles_figure(mean, backend.cycles_per_us()));
     counters.insert("hops".into(), backend.hops(0, home) as f64);
     let check = Check {
         ok,

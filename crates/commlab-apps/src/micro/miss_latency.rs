@@ -176,8 +176,10 @@ pub fn run<B: Backend>(backend: &B, _variant: &str, params: &Params) -> Result<A
     };
     let out = backend.run(Arc::new(MissLatency { plan: plan.clone() })).map_err(run_err)?;
     let lat = &out.states[0].latencies;
-    let mean = lat.iter().sum::<f64>() / lat.len().max(1) as f64;
-    let spread = lat.iter().fold(0.0f64, |m, v| m.max((v - mean).abs()));
+    let clock = backend.cycles_per_us();
+    let lat: Vec<f64> = lat.iter().map(|&v| crate::app::cycles_figure(v, clock)).collect();
+    let mean = crate::app::cycles_figure(lat.iter().sum::<f64>() / lat.len().max(1) as f64, clock);
+    let spread = crate::app::cycles_figure(lat.iter().fold(0.0f64, |m, v| m.max((v - mean).abs())), clock);
     let mut counters = BTreeMap::new();
     counters.insert("miss_cycles".into(), mean);
     counters.insert("miss_spread_cycles".into(), spread);

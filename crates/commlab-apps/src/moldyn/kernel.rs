@@ -65,6 +65,7 @@ use crate::private::{Arrays, Shape};
 use commlab_api::{
     Addr, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program, ReceiveMode,
 };
+use std::collections::BTreeMap;
 
 /// Work costs from the machine's `[costs]` table (see the module documentation of [`super`]).
 #[derive(Clone, Copy, Debug)]
@@ -131,12 +132,13 @@ pub struct State {
     f: Vec3s,
     ghost_x: Vec3s,
     ghost_f: Vec3s,
-    /// Ghost molecules received from each processor, by iteration parity.
-    coords_in: [Vec<u32>; 2],
+    /// Ghost molecules received from each processor that sends any, by iteration parity
+    /// (maps of the peers, not tables of every processor: those were quadratic in memory).
+    coords_in: [BTreeMap<ProcId, u32>; 2],
     /// Force deltas received this iteration.
     deltas_in: u64,
     /// This epoch's export lists by destination (for the delta handlers).
-    exports: Vec<Vec<u32>>,
+    exports: BTreeMap<ProcId, Vec<u32>>,
     /// Shared coordinate and force records (shared-memory variants).
     pub shared: Option<[Addr; 2]>,
     pub tally: Tally,
@@ -155,7 +157,7 @@ fn store_coords(s: &mut State, src: ProcId, word: u64, values: &[u64]) -> u64 {
     for m in 0..k {
         s.ghost_x[slot + m] = [0, 1, 2].map(|d| f64::from_bits(values[3 * m + d]));
     }
-    s.coords_in[parity][src] += k as u32;
+    *s.coords_in[parity].entry(src).or_default() += k as u32;
     s.tally.molecules_received += k as u64;
     k as u64
 }
@@ -174,7 +176,7 @@ fn on_coords_bulk(s: &mut State, _: &mut dyn HandlerCtx, m: &Message<'_>) {
 fn add_deltas(s: &mut State, ctx: &mut dyn HandlerCtx, src: ProcId, offset: usize, values: &[u64]) {
     let k = values.len() / 3;
     for m in 0..k {
-        let l = s.exports[src][offset + m] as usize;
+        let l = s.exports[&src][offset + m] as usize;
         for d in 0..3 {
             s.f[l][d] += f64::from_bits(values[3 * m + d]);
         }
@@ -336,9 +338,9 @@ impl Kernel {
             for k in 0..e.exported() {
                 mine.write(node, array, k);
             }
-            let mut exports = vec![Vec::new(); node.nprocs()];
+            let mut exports = BTreeMap::new();
             for x in &e.exports {
-                exports[x.dest] = x.local.clone();
+                exports.insert(x.dest, x.local.clone());
             }
             node.state(|s| s.exports = exports);
         }
@@ -677,15 +679,14 @@ impl Kernel {
         let mut done = vec![false; e.groups.len()];
         for _ in 0..e.groups.len() {
             let ready = |s: &State, done: &[bool]| {
-                e.groups
-                    .iter()
-                    .zip(done)
-                    .position(|(g, &d)| !d && s.coords_in[parity][g.peer] as usize == g.ghosts.len())
+                e.groups.iter().zip(done).position(|(g, &d)| {
+                    !d && s.coords_in[parity].get(&g.peer).copied().unwrap_or(0) as usize == g.ghosts.len()
+                })
             };
             node.wait_until("moldyn ghost coordinates", |s| ready(s, &done).is_some());
             let gi = node.state(|s| ready(s, &done)).expect("a group is ready");
             self.group_mp(node, mine, e, gi, cross_at[gi]);
-            node.state(|s| s.coords_in[parity][e.groups[gi].peer] = 0);
+            node.state(|s| s.coords_in[parity].remove(&e.groups[gi].peer));
             done[gi] = true;
         }
         let expected = e.exported() as u64;
@@ -800,7 +801,7 @@ impl Program for Kernel {
             self.variant.barrier_kind()
         }
     }
-    fn init_state(&self, id: ProcId, nprocs: usize) -> State {
+    fn init_state(&self, id: ProcId, _nprocs: usize) -> State {
         let own = self.first[id]..self.first[id + 1];
         let ghosts = self.epochs.iter().map(|e| e[id].ghosts).max().unwrap_or(0);
         let messages = self.messages();
@@ -810,9 +811,9 @@ impl Program for Kernel {
             f: if messages { self.f0[own.clone()].to_vec() } else { vec![[0.0; 3]; own.len()] },
             ghost_x: vec![[0.0; 3]; ghosts],
             ghost_f: vec![[0.0; 3]; ghosts],
-            coords_in: [vec![0; nprocs], vec![0; nprocs]],
+            coords_in: [BTreeMap::new(), BTreeMap::new()],
             deltas_in: 0,
-            exports: vec![Vec::new(); nprocs],
+            exports: BTreeMap::new(),
             shared: None,
             tally: Tally::default(),
             ghost_molecule_cycles: self.costs.ghost_molecule,

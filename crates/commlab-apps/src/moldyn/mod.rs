@@ -144,7 +144,17 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
                 .into(),
         ));
     }
-    let per_message = params.get::<usize>("molecules_per_message", POSITIVE)?.min(cap.max(1));
+    let asked = params.get::<usize>("molecules_per_message", POSITIVE)?;
+    // As em3d's values_per_message: the default is lowered to what a message carries, a value
+    // given above that is refused.
+    if params.given("molecules_per_message") && asked > cap.max(1) {
+        return Err(AppError::Input(format!(
+            "--param molecules_per_message={asked}: an active message on this machine carries at most {} molecules (3 words each besides the slot word; messaging.max_arg_words = {})",
+            cap.max(1),
+            2 * backend.max_am_args()
+        )));
+    }
+    let per_message = asked.min(cap.max(1));
     let costs = Costs::of(backend)?;
 
     // Generate, partition, renumber processor by processor.

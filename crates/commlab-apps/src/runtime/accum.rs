@@ -145,10 +145,12 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let want: u64 = (0..words).map(element).sum();
     let s = &out.states[WORKER];
     let mut counters = BTreeMap::new();
-    counters.insert("total_cycles".into(), s.total_cycles);
+    let figure = |c: f64| crate::app::cycles_figure(c, backend.cycles_per_us());
+    counters.insert("total_cycles".into(), figure(s.total_cycles));
     if kind == Reach::Dma {
-        counters.insert("transfer_cycles".into(), s.transfer_cycles);
-        counters.insert("sum_cycles".into(), s.total_cycles - s.transfer_cycles);
+        counters.insert("transfer_cycles".into(), figure(s.transfer_cycles));
+        // The difference of the two figures, so that transfer + sum = total as printed.
+        counters.insert("sum_cycles".into(), figure(figure(s.total_cycles) - figure(s.transfer_cycles)));
     }
     counters.insert("hops".into(), hops as f64);
     let ok = s.sum == want && s.total_cycles > 0.0;

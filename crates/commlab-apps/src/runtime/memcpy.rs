@@ -156,7 +156,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
         },
     };
     let wrong = (0..words).filter(|&i| got.get(i) != Some(&want[i])).count();
-    let cycles = out.states[WORKER].copy_cycles;
+    let cycles = crate::app::cycles_figure(out.states[WORKER].copy_cycles, backend.cycles_per_us());
     let mut counters = BTreeMap::new();
     counters.insert("copy_cycles".into(), cycles);
     counters.insert("mbytes_per_s".into(), mbytes_per_s(bytes, cycles, backend.cycles_per_us()));

@@ -265,8 +265,8 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let t_invoker = mean(inv.started.iter().zip(&inv.proceeded).map(|(a, b)| b - a));
     let t_invokee = mean(inv.started.iter().zip(&ee.running).map(|(a, b)| b - a));
     let mut counters = BTreeMap::new();
-    counters.insert("t_invoker".into(), t_invoker);
-    counters.insert("t_invokee".into(), t_invokee);
+    counters.insert("t_invoker".into(), crate::app::cycles_figure(t_invoker, backend.cycles_per_us()));
+    counters.insert("t_invokee".into(), crate::app::cycles_figure(t_invokee, backend.cycles_per_us()));
     counters.insert("hops".into(), backend.hops(WORKER, invokee) as f64);
     let check = Check {
         ok,

@@ -39,14 +39,24 @@ impl fmt::Display for MeshError {
 
 impl std::error::Error for MeshError {}
 
-/// Read a mesh file.
+/// Read a mesh file, plain or gzip-compressed (detected by its magic bytes, as matrices are).
 pub fn read_mesh(path: &Path) -> Result<Mesh, MeshError> {
+    use std::io::Read;
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| MeshError {
+    let err = |e: std::io::Error| MeshError {
         origin: origin.clone(),
         line: None,
         message: format!("cannot read the mesh file: {e}"),
-    })?;
+    };
+    let bytes = std::fs::read(path).map_err(err)?;
+    let text = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut text = String::new();
+        flate2::read::MultiGzDecoder::new(&bytes[..]).read_to_string(&mut text).map_err(err)?;
+        text
+    } else {
+        String::from_utf8(bytes)
+            .map_err(|e| err(std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error())))?
+    };
     parse_mesh(&text, &origin)
 }
 

@@ -60,7 +60,7 @@ of the host's cores with no per-hop latency): \
 clock, line, cache, local miss, bulk bandwidth measured, the NI latency calibrated so the simulated \
 remote miss equals the measured core-to-core latency, every other key the template's, each commented \
 with where it came from. `commlab run em3d --machine FILE.toml` then predicts the host.\n\n\
-Times: --quick about a minute, the default a few minutes (working sets up to twice the last-level \
+Times: --quick a few seconds (3 s on a 2-core host), the default longer (working sets up to twice the last-level \
 cache, at most 256M; --quick at most 64M: on a host with a larger cache, give --sizes to reach memory). \
 Figures on a busy or virtual host are noisy.\n\n\
 Examples:\n  \
@@ -73,7 +73,7 @@ pub struct Args {
     /// Output directory [default: characterize-HOSTNAME].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// A short run (about a minute): strides 1,2,3,8,31,64, working sets in steps of 4x up to
+    /// A short run (a few seconds): strides 1,2,3,8,31,64, working sets in steps of 4x up to
     /// 64M, 3 samples.
     #[arg(long)]
     quick: bool,

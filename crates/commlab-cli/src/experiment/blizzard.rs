@@ -188,7 +188,8 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path) -> Result<(), Failure> {
     let mut problems: Vec<String> = Vec::new();
     let mut fatal: Option<Failure> = None;
     let largest = procs.iter().copied().max().unwrap_or(1);
-    let jobs = (a.jobs as usize).min(todo.len()).min(crate::memory_check::runs_by_host_mappings(largest)).max(1);
+    let jobs =
+        crate::run::jobs_asked(a.jobs).min(todo.len()).min(crate::memory_check::runs_by_host_mappings(largest)).max(1);
     let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
     std::thread::scope(|s| {
         let (tx, rx) = mpsc::channel::<(usize, Result<ResultRecord, Failure>)>();
@@ -207,9 +208,8 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path) -> Result<(), Failure> {
             });
         }
         drop(tx);
-        let mut done = 0;
+        let mut lines = crate::progress::Lines::start("experiment blizzard", todo.len());
         for (k, outcome) in rx {
-            done += 1;
             let what = &todo[k].what;
             match outcome {
                 Ok(r) => {
@@ -221,23 +221,20 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path) -> Result<(), Failure> {
                     if !r.check.ok {
                         problems.push(format!("{what}: answer check failed: {}", r.check.detail));
                     }
-                    eprintln!(
-                        "[{done}/{}] {what}: {:.0} cycles, speedup {:.2}",
-                        todo.len(),
-                        r.cycles,
-                        r.counter("speedup")
-                    );
+                    lines.done(&format!("{what}: {:.0} cycles, speedup {:.2}", r.cycles, r.counter("speedup")));
                 }
                 Err(f) if f.status == 2 => {
                     fatal.get_or_insert(f);
                     stop.store(true, Ordering::Relaxed);
                 }
                 Err(f) => {
-                    eprintln!("[{done}/{}] {what}: FAILED: {}", todo.len(), f.message);
+                    eprintln!("{what}: FAILED: {}", f.message);
+                    lines.done(&format!("{what}: FAILED"));
                     problems.push(f.message);
                 }
             }
         }
+        lines.finish();
     });
     if let Some(f) = fatal {
         return Err(f);

@@ -176,6 +176,13 @@ fn parse_values(key: &str, kind: Kind, spec: &str) -> Result<Vec<Val>, Failure> 
         if steps < 2 {
             return Err(bad(format!("a range needs at least 2 steps, got {steps} (for one value write {key}=VALUE)")));
         }
+        // Counted before the values are made (1e8 steps used to fill gigabytes first).
+        if steps > super::MAX_RUNS {
+            return Err(bad(format!(
+                "{steps} steps, more than a sweep's limit of {} runs; give fewer steps",
+                super::MAX_RUNS
+            )));
+        }
         if a == b {
             return Err(bad("the range's ends are equal (for one value write KEY=VALUE)".to_string()));
         }
@@ -211,6 +218,10 @@ fn parse_values(key: &str, kind: Kind, spec: &str) -> Result<Vec<Val>, Failure> 
     }
     if spec.trim().is_empty() {
         return Err(bad("empty list of values".to_string()));
+    }
+    let listed = spec.split(',').count();
+    if listed > super::MAX_RUNS {
+        return Err(bad(format!("{listed} values, more than a sweep's limit of {} runs", super::MAX_RUNS)));
     }
     let mut out: Vec<Val> = Vec::new();
     for item in spec.split(',') {
@@ -327,7 +338,7 @@ mod tests {
             machine: "alewife".into(),
             procs: None,
             seed: 1,
-            jobs: 1,
+            jobs: Some(1),
             out: None,
             resume: false,
             max_memory: None,

@@ -2,8 +2,9 @@
 //!
 //! Flow: resolve each `--vary KEY=SPEC` (an app parameter first, else a machine key; its type
 //! comes from the parameter's default or the machine's current value) ─▶ values ─▶ grid
-//! (cartesian product, first `--vary` outermost) ─▶ every point's machine is built and checked
-//! before anything runs ─▶ (point, variant) runs, in parallel with `--jobs`, each appended to
+//! (cartesian product, first `--vary` outermost; counted first, at most [`MAX_RUNS`] runs, and
+//! never materialized: a point is an index) ─▶ the output directory ─▶ every point's machine is
+//! built and checked, one at a time, before anything runs ─▶ (point, variant) runs, in parallel with `--jobs`, each appended to
 //! `DIR/results.jsonl` (flushed per line) as it finishes ─▶ `DIR/summary.json` (per combination
 //! of the other keys: the curves of `cycles` along the first key, the fastest variant at each
 //! x, and the crossovers) and a short text summary on stdout.
@@ -41,10 +42,15 @@ a:b:steps:log    geometric spacing (a and b > 0)\n  \
 v1,v2,...        exactly these values\n\
 Keys whose values are whole numbers (e.g. messaging.send_overhead_cycles, nodes) take whole numbers: a range's \
 inner values are rounded and repeated values dropped; a list must be whole numbers. Several --vary form a grid \
-(cartesian product; the first --vary is the outermost and is the x axis of the summary).\n\n\
+(cartesian product; the first --vary is the outermost and is the x axis of the summary). A sweep has at most \
+100000 runs (points x variants): the grid is counted before anything is built, and a larger one is refused \
+with its count. Every point's machine is checked, one point at a time, before the first run; a grid of 1000 \
+points or more says so at once.\n\n\
 Results: each run is appended to DIR/results.jsonl as soon as it finishes (the object of `run --json` plus \
 \"vary\" and \"point\"), so an interrupted sweep loses nothing: rerun it with --resume to skip the (point, variant) \
-pairs already there (an incomplete last line is dropped and redone). Without --resume an existing non-empty \
+pairs already there (an incomplete last line is dropped and redone); the grid is recorded in DIR/sweep.json, and \
+a resume whose grid does not hold every point already run (another range or spacing) is refused, naming both \
+(more values of the same keys are fine). Without --resume an existing non-empty \
 results.jsonl is an error. At the end DIR/summary.json holds, for each combination of the other keys, the cycles \
 of every variant along the first key, the fastest variant at each value and the crossovers (where two variants \
 change order, interpolated linearly); a short summary is printed. Results are identical for any --jobs.\n\n\
@@ -80,9 +86,10 @@ pub struct SweepArgs {
     /// Seed of every pseudo-random choice.
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
-    /// Runs in parallel (results do not depend on it).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
-    pub(crate) jobs: u64,
+    /// Runs at once, on as many threads [default: the number of cores]; fewer if memory is
+    /// short. Results do not depend on it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) jobs: Option<u64>,
     /// Directory for results.jsonl and summary.json [default: sweep-APP].
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
@@ -101,9 +108,48 @@ pub struct SweepArgs {
     pub(crate) silent: bool,
 }
 
-/// One grid point: a value index per axis, and what it means for the run.
+/// The most runs (points x variants) a sweep may have: its grid is counted before anything is
+/// built, and a larger one is refused with the count (a grid of 1e12 points used to be
+/// materialized, and the allocation failed).
+pub const MAX_RUNS: usize = 100_000;
+
+/// A sweep's grid: its axes. A point is an index whose digits, first axis outermost, pick one
+/// value per axis; nothing per point is kept, so points are built one at a time.
+struct Grid {
+    axes: Vec<Axis>,
+    /// Points per step of each axis' index.
+    stride: Vec<usize>,
+    len: usize,
+}
+
+impl Grid {
+    /// The grid of `axes` (their product is at most [`MAX_RUNS`], checked by the caller).
+    fn new(axes: Vec<Axis>) -> Grid {
+        let mut stride = vec![1; axes.len()];
+        for k in (0..axes.len().saturating_sub(1)).rev() {
+            stride[k] = stride[k + 1] * axes[k + 1].values.len();
+        }
+        let len = axes.iter().map(|a| a.values.len()).product();
+        Grid { axes, stride, len }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The value of axis `k` at point `p`.
+    fn val(&self, p: usize, k: usize) -> &Val {
+        let values = &self.axes[k].values;
+        &values[(p / self.stride[k]) % values.len()]
+    }
+
+    fn describe(&self, p: usize) -> String {
+        (0..self.axes.len()).map(|k| format!("{}={}", self.axes[k].key, self.val(p, k))).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// One grid point built: what it means for the run.
 struct Point {
-    vals: Vec<Val>,
     cfg: MachineConfig,
     params: Vec<String>,
     /// The "vary" object written with each result.
@@ -112,10 +158,54 @@ struct Point {
     ident: String,
 }
 
-impl Point {
-    fn describe(&self, axes: &[Axis]) -> String {
-        axes.iter().zip(&self.vals).map(|(a, v)| format!("{}={v}", a.key)).collect::<Vec<_>>().join(" ")
+/// Count a grid before building it: refuse one of more than [`MAX_RUNS`] runs, naming the count.
+fn check_size(axes: &[Axis], variants: usize) -> Result<(), Failure> {
+    let sizes: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
+    let points = axes.iter().try_fold(1usize, |n, a| n.checked_mul(a.values.len()));
+    let runs = points.and_then(|p| p.checked_mul(variants.max(1)));
+    match runs {
+        Some(r) if r <= MAX_RUNS => Ok(()),
+        _ => {
+            let count = |n: Option<usize>| n.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string());
+            Err(input(format!(
+                "the --vary grid has {} = {} points x {variants} variants = {} runs, more than a sweep's limit of {MAX_RUNS} runs; give fewer steps or values (or several sweeps)",
+                sizes.join(" x "),
+                count(points),
+                count(runs)
+            )))
+        }
     }
+}
+
+/// Build point `p` of the grid: its machine (checked), parameters and memory estimate.
+fn build_point(
+    args: &SweepArgs,
+    info: &'static commlab_apps::AppInfo,
+    grid: &Grid,
+    p: usize,
+) -> Result<Point, Failure> {
+    let mut set = args.set.clone();
+    let mut params = args.param.clone();
+    let mut procs = args.procs;
+    let mut vary = Map::new();
+    for (k, a) in grid.axes.iter().enumerate() {
+        let v = grid.val(p, k);
+        let kv = format!("{}={}", a.key, v.arg());
+        match (a.target, &v) {
+            (Target::Machine, _) => set.push(kv),
+            (Target::Param, _) => params.push(kv),
+            (Target::Procs, Val::Int(n)) => procs = Some(*n as usize),
+            (Target::Procs, _) => unreachable!("procs values are checked to be whole numbers"),
+        }
+        vary.insert(a.key.clone(), v.json());
+    }
+    let desc = grid.describe(p);
+    let cfg = machine_arg::load(&args.machine, &set, procs)
+        .map_err(|f| input(format!("--vary at point {p} ({desc}): {}", f.message)))?;
+    Params::parse(info, &params).map_err(|e| input(format!("--vary at point {p} ({desc}): {e}")))?;
+    crate::memory_check::check(info.name, &params, &Simulator::new(cfg.clone()), args.max_memory)
+        .map_err(|f| input(format!("--vary at point {p} ({desc}): {}", f.message)))?;
+    Ok(Point { cfg, params, ident: canonical(Some(&vary)), vary })
 }
 
 /// `vary` as text that is the same whether it was just built or read back from a file (floats
@@ -125,8 +215,9 @@ fn canonical(v: Option<&Map<String, Value>>) -> String {
     serde_json::from_str::<Value>(&once).map(|v| v.to_string()).unwrap_or(once)
 }
 
-/// Check that `dir` is (or can be made) a writable directory, and create it.
-fn prepare_dir(dir: &Path) -> Result<(), Failure> {
+/// Check that `dir` is (or can be made) a writable directory, and create it; returns the
+/// directories it made, innermost first (removed again if the sweep is refused before running).
+fn prepare_dir(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
     let fail = |why: String| {
         input(format!(
             "cannot write --out `{}`: {why} (give a writable directory for results.jsonl and summary.json)",
@@ -136,6 +227,8 @@ fn prepare_dir(dir: &Path) -> Result<(), Failure> {
     if dir.exists() && !dir.is_dir() {
         return Err(fail("it exists and is not a directory".to_string()));
     }
+    let made: Vec<PathBuf> =
+        dir.ancestors().take_while(|a| !a.as_os_str().is_empty() && !a.exists()).map(Path::to_path_buf).collect();
     std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create the directory: {e}")))?;
     let probe = dir.join(format!(".commlab-write-test-{}", std::process::id()));
     std::fs::write(&probe, b"").map_err(|e| fail(format!("the directory is not writable: {e}")))?;
@@ -144,13 +237,24 @@ fn prepare_dir(dir: &Path) -> Result<(), Failure> {
     if results.is_dir() {
         return Err(fail(format!("`{}` is a directory", results.display())));
     }
-    Ok(())
+    Ok(made)
+}
+
+/// Remove the directories `prepare_dir` made, innermost first, as long as they are empty.
+fn unmake_dirs(made: &[PathBuf]) {
+    for d in made {
+        if std::fs::remove_dir(d).is_err() {
+            break;
+        }
+    }
 }
 
 /// What an existing results file already holds.
 struct Existing {
     /// (canonical vary, variant) -> the run's record.
     done: HashMap<(String, String), ResultRecord>,
+    /// Each point's "vary" in the file, with the first line it is on.
+    points: BTreeMap<String, (usize, Option<Map<String, Value>>)>,
     /// Bytes of the file up to the end of its last complete line.
     good_len: u64,
     /// The file ended with an incomplete line (dropped and redone).
@@ -166,6 +270,7 @@ fn read_existing(path: &Path, text: &[u8], app: &str, want: &RunMeta, procs_vari
         input(format!("{}; the file is damaged (repair or move it, or use another --out)", bad.message(path)))
     })?;
     let mut done = HashMap::new();
+    let mut points = BTreeMap::new();
     for record::Numbered { line: line_no, record: r } in file.records {
         let same =
             r.app == app && r.machine == want.machine && (procs_varied || r.procs == want.procs) && r.seed == want.seed;
@@ -201,22 +306,120 @@ fn read_existing(path: &Path, text: &[u8], app: &str, want: &RunMeta, procs_vari
                 want.seed
             )));
         }
-        done.insert((canonical(r.vary.as_ref()), r.variant.clone()), r);
+        let ident = canonical(r.vary.as_ref());
+        points.entry(ident.clone()).or_insert_with(|| (line_no, r.vary.clone()));
+        done.insert((ident, r.variant.clone()), r);
     }
-    Ok(Existing { done, good_len: file.complete_len, truncated: file.torn })
+    Ok(Existing { done, points, good_len: file.complete_len, truncated: file.torn })
+}
+
+/// The file beside `results.jsonl` that records the sweep's grid.
+const GRID_FILE: &str = "sweep.json";
+
+/// The grid as recorded in `sweep.json`: each `--vary` as given and its values.
+fn grid_json(grid: &Grid, vary: &[String]) -> Value {
+    let axes: Vec<Value> = grid
+        .axes
+        .iter()
+        .zip(vary)
+        .map(|(a, given)| json!({"key": a.key, "vary": given, "values": a.values.iter().map(Val::json).collect::<Vec<_>>()}))
+        .collect();
+    json!({ "grid": axes })
+}
+
+/// The keys and values of a recorded or built grid, comparable as text.
+fn grid_values(g: &Value) -> Vec<(String, Vec<String>)> {
+    g["grid"]
+        .as_array()
+        .map(|axes| {
+            axes.iter()
+                .map(|a| {
+                    let values = a["values"].as_array().map(|v| v.iter().map(canonical_value).collect());
+                    (a["key"].as_str().unwrap_or("").to_string(), values.unwrap_or_default())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn canonical_value(v: &Value) -> String {
+    let once = v.to_string();
+    serde_json::from_str::<Value>(&once).map(|v| v.to_string()).unwrap_or(once)
+}
+
+/// `--resume` continues the same grid, or one that contains it (more values of the same keys):
+/// every point in the results file must be a point of this grid, else the sweep is refused,
+/// naming the grid the file was run with (from `sweep.json`) and this one. (A `10:1000:6:log`
+/// sweep resumed as `10:1000:7:log` used to leave records of two grids, whose summary and plot
+/// disagreed.)
+fn same_grid(
+    grid_path: &Path,
+    results_path: &Path,
+    grid: &Grid,
+    vary: &[String],
+    existing: &Existing,
+) -> Result<(), Failure> {
+    let this = grid_json(grid, vary);
+    let given = |g: &Value| -> String {
+        g["grid"]
+            .as_array()
+            .map(|a| {
+                a.iter().map(|x| format!("--vary {}", x["vary"].as_str().unwrap_or("?"))).collect::<Vec<_>>().join(" ")
+            })
+            .unwrap_or_default()
+    };
+    let recorded: Option<Value> = match std::fs::read_to_string(grid_path) {
+        Ok(text) => Some(serde_json::from_str(&text).map_err(|e| {
+            input(format!(
+                "`{}` is not a sweep's grid ({e}); repair or move it, or use another --out",
+                grid_path.display()
+            ))
+        })?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(input(format!("cannot read `{}`: {e}", grid_path.display()))),
+    };
+    let axes = grid_values(&this);
+    let mut in_file: Vec<&(usize, Option<Map<String, Value>>)> = existing.points.values().collect();
+    in_file.sort_by_key(|(line, _)| *line);
+    for (line, vary) in in_file {
+        let empty = Map::new();
+        let vary = vary.as_ref().unwrap_or(&empty);
+        let member = vary.len() == axes.len()
+            && axes.iter().all(|(k, values)| vary.get(k).is_some_and(|v| values.contains(&canonical_value(v))));
+        if member {
+            continue;
+        }
+        let was = match &recorded {
+            Some(g) => format!(" of {} ({})", given(g), grid_path.display()),
+            None => String::new(),
+        };
+        return Err(input(format!(
+            "`{}` holds a sweep{was} whose line {line} is at {}, not a point of this sweep's grid ({}); resuming would mix two grids: give the --vary it was run with (or more values of the same keys), or use another --out",
+            results_path.display(),
+            Value::Object(vary.clone()),
+            given(&this)
+        )));
+    }
+    Ok(())
 }
 
 /// A sweep's grid, checked, and what its results file already holds.
 pub(crate) struct Plan {
     info: &'static commlab_apps::AppInfo,
     variants: Vec<&'static str>,
-    axes: Vec<Axis>,
-    points: Vec<Point>,
+    grid: Grid,
     machine_name: String,
     fingerprint: String,
     procs: usize,
+    /// The most processors of any point.
+    largest_procs: usize,
+    /// Runs at once: --jobs (default: the cores), fewer if the largest point's memory
+    /// estimate times as many runs would not fit.
+    jobs: usize,
     pub(crate) results_path: PathBuf,
     summary_path: PathBuf,
+    /// `DIR/sweep.json`: the grid the results file holds points of.
+    grid_path: PathBuf,
     existing: Existing,
     /// (point, variant) -> cycles of the runs already in the results file.
     cycles: BTreeMap<(usize, usize), f64>,
@@ -236,11 +439,15 @@ impl Plan {
     }
 
     pub(crate) fn total_runs(&self) -> usize {
-        self.points.len() * self.variants.len()
+        self.grid.len() * self.variants.len()
     }
 
-    /// The results file opened for appending, an incomplete last line dropped.
-    pub(crate) fn open_results(&self) -> Result<std::fs::File, Failure> {
+    /// The results file opened for appending, an incomplete last line dropped, and the grid
+    /// recorded beside it (`sweep.json`) for a later `--resume` to compare.
+    pub(crate) fn open_results(&self, args: &SweepArgs) -> Result<std::fs::File, Failure> {
+        let text = serde_json::to_string_pretty(&grid_json(&self.grid, &args.vary)).expect("a grid serializes") + "\n";
+        std::fs::write(&self.grid_path, text)
+            .map_err(|e| failed(format!("writing `{}`: {e}", self.grid_path.display())))?;
         let path = &self.results_path;
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -267,25 +474,28 @@ impl Plan {
     }
 
     /// The runs still to do, each self-contained (the machine travels as its resolved TOML).
-    pub(crate) fn tasks(&self, args: &SweepArgs) -> Vec<Task> {
-        self.todo
-            .iter()
-            .map(|&(p, vi)| {
-                let pt = &self.points[p];
-                Task {
-                    app: self.info.name.to_string(),
-                    machine_toml: toml_of(&pt.cfg),
-                    machine_fingerprint: pt.cfg.fingerprint(),
-                    overrides: args.set.clone(),
-                    params: pt.params.clone(),
-                    variant: self.variants[vi].to_string(),
-                    seed: args.seed,
-                    point: p,
-                    vary: pt.vary.clone(),
-                    what: format!("{} [{}] {}", self.info.name, self.variants[vi], pt.describe(&self.axes)),
-                }
-            })
-            .collect()
+    pub(crate) fn tasks(&self, args: &SweepArgs) -> Result<Vec<Task>, Failure> {
+        let mut out = Vec::with_capacity(self.todo.len());
+        let mut built: Option<(usize, Point)> = None;
+        for &(p, vi) in &self.todo {
+            if built.as_ref().is_none_or(|(q, _)| *q != p) {
+                built = Some((p, build_point(args, self.info, &self.grid, p)?));
+            }
+            let pt = &built.as_ref().expect("built").1;
+            out.push(Task {
+                app: self.info.name.to_string(),
+                machine_toml: toml_of(&pt.cfg),
+                machine_fingerprint: pt.cfg.fingerprint(),
+                overrides: args.set.clone(),
+                params: pt.params.clone(),
+                variant: self.variants[vi].to_string(),
+                seed: args.seed,
+                point: p,
+                vary: pt.vary.clone(),
+                what: format!("{} [{}] {}", self.info.name, self.variants[vi], self.grid.describe(p)),
+            });
+        }
+        Ok(out)
     }
 }
 
@@ -407,7 +617,9 @@ pub(crate) fn check_variant_names(info: &'static commlab_apps::AppInfo, spec: &s
     Ok(())
 }
 
-/// Check a sweep and read what its results file holds, without running anything.
+/// Check a sweep and read what its results file holds, without running anything: the grid is
+/// counted (and refused above [`MAX_RUNS`]) before anything is built, the output directory is
+/// made, then every point's machine is built and checked, one point at a time.
 pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
     let info = commlab_apps::app_info(&args.app).map_err(|e| input(e.to_string()))?;
     check_variant_names(info, &args.variant)?;
@@ -438,46 +650,14 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
             )));
         }
     }
-
-    // The grid, first axis outermost; every point's machine is built (and so checked) now.
-    let total: usize = axes.iter().map(|a| a.values.len()).product();
-    let mut points = Vec::with_capacity(total);
-    for p in 0..total {
-        let mut rest = p;
-        let mut idx = vec![0; axes.len()];
-        for (k, a) in axes.iter().enumerate().rev() {
-            idx[k] = rest % a.values.len();
-            rest /= a.values.len();
-        }
-        let vals: Vec<Val> = axes.iter().zip(&idx).map(|(a, &i)| a.values[i].clone()).collect();
-        let mut set = args.set.clone();
-        let mut params = args.param.clone();
-        let mut procs = args.procs;
-        let mut vary = Map::new();
-        for (a, v) in axes.iter().zip(&vals) {
-            let kv = format!("{}={}", a.key, v.arg());
-            match (a.target, v) {
-                (Target::Machine, _) => set.push(kv),
-                (Target::Param, _) => params.push(kv),
-                (Target::Procs, Val::Int(n)) => procs = Some(*n as usize),
-                (Target::Procs, _) => unreachable!("procs values are checked to be whole numbers"),
-            }
-            vary.insert(a.key.clone(), v.json());
-        }
-        let desc = axes.iter().zip(&vals).map(|(a, v)| format!("{}={v}", a.key)).collect::<Vec<_>>().join(" ");
-        let cfg = machine_arg::load(&args.machine, &set, procs)
-            .map_err(|f| input(format!("--vary at point {p} ({desc}): {}", f.message)))?;
-        Params::parse(info, &params).map_err(|e| input(format!("--vary at point {p} ({desc}): {e}")))?;
-        crate::memory_check::check(info.name, &params, &Simulator::new(cfg.clone()), args.max_memory)
-            .map_err(|f| input(format!("--vary at point {p} ({desc}): {}", f.message)))?;
-        points.push(Point { vals, cfg, params, ident: canonical(Some(&vary)), vary });
-    }
+    check_size(&axes, variants.len())?;
+    let grid = Grid::new(axes);
 
     // The output directory and what it already holds.
     let dir = args.out.clone().unwrap_or_else(|| PathBuf::from(format!("sweep-{}", info.name)));
-    prepare_dir(&dir)?;
+    let made = prepare_dir(&dir)?;
     let results_path = dir.join("results.jsonl");
-    let existing_text = match std::fs::read(&results_path) {
+    let existing_text = match crate::alloc_failure::fallible(|| std::fs::read(&results_path)) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(input(format!("cannot read `{}`: {e}", results_path.display()))),
@@ -497,13 +677,36 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
             results_path.display()
         )));
     }
-    let procs_varied = axes.iter().any(|a| a.target == Target::Procs);
+    let procs_varied = grid.axes.iter().any(|a| a.target == Target::Procs);
     let existing = read_existing(&results_path, &existing_text, info.name, &meta, procs_varied)?;
+    let grid_path = dir.join(GRID_FILE);
+    if !existing.points.is_empty() {
+        same_grid(&grid_path, &results_path, &grid, &args.vary, &existing)?;
+    }
 
-    // (point, variant) -> cycles, from the file and then from the new runs.
+    // Every point built and checked, one at a time; (point, variant) -> cycles from the file.
+    let mut checking = progress::Checking::new(
+        args.silent,
+        &format!(
+            "sweep {}: {} points x {} variants = {} runs",
+            info.name,
+            grid.len(),
+            variants.len(),
+            grid.len() * variants.len()
+        ),
+        grid.len(),
+    );
     let mut cycles: BTreeMap<(usize, usize), f64> = BTreeMap::new();
     let mut todo: Vec<(usize, usize)> = Vec::new();
-    for (p, pt) in points.iter().enumerate() {
+    let mut largest_procs = 1;
+    let mut jobs = crate::run::jobs_asked(args.jobs);
+    for p in 0..grid.len() {
+        let pt = build_point(args, info, &grid, p).inspect_err(|_| unmake_dirs(&made))?;
+        largest_procs = largest_procs.max(pt.cfg.nprocs());
+        if jobs > 1 {
+            let sim = Simulator::new(pt.cfg.clone());
+            jobs = crate::memory_check::runs_that_fit(info.name, &pt.params, &sim, args.max_memory, jobs);
+        }
         for (vi, v) in variants.iter().enumerate() {
             match existing.done.get(&(pt.ident.clone(), v.to_string())) {
                 Some(r) => {
@@ -512,7 +715,7 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
                         return Err(input(format!(
                             "`{}` holds point {} [{v}] run with params {}, but this sweep has {}; use another --out",
                             results_path.display(),
-                            pt.describe(&axes),
+                            grid.describe(p),
                             json!(r.params),
                             json!(expected)
                         )));
@@ -522,7 +725,7 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
                         return Err(input(format!(
                             "`{}` holds point {} [{v}] run on machine {} (fingerprint {}), but this sweep's machine there has fingerprint {want} (the machine file or a key changed); resuming would mix two machines, use another --out",
                             results_path.display(),
-                            pt.describe(&axes),
+                            grid.describe(p),
                             json!(r.machine),
                             json!(r.machine_fingerprint),
                         )));
@@ -532,15 +735,18 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
                 None => todo.push((p, vi)),
             }
         }
+        checking.checked(p + 1);
     }
 
     let summary_path = dir.join("summary.json");
     Ok(Plan {
+        grid_path,
         info,
         variants,
-        axes,
-        points,
+        grid,
         procs: base.nprocs(),
+        largest_procs,
+        jobs,
         machine_name,
         fingerprint,
         results_path,
@@ -561,7 +767,7 @@ pub(crate) fn execute(args: &SweepArgs) -> Result<Report, Failure> {
 pub(crate) fn finish(args: &SweepArgs, finished_elsewhere: Option<Vec<String>>) -> Result<Report, Failure> {
     let mut plan = plan(args)?;
     let mut cycles = std::mem::take(&mut plan.cycles);
-    let Plan { info, ref variants, ref axes, ref points, ref results_path, ref todo, .. } = plan;
+    let Plan { info, ref variants, ref grid, ref results_path, ref todo, .. } = plan;
     let meta = plan.meta(args);
     let resumed = plan.total_runs() - todo.len();
     let mut failed_runs: Vec<String> = Vec::new();
@@ -570,9 +776,10 @@ pub(crate) fn finish(args: &SweepArgs, finished_elsewhere: Option<Vec<String>>) 
     match finished_elsewhere {
         Some(failures) => failed_runs = failures,
         None => {
-            let mut file = plan.open_results()?;
+            let mut file = plan.open_results(args)?;
             let io_err = |e: std::io::Error| failed(format!("writing `{}`: {e}", results_path.display()));
-            let mut progress = if args.silent { Progress::Silent } else { Progress::new(todo.len()) };
+            let mut progress =
+                if args.silent { Progress::Silent } else { Progress::new(&format!("sweep {}", info.name), todo.len()) };
             if args.resume {
                 if let Some(note) = plan.resume_note() {
                     progress.note(&note);
@@ -584,11 +791,10 @@ pub(crate) fn finish(args: &SweepArgs, finished_elsewhere: Option<Vec<String>>) 
             let next = AtomicUsize::new(0);
             let stop = AtomicBool::new(false);
             // No more at once than the largest point's processors' stacks leave memory mappings for.
-            let largest = todo.iter().map(|&(p, _)| points[p].cfg.nprocs()).max().unwrap_or(1);
             let jobs =
-                (args.jobs as usize).min(todo.len()).min(crate::memory_check::runs_by_host_mappings(largest)).max(1);
+                plan.jobs.min(todo.len()).min(crate::memory_check::runs_by_host_mappings(plan.largest_procs)).max(1);
             std::thread::scope(|s| {
-                let (tx, rx) = mpsc::channel::<(usize, Result<ResultRecord, AppError>)>();
+                let (tx, rx) = mpsc::channel::<(usize, Result<ResultRecord, Failure>)>();
                 for _ in 0..jobs {
                     let tx = tx.clone();
                     let (next, stop) = (&next, &stop);
@@ -599,9 +805,21 @@ pub(crate) fn finish(args: &SweepArgs, finished_elsewhere: Option<Vec<String>>) 
                         }
                         let k = next.fetch_add(1, Ordering::Relaxed);
                         let Some(&(p, vi)) = todo.get(k) else { break };
-                        let pt = &points[p];
-                        let outcome =
-                            run_point(&pt.cfg, info.name, variants[vi], &pt.params, seed, overrides, p, &pt.vary);
+                        // The point was checked by `plan`; it is built again here, so that
+                        // no point is kept in memory before its run.
+                        let outcome = build_point(args, info, grid, p).and_then(|pt| {
+                            crate::alloc_failure::running(&format!(
+                                "{} [{}] at point {p} of the sweep ({})",
+                                info.name,
+                                variants[vi],
+                                grid.describe(p)
+                            ));
+                            run_point(&pt.cfg, info.name, variants[vi], &pt.params, seed, overrides, p, &pt.vary)
+                                .map_err(|e| match e {
+                                    AppError::Input(m) => input(m),
+                                    AppError::Run(m) => failed(m),
+                                })
+                        });
                         if tx.send((k, outcome)).is_err() {
                             break;
                         }
@@ -611,7 +829,7 @@ pub(crate) fn finish(args: &SweepArgs, finished_elsewhere: Option<Vec<String>>) 
                 for (k, outcome) in rx {
                     let (p, vi) = todo[k];
                     let v = variants[vi];
-                    let what = format!("{} [{v}] {}", info.name, points[p].describe(axes));
+                    let what = format!("{} [{v}] {}", info.name, grid.describe(p));
                     match outcome {
                         Ok(record) => {
                             let line = record.to_json_line();
@@ -631,13 +849,14 @@ pub(crate) fn finish(args: &SweepArgs, finished_elsewhere: Option<Vec<String>>) 
                                 if ok { "" } else { ", CHECK FAILED" }
                             ));
                         }
-                        Err(AppError::Run(m)) => {
+                        Err(f) if f.status == 1 => {
+                            let m = f.message;
                             progress.note(&format!("run failed: {what}: {m}"));
                             failed_runs.push(format!("{what}: {m}"));
                             progress.done(&format!("{what}: FAILED"));
                         }
-                        Err(AppError::Input(m)) => {
-                            fatal.get_or_insert(input(format!("{what}: {m}")));
+                        Err(f) => {
+                            fatal.get_or_insert(input(format!("{what}: {}", f.message)));
                             stop.store(true, Ordering::Relaxed);
                         }
                     }
@@ -651,7 +870,7 @@ pub(crate) fn finish(args: &SweepArgs, finished_elsewhere: Option<Vec<String>>) 
     }
 
     // Summary along the first key, per combination of the others.
-    let summary = summary::summarize(args, info.name, &meta, axes, points, variants, &cycles, &failed_runs);
+    let summary = summary::summarize(args, info.name, &meta, grid, variants, &cycles, &failed_runs);
     let summary_path = &plan.summary_path;
     let text = serde_json::to_string_pretty(&summary.json).expect("summary serializes");
     std::fs::write(summary_path, text + "\n")
@@ -664,7 +883,7 @@ pub(crate) fn finish(args: &SweepArgs, finished_elsewhere: Option<Vec<String>>) 
     let line = format!(
         "sweep {}: {} points x {} variants = {} runs ({done}); results: {}; summary: {}",
         info.name,
-        points.len(),
+        grid.len(),
         variants.len(),
         plan.total_runs(),
         results_path.display(),

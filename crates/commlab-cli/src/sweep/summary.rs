@@ -2,8 +2,8 @@
 //! the first: each variant's cycles along the first key, the fastest variant at each x, and
 //! the crossovers.
 
-use super::axis::{num, Axis, Target, Val};
-use super::{Point, SweepArgs};
+use super::axis::{num, Target, Val};
+use super::{Grid, SweepArgs};
 use crate::crossover::{crossovers, Crossover};
 use crate::record::RunMeta;
 use serde_json::{json, Map, Value};
@@ -20,12 +20,12 @@ pub(super) fn summarize(
     args: &SweepArgs,
     app: &str,
     meta: &RunMeta,
-    axes: &[Axis],
-    points: &[Point],
+    grid: &Grid,
     variants: &[&'static str],
     cycles: &BTreeMap<(usize, usize), f64>,
     failed: &[String],
 ) -> Summary {
+    let axes = &grid.axes;
     let first = &axes[0];
     let inner: usize = axes[1..].iter().map(|a| a.values.len()).product();
     let numeric = first.values.iter().all(|v| v.x().is_some());
@@ -35,13 +35,13 @@ pub(super) fn summarize(
         // Points of this group, in order of the first key's values as given.
         let members: Vec<usize> = (0..first.values.len()).map(|i| i * inner + g).collect();
         let fixed: Map<String, Value> =
-            axes[1..].iter().enumerate().map(|(k, a)| (a.key.clone(), points[g].vals[k + 1].json())).collect();
+            axes[1..].iter().enumerate().map(|(k, a)| (a.key.clone(), grid.val(g, k + 1).json())).collect();
         let fixed_desc: Vec<String> =
-            axes[1..].iter().enumerate().map(|(k, a)| format!("{}={}", a.key, points[g].vals[k + 1])).collect();
+            axes[1..].iter().enumerate().map(|(k, a)| format!("{}={}", a.key, grid.val(g, k + 1))).collect();
         // Order the x values (a range may run downwards).
         let mut order = members.clone();
         if numeric {
-            order.sort_by(|&p, &q| points[p].vals[0].x().unwrap().total_cmp(&points[q].vals[0].x().unwrap()));
+            order.sort_by(|&p, &q| grid.val(p, 0).x().unwrap().total_cmp(&grid.val(q, 0).x().unwrap()));
         }
         let mut fastest = Vec::new();
         for &p in &order {
@@ -60,7 +60,7 @@ pub(super) fn summarize(
             .map(|(vi, v)| {
                 let pts: Vec<Value> = order
                     .iter()
-                    .filter_map(|&p| cycles.get(&(p, vi)).map(|c| json!([points[p].vals[0].json(), c])))
+                    .filter_map(|&p| cycles.get(&(p, vi)).map(|c| json!([grid.val(p, 0).json(), c])))
                     .collect();
                 (v.to_string(), Value::Array(pts))
             })
@@ -72,7 +72,7 @@ pub(super) fn summarize(
                 .map(|(vi, v)| {
                     let pts = order
                         .iter()
-                        .filter_map(|&p| cycles.get(&(p, vi)).map(|c| (points[p].vals[0].x().unwrap(), *c)))
+                        .filter_map(|&p| cycles.get(&(p, vi)).map(|c| (grid.val(p, 0).x().unwrap(), *c)))
                         .collect();
                     (v.to_string(), pts)
                 })
@@ -89,11 +89,11 @@ pub(super) fn summarize(
             (Some(lo), Some(hi)) => text.push_str(&format!(
                 "  fastest at {}={}: {} ({} cycles); at {}={}: {} ({} cycles)\n",
                 first.key,
-                points[lo.0].vals[0],
+                grid.val(lo.0, 0),
                 lo.1,
                 num(lo.2),
                 first.key,
-                points[hi.0].vals[0],
+                grid.val(hi.0, 0),
                 hi.1,
                 num(hi.2)
             )),
@@ -118,7 +118,7 @@ pub(super) fn summarize(
         groups.push(json!({
             "fixed": fixed,
             "curves": curves_json,
-            "fastest": fastest.iter().map(|(p, v, c)| json!({"x": points[*p].vals[0].json(), "variant": v, "cycles": c})).collect::<Vec<_>>(),
+            "fastest": fastest.iter().map(|(p, v, c)| json!({"x": grid.val(*p, 0).json(), "variant": v, "cycles": c})).collect::<Vec<_>>(),
             "crossovers": found,
         }));
     }

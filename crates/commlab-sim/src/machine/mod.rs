@@ -75,6 +75,19 @@ pub fn parse_spec(text: &str, origin: &str, overrides: &[String]) -> Result<Mach
     for ov in overrides {
         apply_override(&mut table, ov)?;
     }
+    // I/O nodes are a mesh's: asking for them on another topology is a contradiction (a
+    // preset's `io_nodes = true` is left alone when only the topology is changed).
+    let asked_io = overrides.iter().any(|ov| ov.split_once('=').is_some_and(|(k, _)| k.trim() == "network.io_nodes"));
+    let network = table.get("network").and_then(toml::Value::as_table);
+    let io = network.and_then(|n| n.get("io_nodes")).and_then(toml::Value::as_bool) == Some(true);
+    let topology = network.and_then(|n| n.get("topology")).and_then(toml::Value::as_str).unwrap_or("mesh");
+    if asked_io && io && topology != "mesh" {
+        return Err(ConfigError {
+            message: format!(
+                "--set network.io_nodes=true: I/O nodes sit at the x edges of a mesh, and {origin}'s network.topology is `{topology}` (set network.topology=mesh too, or leave io_nodes off)"
+            ),
+        });
+    }
     MachineSpec::deserialize_table(table, origin)
 }
 
@@ -88,7 +101,17 @@ impl MachineSpec {
             // Name the offending key: the error's span points into `text` (at the whole table for
             // a missing field).
             let table_only = msg.starts_with("missing field");
-            let at = e.span().and_then(|s| key_at(&text, s.start, table_only)).map(|k| format!(" machine key `{k}`:"));
+            let mut at = e.span().and_then(|s| key_at(&text, s.start, table_only));
+            // The span of a missing top-level key can be that of the file's first table: name
+            // the key where it belongs (a file with only `[processor]` lacks `name`, not
+            // `processor.name`).
+            if let Some(field) = msg.strip_prefix("missing field `").and_then(|m| m.split('`').next()) {
+                let in_table = at.as_ref().is_some_and(|t| key_doc(&format!("{t}.{field}")).is_some());
+                if !in_table && key_doc(field).is_some() {
+                    at = Some(field.to_string());
+                }
+            }
+            let at = at.map(|k| format!(" machine key `{k}`:"));
             ConfigError { message: format!("{origin}:{} {msg}{hint}", at.unwrap_or_default()) }
         })
     }
@@ -636,7 +659,7 @@ fn positive(key: &str, v: f64) -> Result<f64, ConfigError> {
     if v.is_finite() && v > 0.0 {
         Ok(v)
     } else {
-        Err(ConfigError::key(key, format!("must be a positive number, got {v}")))
+        Err(ConfigError::key(key, format!("must be a positive number, got {v:?}")))
     }
 }
 
@@ -750,7 +773,19 @@ fn check_times_fit(spec: &MachineSpec, cycle_ps: f64, max_time_ps: f64) -> Resul
     if cycle_ps < 1.0 {
         return Err(ConfigError::key(
             "processor.clock_mhz",
-            format!("must be at most 1000000 (a cycle of at least 1 ps), got {}", spec.processor.clock_mhz),
+            format!("must be at most 1000000 (a cycle of at least 1 ps), got {}", show(spec.processor.clock_mhz)),
+        ));
+    }
+    // The clock first: every cost in cycles depends on it, so a clock too slow for even one
+    // cycle is the clock's fault, not the first cost's.
+    if cycle_ps > max_time_ps {
+        return Err(ConfigError::key(
+            "processor.clock_mhz",
+            format!(
+                "must be at least {} (one cycle within {limit}), got {}",
+                show(1e6 / max_time_ps),
+                show(spec.processor.clock_mhz)
+            ),
         ));
     }
     let n = &spec.network;
@@ -920,6 +955,17 @@ impl MachineConfig {
             ));
         }
         at_least("memory.associativity", mem.associativity, 1)?;
+        // A line larger than a set's share of the cache is the line's fault.
+        if mem.line_bytes.saturating_mul(mem.associativity) > mem.cache_bytes {
+            return Err(ConfigError::key(
+                "memory.line_bytes",
+                format!(
+                    "must be at most memory.cache_bytes / memory.associativity ({}), got {}",
+                    mem.cache_bytes / mem.associativity,
+                    mem.line_bytes
+                ),
+            ));
+        }
         let cache_lines = mem.cache_bytes / mem.line_bytes;
         if cache_lines < mem.associativity || !mem.cache_bytes.is_multiple_of(mem.line_bytes * mem.associativity) {
             return Err(ConfigError::key(
