@@ -351,8 +351,10 @@ fn procs_is_an_axis_that_resizes_the_machine() {
     assert!(again.contains("0 run now, 6 already done"), "{again}");
 
     // Bad sizes: one line each, before anything runs.
+    // (A fresh directory: one holding results is refused as such before the grid's points.)
+    let fresh = TempDir::new("procs-bad");
     let bad = |extra: &[&str], needles: &[&str]| {
-        bad_input(&[&["sweep", "iccg", "--param", "fe_elements=8", "--out", d.arg()][..], extra].concat(), needles);
+        bad_input(&[&["sweep", "iccg", "--param", "fe_elements=8", "--out", fresh.arg()][..], extra].concat(), needles);
     };
     bad(&["--vary", "procs=0,2"], &["--vary procs=0,2", "`0` is not a processor count"]);
     bad(&["--vary", "procs=2.5"], &["2.5", "whole number"]);
