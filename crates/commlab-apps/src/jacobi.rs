@@ -40,6 +40,10 @@
 //!
 //! Work cost (machine `[costs]`): `jacobi_point` per point updated (three adds, a multiply
 //! and the loop); its four loads and its store are simulated references.
+//!
+//! `counters.speedup`: the sequential program's time (the same sweeps on one node of the same
+//! machine: `mp` with one block, so private data, no border and no barrier; counter
+//! `sequential_cycles`) over the run's.
 
 use crate::app::{cost, result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::{Params, ITERATIONS};
@@ -278,6 +282,18 @@ struct Jacobi {
 }
 
 impl Jacobi {
+    /// A program with `p`'s costs and iterations (the caller sets the rest).
+    fn clone_costs(p: &Jacobi) -> Jacobi {
+        Jacobi {
+            mp: p.mp,
+            iterations: p.iterations,
+            blocks: p.blocks.clone(),
+            stride: p.stride,
+            line_bytes: p.line_bytes,
+            point_cycles: p.point_cycles,
+        }
+    }
+
     fn shape(&self, id: ProcId) -> Shape {
         let b = &self.blocks;
         let (_, rows, _, cols) = b.block(id);
@@ -532,6 +548,11 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
         point_cycles: cost(backend, "jacobi_point")?,
     });
     let out = backend.run(Arc::clone(&prog)).map_err(run_err)?;
+    // The sequential program: the same sweeps on one node (the `mp` program with no
+    // neighbours: private data, no border, no barrier), the speedup's baseline.
+    let seq_backend = backend.with_nprocs(1).map_err(run_err)?;
+    let seq = Jacobi { mp: true, blocks: Blocks::new(n, 1)?, stride: n * n, ..Jacobi::clone_costs(&prog) };
+    let sequential_cycles = seq_backend.run(Arc::new(seq)).map_err(run_err)?.stats.cycles;
 
     // The answer: every unknown after `iterations` sweeps, against the sequential solver.
     let want = sequential(n, iterations);
@@ -567,6 +588,8 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let mut counters = BTreeMap::new();
     let cycles_per_iteration = out.stats.cycles / iterations as f64;
     counters.insert("cycles_per_iteration".into(), cycles_per_iteration);
+    counters.insert("sequential_cycles".into(), sequential_cycles);
+    counters.insert("speedup".into(), sequential_cycles / out.stats.cycles);
     counters.insert("proc_rows".into(), blocks.pr as f64);
     counters.insert("proc_cols".into(), blocks.pc as f64);
     let max_rows = (0..nprocs).map(|id| blocks.block(id).1).max().unwrap_or(0);
