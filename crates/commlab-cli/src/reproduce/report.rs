@@ -226,6 +226,15 @@ impl Finding {
         self
     }
 
+    /// For a finding that fails: the mechanism found responsible and the what-if run that
+    /// shows it (a finding that holds, or could not be evaluated, keeps none).
+    pub fn why_if_fails(mut self, why: &str) -> Finding {
+        if self.holds == Some(false) {
+            self.why = Some(why.into());
+        }
+        self
+    }
+
     fn json(&self) -> Value {
         json!({
             "source": self.source, "app": self.app, "claim": self.claim, "test": self.test,
