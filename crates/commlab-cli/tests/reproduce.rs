@@ -262,7 +262,7 @@ fn alewife_runtime_every_figure_and_finding() {
     for f in r["findings"].as_array().unwrap() {
         match f["holds"].as_bool() {
             Some(false) => assert!(
-                f["why"].as_str().is_some_and(|w| w.contains("mechanism") || w.contains("--quick"))
+                f["why"].as_str().is_some_and(|w| w.contains("mechanism"))
                     && f["why"].as_str().is_some_and(|w| w.contains("`commlab reproduce alewife-runtime")),
                 "a failing finding without its why and what-if: {f}"
             ),
