@@ -22,28 +22,42 @@
 //!   barrier. The fixed boundary values a block touches are kept in its owner's private
 //!   memory (they never change and only the owner reads them).
 //! - `mp`: each processor keeps its block (old and new copies) and ghost borders in private
-//!   memory. At the start of an iteration it sends each border to the neighbour as ONE DMA
-//!   memory-to-memory copy (`send_bulk` with the border as the single region); the handler
-//!   (interrupt receive) deposits it in the ghost cells of that iteration's parity, and the
-//!   processor waits until all its neighbours' borders of the iteration are in. A neighbour
-//!   can be at most one iteration ahead (it needs this processor's next border to go
-//!   further), so two sets of ghost cells, by iteration parity, suffice; a border that finds
-//!   its set not yet consumed is counted as a fault and fails the check. No barrier per
-//!   iteration: the border waits synchronize.
+//!   memory, and every border moves by one DMA message. `--param exchange=copy` (the default,
+//!   the study's: "all communication is accomplished through the message-based memory-to-memory
+//!   copy mechanism described in Section 4.4"): each iteration is a message barrier, then each
+//!   neighbour's border fetched as `memcpy mp` copies a block (a request active message, the
+//!   neighbour's handler replies with the border in one DMA message, whose handler deposits it
+//!   in the ghost cells and makes the waiting thread runnable, `costs.sched_wake`; the
+//!   scheduler resumes it, `costs.sched_dequeue` + `costs.sched_thread_start`), one border
+//!   after another, then the update. `exchange=push`: at the start of an iteration each
+//!   processor sends each border to the neighbour as ONE DMA memory-to-memory copy
+//!   (`send_bulk` with the border as the single region); the handler (interrupt receive)
+//!   deposits it in the ghost cells of that iteration's parity, and the processor waits until
+//!   all its neighbours' borders of the iteration are in. A neighbour can be at most one
+//!   iteration ahead (it needs this processor's next border to go further), so two sets of
+//!   ghost cells, by iteration parity, suffice; a border that finds its set not yet consumed is
+//!   counted as a fault and fails the check. No barrier per iteration: the border waits
+//!   synchronize.
 //!
 //!   Ghost cells are four contiguous arrays per parity (top and bottom rows, left and right
 //!   columns), so the DMA at the receiver deposits each border in place. A row border is
 //!   contiguous in the row-major block and is sent straight from it. A column border is not:
 //!   the program first copies it into a contiguous send buffer (one private read and one
-//!   private write per element, simulated references of the main thread), then sends that
-//!   buffer by one DMA, rather than naming one DMA region per element.
+//!   private write per element, simulated references of the main thread; with `copy`, before
+//!   the iteration's barrier), then sends that buffer by one DMA, rather than naming one DMA
+//!   region per element.
 //!
 //! Work cost (machine `[costs]`): `jacobi_point` per point updated (three adds, a multiply
 //! and the loop); its four loads and its store are simulated references.
+//!
+//! `counters.speedup`: the sequential program's time (the same sweeps on one node of the same
+//! machine: `mp` with one block, so private data, no border and no barrier; counter
+//! `sequential_cycles`) over the run's.
 
 use crate::app::{cost, result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::{Params, ITERATIONS};
 use crate::private::{Arrays, Shape};
+use crate::runtime::sched::Sched;
 use commlab_api::{
     Addr, Backend, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program, ReceiveMode,
 };
@@ -61,6 +75,11 @@ pub const INFO: AppInfo = AppInfo {
             doc: "grid side: n x n unknowns inside a fixed boundary, 8 to 4096, at least one row and column per processor block",
         },
         ParamDoc { name: "iterations", default: "10", doc: "iterations timed" },
+        ParamDoc {
+            name: "exchange",
+            default: "copy",
+            doc: "mp's border exchange: copy (the study's: a barrier, then each neighbour's border fetched by the memory-to-memory copy of memcpy mp, one after another) or push (each border sent by one DMA message as soon as it is computed; the border waits synchronize, no barrier)",
+        },
     ],
 };
 
@@ -211,6 +230,7 @@ impl Blocks {
 }
 
 const BORDER: HandlerId = HandlerId(0);
+const BORDER_REQUEST: HandlerId = HandlerId(1);
 
 /// Private state of one processor. `sm` uses only `base`; `mp` the rest.
 #[derive(Default)]
@@ -229,9 +249,33 @@ pub struct State {
     words_received: u64,
     /// Borders that arrived while their parity's ghost cells still held an unused border.
     faults: u64,
+    /// The block's rows and columns (`mp`), for the border a request asks for.
+    rows: usize,
+    cols: usize,
+    /// `exchange=copy`: what a border's handler pays to make the waiting thread runnable.
+    wake_cycles: u64,
 }
 
-fn on_border(s: &mut State, _: &mut dyn HandlerCtx, m: &Message<'_>) {
+/// `exchange=copy`: a neighbour asks for this block's border on `side` (`args[0]`) of
+/// iteration `args[1]`; reply with it in one DMA message (a column from its contiguous send
+/// buffer, gathered before the iteration's barrier).
+fn on_border_request(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    let (side, t) = (m.args[0] as usize, m.args[1]);
+    let (rows, cols) = (s.rows, s.cols);
+    let blk = &s.block[(t % 2) as usize];
+    let v: Vec<u64> = match side {
+        TOP => blk[..cols].iter().map(|x| x.to_bits()).collect(),
+        BOTTOM => blk[(rows - 1) * cols..].iter().map(|x| x.to_bits()).collect(),
+        LEFT => (0..rows).map(|i| blk[i * cols].to_bits()).collect(),
+        _ => (0..rows).map(|i| blk[i * cols + cols - 1].to_bits()).collect(),
+    };
+    ctx.send_bulk(m.src, BORDER, &[opposite(side) as u64, t], &[&v]);
+    s.borders_sent += 1;
+    s.words_sent += v.len() as u64;
+}
+
+fn on_border(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
+    ctx.compute(s.wake_cycles);
     let (side, t) = (m.args[0] as usize, m.args[1]);
     let p = (t % 2) as usize;
     let before = if t < 2 { 0 } else { t - 1 };
@@ -268,6 +312,10 @@ fn copy_offset(stride: usize, p: ProcId, copy: usize) -> usize {
 
 struct Jacobi {
     mp: bool,
+    /// `mp`: the study's exchange (a barrier, then a blocking copy per border) or a push.
+    copy: bool,
+    /// The runtime's costs of waiting blocked for a copy (`exchange=copy`).
+    sched: Sched,
     iterations: usize,
     blocks: Blocks,
     /// Words of one copy of a block in the shared grid (`sm`): the largest block, padded to
@@ -278,6 +326,20 @@ struct Jacobi {
 }
 
 impl Jacobi {
+    /// A program with `p`'s costs and iterations (the caller sets the rest).
+    fn clone_costs(p: &Jacobi) -> Jacobi {
+        Jacobi {
+            mp: p.mp,
+            copy: p.copy,
+            sched: p.sched,
+            iterations: p.iterations,
+            blocks: p.blocks.clone(),
+            stride: p.stride,
+            line_bytes: p.line_bytes,
+            point_cycles: p.point_cycles,
+        }
+    }
+
     fn shape(&self, id: ProcId) -> Shape {
         let b = &self.blocks;
         let (_, rows, _, cols) = b.block(id);
@@ -384,37 +446,62 @@ impl Jacobi {
             }
             let p = t % 2;
             let (cur, next) = (MP_BLOCK + p, MP_BLOCK + 1 - p);
-            // Border exchange: one DMA copy per border.
-            for side in SIDES {
-                let Some(dest) = nb[side] else { continue };
-                let values: Vec<u64> = node.state(|s| {
-                    let blk = &s.block[p];
-                    let v: Vec<f64> = match side {
-                        TOP => blk[..cols].to_vec(),
-                        BOTTOM => blk[(rows - 1) * cols..].to_vec(),
-                        LEFT => (0..rows).map(|i| blk[i * cols]).collect(),
-                        _ => (0..rows).map(|i| blk[i * cols + cols - 1]).collect(),
-                    };
-                    v.into_iter().map(f64::to_bits).collect()
-                });
-                if side >= LEFT {
-                    // Gather the column into its contiguous send buffer.
+            if self.copy {
+                // The study's exchange: the columns into their contiguous buffers, a barrier
+                // (every block's values of this iteration are final), then each neighbour's
+                // border fetched by the memory-to-memory copy, one at a time, the thread
+                // waiting blocked for each.
+                for side in [LEFT, RIGHT] {
+                    if nb[side].is_none() {
+                        continue;
+                    }
                     let j = if side == LEFT { 0 } else { cols - 1 };
                     for i in 0..rows {
                         mine.read(node, cur, i * cols + j);
                         mine.write(node, mp_send(side), i);
                     }
                 }
-                node.send_bulk(dest, BORDER, &[opposite(side) as u64, t as u64], &[&values]);
-                node.state(|s| {
-                    s.borders_sent += 1;
-                    s.words_sent += values.len() as u64;
+                node.barrier();
+                for side in SIDES {
+                    let Some(src) = nb[side] else { continue };
+                    node.send_am(src, BORDER_REQUEST, &[opposite(side) as u64, t as u64]);
+                    let want = t as u64 + 1;
+                    node.wait_until("a jacobi border copy", |s| s.tag[p][side] == want);
+                    node.compute(self.sched.resume_cycles());
+                }
+            } else {
+                // Border exchange: one DMA copy per border.
+                for side in SIDES {
+                    let Some(dest) = nb[side] else { continue };
+                    let values: Vec<u64> = node.state(|s| {
+                        let blk = &s.block[p];
+                        let v: Vec<f64> = match side {
+                            TOP => blk[..cols].to_vec(),
+                            BOTTOM => blk[(rows - 1) * cols..].to_vec(),
+                            LEFT => (0..rows).map(|i| blk[i * cols]).collect(),
+                            _ => (0..rows).map(|i| blk[i * cols + cols - 1]).collect(),
+                        };
+                        v.into_iter().map(f64::to_bits).collect()
+                    });
+                    if side >= LEFT {
+                        // Gather the column into its contiguous send buffer.
+                        let j = if side == LEFT { 0 } else { cols - 1 };
+                        for i in 0..rows {
+                            mine.read(node, cur, i * cols + j);
+                            mine.write(node, mp_send(side), i);
+                        }
+                    }
+                    node.send_bulk(dest, BORDER, &[opposite(side) as u64, t as u64], &[&values]);
+                    node.state(|s| {
+                        s.borders_sent += 1;
+                        s.words_sent += values.len() as u64;
+                    });
+                }
+                let want = t as u64 + 1;
+                node.wait_until("jacobi borders of this iteration", |s| {
+                    SIDES.iter().all(|&side| nb[side].is_none() || s.tag[p][side] == want)
                 });
             }
-            let want = t as u64 + 1;
-            node.wait_until("jacobi borders of this iteration", |s| {
-                SIDES.iter().all(|&side| nb[side].is_none() || s.tag[p][side] == want)
-            });
             // The update: the references and work of every point, then its values.
             for i in 0..rows {
                 for j in 0..cols {
@@ -464,7 +551,7 @@ impl Program for Jacobi {
     type State = State;
 
     fn handlers(&self) -> Vec<Handler<State>> {
-        vec![on_border]
+        vec![on_border, on_border_request]
     }
     fn private_arrays(&self, id: ProcId) -> Vec<usize> {
         self.shape(id).words()
@@ -497,6 +584,9 @@ impl Program for Jacobi {
         State {
             block: [vec![0.0; rows * cols], vec![0.0; rows * cols]],
             ghost: [ghosts.clone(), ghosts],
+            rows,
+            cols,
+            wake_cycles: if self.copy { self.sched.wake } else { 0 },
             ..State::default()
         }
     }
@@ -518,6 +608,11 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
         "mp" => true,
         other => unreachable!("jacobi variant `{other}` is listed but not handled"),
     };
+    let copy = match params.raw("exchange") {
+        "copy" => true,
+        "push" => false,
+        other => return Err(AppError::Input(format!("--param exchange={other}: jacobi needs copy or push"))),
+    };
     let nprocs = backend.nprocs();
     let blocks = Blocks::new(n, nprocs)?;
     let line_words = (backend.line_bytes() / 8).max(1);
@@ -525,6 +620,8 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let stride = largest.div_ceil(line_words) * line_words;
     let prog = Arc::new(Jacobi {
         mp,
+        copy,
+        sched: Sched::of(backend)?,
         iterations,
         blocks: blocks.clone(),
         stride,
@@ -532,6 +629,11 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
         point_cycles: cost(backend, "jacobi_point")?,
     });
     let out = backend.run(Arc::clone(&prog)).map_err(run_err)?;
+    // The sequential program: the same sweeps on one node (the `mp` program with no
+    // neighbours: private data, no border, no barrier), the speedup's baseline.
+    let seq_backend = backend.with_nprocs(1).map_err(run_err)?;
+    let seq = Jacobi { mp: true, blocks: Blocks::new(n, 1)?, stride: n * n, ..Jacobi::clone_costs(&prog) };
+    let sequential_cycles = seq_backend.run(Arc::new(seq)).map_err(run_err)?.stats.cycles;
 
     // The answer: every unknown after `iterations` sweeps, against the sequential solver.
     let want = sequential(n, iterations);
@@ -567,6 +669,8 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let mut counters = BTreeMap::new();
     let cycles_per_iteration = out.stats.cycles / iterations as f64;
     counters.insert("cycles_per_iteration".into(), cycles_per_iteration);
+    counters.insert("sequential_cycles".into(), sequential_cycles);
+    counters.insert("speedup".into(), sequential_cycles / out.stats.cycles);
     counters.insert("proc_rows".into(), blocks.pr as f64);
     counters.insert("proc_cols".into(), blocks.pc as f64);
     let max_rows = (0..nprocs).map(|id| blocks.block(id).1).max().unwrap_or(0);

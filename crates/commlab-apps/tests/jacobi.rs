@@ -146,3 +146,24 @@ fn bad_parameters_are_refused_with_their_name() {
     }
     assert!(matches!(run_app(&s, "jacobi", "mp-int", &[], 1), Err(AppError::Input(_))));
 }
+
+#[test]
+fn the_studys_exchange_fetches_every_border_by_a_request() {
+    // exchange=copy (the default, §4.6: the memory-to-memory copy of §4.4): a request message
+    // for every border on top of its DMA reply, and a message barrier every iteration, so at
+    // least one more message per border than exchange=push, which sends each border once.
+    let s = preset("alewife", None);
+    let sent = |r: &AppResult| r.stats.nodes.iter().map(|n| n.messages_sent).sum::<u64>() as f64;
+    let copy = run(&s, "mp", SMALL);
+    let push = run(&s, "mp", &["n=16", "iterations=3", "exchange=push"]);
+    for (what, r) in [("copy", &copy), ("push", &push)] {
+        assert_eq!(r.check.max_error, 0.0, "exchange={what}: {}", r.check.detail);
+        assert_eq!(r.counters["border_messages"], (borders(8, 4) * ITERATIONS) as f64, "exchange={what}");
+    }
+    let borders_sent = copy.counters["border_messages"];
+    assert!(sent(&copy) >= sent(&push) + borders_sent, "copy sent {} vs push {}", sent(&copy), sent(&push));
+    match run_app(&s, "jacobi", "mp", &["exchange=pull".to_string()], 1) {
+        Err(AppError::Input(m)) => assert!(m.contains("exchange=pull") && m.contains("push"), "{m}"),
+        other => panic!("expected an input error, got {:?}", other.map(|r| r.check)),
+    }
+}

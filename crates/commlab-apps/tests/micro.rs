@@ -431,6 +431,18 @@ fn barrier_study_shapes_have_six_and_two_levels_at_64_processors() {
 }
 
 #[test]
+fn the_message_barrier_sends_one_message_per_arrival_and_per_wakeup() {
+    // §4.2's ideal, which the message tree meets: 63 arrivals and 63 wakeups a barrier at 64
+    // processors, whatever the fan-in; the timed region holds its own barriers' messages only.
+    for arity in ["study", "machine", "3"] {
+        for set in [&[][..], &["messaging.barrier_wait_interrupts=true", "messaging.barrier_handler_cycles=7"][..]] {
+            let r = barrier_at_64(set, "mp", arity);
+            assert_eq!(r.counters["messages"], (2 * 2 * 63) as f64, "arity={arity} {set:?}");
+        }
+    }
+}
+
+#[test]
 fn barrier_refuses_a_bad_arity() {
     let s = sim(&[], Some(8));
     for bad in ["1", "0", "-2", "two", "2.5", ""] {

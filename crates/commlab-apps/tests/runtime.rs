@@ -83,11 +83,36 @@ fn an_invoked_thread_cannot_start_before_its_invoker_may_proceed() {
 
 #[test]
 fn the_mp_invoker_pays_exactly_one_send() {
+    // In the minimal system; in the complete one, the invoke routine's call too (and the idle
+    // schedulers' steal requests may interrupt it).
     for (shape, s) in shapes() {
-        let r = run(&s, "rti", "mp", &["args=3"]);
         let send = s.config().msg.send_cost_cycles(4, None) as f64;
+        let r = run(&s, "rti", "mp", &["args=3", "system=minimal"]);
         let got = r.counters["t_invoker"];
         assert!((got - send).abs() < 1e-3, "{shape}: t_invoker {got} vs the send of 4 words {send}");
+        let call = s.config().cost_cycles("rti_call").unwrap() as f64;
+        let full = run(&s, "rti", "mp", &["args=3"]).counters["t_invoker"];
+        assert!(full >= send + call - 1e-3, "{shape}: complete t_invoker {full} vs call {call} + send {send}");
+    }
+}
+
+#[test]
+fn the_complete_system_delays_the_invoked_thread() {
+    // The idle scheduler finds the invocation only after its current steal attempt, and
+    // creates the thread; the minimal system's invokee waits on its queue alone.
+    let s = common::preset("alewife-sim", &[], None);
+    for v in ["sm", "mp"] {
+        let full = run(&s, "rti", v, &[]);
+        let min = run(&s, "rti", v, &["system=minimal"]);
+        let (a, b) = (full.counters["t_invokee"], min.counters["t_invokee"]);
+        let start = s.config().cost_cycles("sched_thread_start").unwrap() as f64;
+        assert!(a >= b + start, "rti [{v}]: complete t_invokee {a} vs minimal {b} + thread start {start}");
+        assert!(full.counters["steal_attempts"] > 0.0, "rti [{v}]: the idle schedulers looked for work");
+        assert!(!min.counters.contains_key("steal_attempts"));
+    }
+    match run_app(&s, "rti", "sm", &["system=partial".to_string()], 1) {
+        Err(AppError::Input(m)) => assert!(m.contains("system=partial") && m.contains("minimal"), "{m}"),
+        other => panic!("expected an input error, got {:?}", other.map(|r| r.counters)),
     }
 }
 

@@ -234,9 +234,82 @@ fn iccg_every_table_and_figure_and_finding() {
 }
 
 #[test]
+fn alewife_runtime_every_figure_and_finding() {
+    let dir = TempDir::new("reproduce-alewife-runtime");
+    let (r, code, stderr) = reproduce("alewife-runtime", dir.path(), &["--jobs", "2"]);
+    check_common(&r, code, &stderr, dir.path());
+    assert_eq!(r["study"], "alewife-runtime");
+    assert_eq!(r["seed"], "001");
+    assert_eq!(r["machine"], "alewife-sim");
+    // §4.2: the clock, the two trees' levels (inputs), the two barriers.
+    let b = items(&r, "§4.2");
+    assert_eq!(b.len(), 5, "{b:?}");
+    // §4.3: T_invoker and T_invokee, shared memory and messages.
+    assert_eq!(items(&r, "§4.3 (Fig. 6)").len(), 4);
+    // Fig. 7: three copies at 256 B and 4 KB, and the two ratios at 256 B; Fig. 8: two ratios.
+    assert_eq!(items(&r, "§4.4 (Fig. 7)").len(), 3 * 2 + 2);
+    assert_eq!(items(&r, "§4.4 (Fig. 8)").len(), 2);
+    // §4.5: grain's two sequential times (inputs) and four withheld speedups, shown measured.
+    assert_eq!(items(&r, "§4.5").len(), 2);
+    let withheld: Vec<&Value> =
+        r["rows"].as_array().unwrap().iter().filter(|x| x["source"] == "§4.5 (Fig. 9)").collect();
+    assert_eq!(withheld.len(), 4);
+    assert!(withheld.iter().all(|x| x["published"] == "withheld" && x["measured"].is_number()));
+    assert_eq!(items(&r, "§4.5 (Fig. 10)").len(), 2);
+    let inputs = r["rows"].as_array().unwrap().iter().filter(|x| x["kind"] == "input").count();
+    assert_eq!(inputs, 6);
+    assert!(r["rows"].as_array().unwrap().iter().all(|x| x["measured"].is_number()), "every row measured");
+    assert_eq!(
+        figure_ids(&r),
+        ["barrier", "fig6-rti", "fig7-memcpy", "fig8-accum", "fig9-grain", "fig10-aq", "fig11-jacobi"]
+    );
+    // §4.2 2, §4.3 2, Fig. 7 4, Fig. 8 2, Fig. 9 2, Fig. 10 2, Fig. 11 3, §1/§6 7.
+    assert_eq!(r["findings"].as_array().unwrap().len(), 24, "{}", r["findings"]);
+    // A finding that fails names its mechanism and the what-if run that shows it; one that
+    // holds has no why.
+    for f in r["findings"].as_array().unwrap() {
+        match f["holds"].as_bool() {
+            Some(false) => assert!(
+                f["why"].as_str().is_some_and(|w| w.contains("mechanism"))
+                    && f["why"].as_str().is_some_and(|w| w.contains("`commlab reproduce alewife-runtime")),
+                "a failing finding without its why and what-if: {f}"
+            ),
+            _ => assert!(f["why"].is_null(), "{f}"),
+        }
+    }
+    let text = std::fs::read_to_string(dir.path().join("report.txt")).unwrap();
+    let failing = r["findings"].as_array().unwrap().iter().filter(|f| f["holds"] == false).count();
+    assert_eq!(text.lines().filter(|l| l.trim_start().starts_with("why (the full-size runs): ")).count(), failing);
+    // Deterministic: run again (on one thread, and without the matrices this study does not
+    // read), the same report.
+    let dir2 = TempDir::new("reproduce-alewife-runtime-2");
+    let out = commlab()
+        .args(["reproduce", "alewife-runtime", "--quick", "--json", "--jobs", "1", "--matrices", "/nonexistent/dir"])
+        .arg("--out")
+        .arg(dir2.path())
+        .output()
+        .unwrap();
+    let again: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), code);
+    let strip = |mut v: Value| {
+        v["wall_seconds"] = Value::Null;
+        for f in v["figures"].as_array_mut().unwrap() {
+            f["files"] = Value::Null;
+        }
+        v
+    };
+    assert_eq!(strip(again), strip(r));
+    assert_eq!(
+        std::fs::read(dir.path().join("fig7-memcpy.png")).unwrap(),
+        std::fs::read(dir2.path().join("fig7-memcpy.png")).unwrap()
+    );
+}
+
+#[test]
 fn bad_requests_are_one_line_errors() {
     bad_input(&["reproduce", "nosuchstudy"], &["unknown study `nosuchstudy`", "alewife", "iccg"]);
     bad_input(&["reproduce", "blizzard-cow", "--quick"], &["not built yet", "issue 34"]);
+    bad_input(&["reproduce", "nosuchstudy"], &["alewife-runtime"]);
     bad_input(&["reproduce", "alewife", "--quick", "--matrices", "/nonexistent/dir"], &["--matrices /nonexistent/dir"]);
     bad_input(
         &["reproduce", "alewife", "--quick", "--matrices", MATRICES, "--set", "network.no_such_key=1"],

@@ -278,6 +278,33 @@ fn a_processor_waiting_in_the_message_barrier_receives_by_polling() {
 }
 
 #[test]
+fn a_barrier_that_waits_with_interrupts_on_pays_entry_exit_and_its_handler_body() {
+    // As above on a machine whose barrier leaves message interrupts on and whose barrier
+    // handler has a body of 7 cycles: P1 takes the message and the release each at interrupt
+    // entry and exit, and the release's handler costs its body on top of its argument reads.
+    let p = prog(vec![costly], |x, id| {
+        x(Op::BeginTiming);
+        if id == 0 {
+            x(Op::Compute(5_000));
+            x(Op::Send(1, 0, vec![]));
+        }
+        x(Op::Barrier);
+    });
+    let sim = alewife(&["messaging.barrier_wait_interrupts=true", "messaging.barrier_handler_cycles=7"], Some(2));
+    let m = sim.config().msg.clone();
+    assert!(m.barrier_wait_interrupts && m.barrier_handler_cycles == 7);
+    let out = sim.run(Arc::new(p)).unwrap();
+    assert_eq!(out.states[1], 1);
+    let p1 = &out.stats.procs[1];
+    let trap = m.interrupt_entry_cycles + m.interrupt_exit_cycles;
+    let want = (2 * trap + 200 + 2 * m.receive_per_arg_word_cycles + 7) as f64;
+    assert!((p1.get(Category::MessageOverhead) - want).abs() < 1e-6, "{p1:?}, want {want}");
+    // The root (P0) takes P1's arrival: its handler body too.
+    let p0 = &out.stats.procs[0];
+    assert!(p0.get(Category::MessageOverhead) >= (trap + 7) as f64, "{p0:?}");
+}
+
+#[test]
 fn per_node_and_per_link_statistics_balance() {
     // After timing starts, P0 sends three messages to P1 and P2 one to P3: every message
     // counted once at its sender and once at its receiver, and every byte injected crosses

@@ -44,6 +44,9 @@
 //! A handler cannot make timed references, so the `mp` handlers are charged a cache hit
 //! (`HandlerCtx::private_hits`, the machine's `memory.hit_cycles`) per word of deque or frame
 //! they touch, on top of the machine's message costs.
+//! An idle processor's failed steal attempt also costs its loop's own instructions
+//! (`costs.sched_idle_loop`: the runtime's idle loop, see `runtime::sched`), and a victim's
+//! handler that refuses a steal request (`mp`) costs `costs.sched_refuse`.
 //! When a processor's pool of frames is exhausted it runs the task it was about to split as a
 //! plain recursion without forking (counted as `inlined_tasks`; the pool holds twice the
 //! tree's depth plus 16 frames, so this is rare).
@@ -163,7 +166,8 @@ pub(crate) fn run_tree<B: Backend, T: Tree>(
     let sequential_cycles = s0.finished_at.unwrap_or(f64::NAN) - s0.start;
     let seq_value = s0.result;
 
-    let prog = scheduler::Lazy::new(Arc::clone(&tree), mp, lazy_call, backend.max_am_args());
+    let sched = crate::runtime::sched::Sched::of(backend)?;
+    let prog = scheduler::Lazy::new(Arc::clone(&tree), mp, lazy_call, backend.max_am_args(), &sched);
     let out = backend.run(Arc::new(prog)).map_err(run_err)?;
     let start = out.states.iter().map(|s| s.start).fold(f64::INFINITY, f64::min);
     let finishes: Vec<(f64, u64)> =

@@ -3,6 +3,7 @@
 //! described in the module above.
 
 use super::{Kind, Task, Tree, TASK_WORDS};
+use crate::runtime::sched::Sched;
 use commlab_api::{
     Addr, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program, ReceiveMode,
 };
@@ -125,6 +126,7 @@ pub struct State {
     reply: Option<Reply>,
     done: bool,
     max_args: usize,
+    refuse_cycles: u64,
 }
 
 /// Work a processor is about to run: `task`, whose value goes to `side` of frame `dest`.
@@ -159,12 +161,16 @@ pub(crate) struct Lazy<T> {
     lazy_call: u64,
     max_args: usize,
     layout: Layout,
+    /// The idle loop's own work per failed steal attempt (`costs.sched_idle_loop`) and a
+    /// victim's handler that refuses a steal request (`costs.sched_refuse`, `mp`).
+    idle_cycles: u64,
+    refuse_cycles: u64,
 }
 
 impl<T: Tree> Lazy<T> {
-    pub(crate) fn new(tree: Arc<T>, mp: bool, lazy_call: u64, max_args: usize) -> Lazy<T> {
+    pub(crate) fn new(tree: Arc<T>, mp: bool, lazy_call: u64, max_args: usize, sched: &Sched) -> Lazy<T> {
         let layout = Layout::new(tree.max_depth());
-        Lazy { tree, mp, lazy_call, max_args, layout }
+        Lazy { tree, mp, lazy_call, max_args, layout, idle_cycles: sched.idle_loop, refuse_cycles: sched.refuse }
     }
 }
 
@@ -249,6 +255,7 @@ impl<T: Tree> Program for Lazy<T> {
             frames: if self.mp { vec![MpFrame::default(); pool] } else { Vec::new() },
             next_victim: (id + 1) % nprocs,
             max_args: self.max_args,
+            refuse_cycles: self.refuse_cycles,
             ..State::default()
         }
     }
@@ -669,6 +676,8 @@ impl<T: Tree> Lazy<T> {
                     }
                     s.next_victim = v;
                 });
+                // The idle loop's own instructions before the next attempt.
+                node.compute(self.idle_cycles);
                 None
             }
         }
@@ -763,7 +772,8 @@ fn on_steal(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
             }
         }
         None => {
-            ctx.private_hits(2);
+            // Its queue's top and bottom, the test, the refusal's handler word.
+            ctx.compute(s.refuse_cycles);
             ctx.send_am(m.src, REFUSE, &[]);
         }
     }

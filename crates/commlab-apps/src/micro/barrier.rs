@@ -2,7 +2,8 @@
 //! flags (fetch-and-add, spinning in the cache); `mp`: a combining tree of active messages.
 //! First, untimed check rounds: every processor writes its round into a shared slot before the
 //! barrier and reads two other processors' slots after it, so a barrier that lets a processor
-//! through early is caught. Then `barriers` barriers back to back are timed.
+//! through early is caught. Then, once the last check round's messages are over, `barriers`
+//! barriers back to back are timed (`counters.messages` are theirs alone).
 //!
 //! `--param arity` picks the combining tree's fan-in: `machine` (the machine's
 //! `memory.barrier_arity` or `messaging.barrier_arity`), `study` (the shapes of the Alewife
@@ -26,6 +27,9 @@ use crate::params::POSITIVE;
 use commlab_api::{Backend, BarrierKind, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+/// Cycles after the untimed barriers: longer than any barrier's wakeups take to arrive.
+const SETTLE_CYCLES: u64 = 20_000;
 
 pub const INFO: AppInfo = AppInfo {
     name: "barrier",
@@ -81,6 +85,9 @@ impl Program for Barrier {
             }
         }
         node.barrier();
+        // The last untimed barrier's wakeups are over before timing starts (they would count
+        // among the timed barriers' messages otherwise).
+        node.compute(SETTLE_CYCLES);
         node.begin_timing();
         let t0 = node.now_cycles();
         for b in 0..self.barriers {

@@ -15,8 +15,9 @@
 //! `counters.transfer_cycles` is the copy (request to the end of the reply's handler) and
 //! `counters.sum_cycles` the local sum, the time with the transfer excluded.
 
+use super::sched::Sched;
 use super::{
-    clean_remote_block, on_fetch_reply, on_fetch_request, partner_param, Fetch, HasFetch, Reach, FETCH_REQUEST,
+    clean_remote_block, fetch_block, on_fetch_reply, on_fetch_request, partner_param, Fetch, HasFetch, Reach,
     SETTLE_CYCLES, WORKER,
 };
 use crate::app::{barrier_kind_of, cost, result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
@@ -43,6 +44,8 @@ struct Accum {
     cleaner: ProcId,
     line_words: usize,
     accum_word: u64,
+    /// The runtime's scheduler costs (`mp`: the summing thread waits blocked for the copy).
+    sched: Sched,
 }
 
 #[derive(Default)]
@@ -63,6 +66,9 @@ impl HasFetch for State {
     fn fetch(&mut self) -> &mut Fetch {
         &mut self.fetch
     }
+    fn fetch_ref(&self) -> &Fetch {
+        &self.fetch
+    }
 }
 
 impl Program for Accum {
@@ -82,7 +88,7 @@ impl Program for Accum {
     }
     fn init_state(&self, id: ProcId, _: usize) -> State {
         let source = if id == self.home { (0..self.words).map(element).collect() } else { Vec::new() };
-        State { fetch: Fetch { source, ..Fetch::default() }, ..State::default() }
+        State { fetch: Fetch { source, wake_cycles: self.sched.wake, ..Fetch::default() }, ..State::default() }
     }
     fn main<N: Node<State = State>>(&self, node: &mut N) {
         let id = node.id();
@@ -107,10 +113,9 @@ impl Program for Accum {
                     }
                 }
                 Reach::Dma => {
-                    node.send_am(self.home, FETCH_REQUEST, &[]);
-                    node.wait_until("the array's DMA reply", |s| s.fetch.arrived);
-                    transfer = node.now_cycles() - t0;
                     let local = node.private_array(0);
+                    fetch_block(node, self.home, src, self.words, local, &self.sched);
+                    transfer = node.now_cycles() - t0;
                     let values = node.state(|s| std::mem::take(&mut s.fetch.received));
                     for (i, &v) in values.iter().take(self.words).enumerate() {
                         node.private_read(local.word(i));
@@ -140,7 +145,9 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let cleaner = kind.cleaner(backend, INFO.name, home)?;
     let line_words = (backend.line_bytes() / 8).max(1);
     let accum_word = cost(backend, "accum_word")?;
-    let out = backend.run(Arc::new(Accum { kind, words, home, cleaner, line_words, accum_word })).map_err(run_err)?;
+    let sched = Sched::of(backend)?;
+    let out =
+        backend.run(Arc::new(Accum { kind, words, home, cleaner, line_words, accum_word, sched })).map_err(run_err)?;
 
     let want: u64 = (0..words).map(element).sum();
     let s = &out.states[WORKER];

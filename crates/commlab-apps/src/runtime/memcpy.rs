@@ -29,9 +29,10 @@
 //! destination (the last store for `sm`; the end of the reply's handler for `mp`).
 //! `counters.mbytes_per_s`: bytes / copy time at the machine's clock.
 
+use super::sched::Sched;
 use super::{
-    clean_remote_block, mbytes_per_s, on_fetch_reply, on_fetch_request, partner_param, Fetch, HasFetch, Reach,
-    FETCH_REQUEST, SETTLE_CYCLES, WORKER,
+    clean_remote_block, fetch_block, mbytes_per_s, on_fetch_reply, on_fetch_request, partner_param, Fetch, HasFetch,
+    Reach, SETTLE_CYCLES, WORKER,
 };
 use crate::app::{barrier_kind_of, cost, result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::Params;
@@ -56,6 +57,8 @@ struct Memcpy {
     cleaner: ProcId,
     line_words: usize,
     memcpy_word: u64,
+    /// The runtime's scheduler costs (`mp`: the copying thread waits blocked).
+    sched: Sched,
 }
 
 #[derive(Default)]
@@ -76,6 +79,9 @@ impl HasFetch for State {
     fn fetch(&mut self) -> &mut Fetch {
         &mut self.fetch
     }
+    fn fetch_ref(&self) -> &Fetch {
+        &self.fetch
+    }
 }
 
 impl Program for Memcpy {
@@ -88,7 +94,7 @@ impl Program for Memcpy {
     }
     fn init_state(&self, id: ProcId, _: usize) -> State {
         let source = if id == self.home { (0..self.words).map(source_value).collect() } else { Vec::new() };
-        State { fetch: Fetch { source, ..Fetch::default() }, ..State::default() }
+        State { fetch: Fetch { source, wake_cycles: self.sched.wake, ..Fetch::default() }, ..State::default() }
     }
     fn main<N: Node<State = State>>(&self, node: &mut N) {
         let id = node.id();
@@ -118,8 +124,7 @@ impl Program for Memcpy {
                     }
                 }
                 Reach::Dma => {
-                    node.send_am(self.home, FETCH_REQUEST, &[]);
-                    node.wait_until("the copy's DMA reply", |s| s.fetch.arrived);
+                    fetch_block(node, self.home, src, self.words, dst, &self.sched);
                 }
             }
             let t1 = node.now_cycles();
@@ -144,7 +149,8 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let words = bytes / 8;
     let line_words = (backend.line_bytes() / 8).max(1);
     let memcpy_word = cost(backend, "memcpy_word")?;
-    let prog = Arc::new(Memcpy { kind, words, home, cleaner, line_words, memcpy_word });
+    let sched = Sched::of(backend)?;
+    let prog = Arc::new(Memcpy { kind, words, home, cleaner, line_words, memcpy_word, sched });
     let out = backend.run(prog).map_err(run_err)?;
 
     let want: Vec<u64> = (0..words).map(source_value).collect();

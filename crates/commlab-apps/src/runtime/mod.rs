@@ -19,12 +19,14 @@
 pub mod accum;
 pub mod memcpy;
 pub mod rti;
+pub(crate) mod sched;
 pub mod signal;
 pub mod update;
 
 use crate::app::AppError;
 use crate::params::Params;
 use commlab_api::{Addr, Backend, HandlerCtx, HandlerId, Message, Node, ProcId};
+use sched::Sched;
 
 /// The processor that does the work: the invoker, the copier.
 pub(crate) const WORKER: ProcId = 0;
@@ -140,9 +142,10 @@ impl Reach {
     }
 }
 
-/// The `mp` copy's two messages: [`WORKER`] sends `FETCH_REQUEST` to the block's home, whose
-/// handler replies with the block in one bulk (DMA) message, `FETCH_REPLY`. A program with
-/// this copy lists [`on_fetch_request`] and [`on_fetch_reply`] as handlers 0 and 1.
+/// The `mp` copy's two messages: [`WORKER`] sends `FETCH_REQUEST` (the source's address, its
+/// length and the destination's address) to the block's home, whose handler replies with the
+/// block in one bulk (DMA) message, `FETCH_REPLY`. A program with this copy lists
+/// [`on_fetch_request`] and [`on_fetch_reply`] as handlers 0 and 1.
 pub(crate) const FETCH_REQUEST: HandlerId = HandlerId(0);
 pub(crate) const FETCH_REPLY: HandlerId = HandlerId(1);
 
@@ -154,19 +157,36 @@ pub(crate) struct Fetch {
     /// The copy the reply brought (the worker only).
     pub received: Vec<u64>,
     pub arrived: bool,
+    /// What the reply's handler pays to make the waiting thread runnable (`costs.sched_wake`).
+    pub wake_cycles: u64,
+}
+
+/// The `mp` copy from the worker's side: ask `home` for the block at `src` of `words` words
+/// (the request names the source, its length and the destination, `dst`), and wait, blocked,
+/// for the reply's DMA: its handler makes the thread runnable and the scheduler resumes it
+/// (`sched`). The block's values are then in the state's `received`.
+pub(crate) fn fetch_block<N: Node>(node: &mut N, home: ProcId, src: Addr, words: usize, dst: Addr, sched: &Sched)
+where
+    N::State: HasFetch,
+{
+    node.send_am(home, FETCH_REQUEST, &[src.0, words as u64, dst.0]);
+    node.wait_until("the copy's DMA reply", |s: &N::State| s.fetch_ref().arrived);
+    node.compute(sched.resume_cycles());
 }
 
 /// A program state that holds a [`Fetch`].
 pub(crate) trait HasFetch {
     fn fetch(&mut self) -> &mut Fetch;
+    fn fetch_ref(&self) -> &Fetch;
 }
 
 pub(crate) fn on_fetch_request<S: HasFetch>(s: &mut S, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
     ctx.send_bulk(m.src, FETCH_REPLY, &[], &[&s.fetch().source]);
 }
 
-pub(crate) fn on_fetch_reply<S: HasFetch>(s: &mut S, _: &mut dyn HandlerCtx, m: &Message<'_>) {
+pub(crate) fn on_fetch_reply<S: HasFetch>(s: &mut S, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
     let f = s.fetch();
+    ctx.compute(f.wake_cycles);
     f.received = m.payload.to_vec();
     f.arrived = true;
 }

@@ -452,8 +452,10 @@ impl<S> World<S> {
             head,
             Some(Target::Protocol { .. } | Target::Trap { .. } | Target::Fault { .. } | Target::OverflowTrap)
         );
-        // A processor waiting in the message barrier has nothing else to do: it polls.
-        let in_barrier = matches!(proc.main, MainState::Blocked { wait: Wait::Barrier(_), .. });
+        // A processor waiting in the message barrier has nothing else to do: it polls (unless
+        // the machine's barrier waits with interrupts on, `messaging.barrier_wait_interrupts`).
+        let in_barrier = matches!(proc.main, MainState::Blocked { wait: Wait::Barrier(_), .. })
+            && !self.cfg.msg.barrier_wait_interrupts;
         let interrupt = protocol || (proc.mode == ReceiveMode::Interrupt && !in_barrier);
         let allowed = match proc.main {
             MainState::Running => false,
@@ -564,8 +566,14 @@ impl<S> World<S> {
                 let message = Message { src: rec.src as ProcId, args: &rec.args, payload: &rec.payload };
                 (self.handlers[h.0 as usize])(&mut proc.state, &mut ctx, &message);
             }
-            Target::BarrierArrive => proc.barrier.arrivals += 1,
-            Target::BarrierRelease => proc.barrier.released = proc.barrier.released.max(rec.args[0]),
+            Target::BarrierArrive => {
+                proc.barrier.arrivals += 1;
+                ctx.offset_cycles += cfg.msg.barrier_handler_cycles;
+            }
+            Target::BarrierRelease => {
+                proc.barrier.released = proc.barrier.released.max(rec.args[0]);
+                ctx.offset_cycles += cfg.msg.barrier_handler_cycles;
+            }
             Target::Protocol { .. } | Target::Trap { .. } | Target::FlowAck => {}
             Target::Fault { line, write } => {
                 call_fault_handler(self.fault_handler, &mut proc.state, &mut ctx, line, write)

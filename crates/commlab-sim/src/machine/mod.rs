@@ -328,6 +328,10 @@ pub struct MessagingCosts {
     pub dma_bytes_per_cycle: f64,
     pub dma_align_bytes: u64,
     pub barrier_arity: u64,
+    /// The message barrier handler's body (`messaging.barrier_handler_cycles`).
+    pub barrier_handler_cycles: u64,
+    /// A processor waiting in the message barrier takes its messages by interrupt.
+    pub barrier_wait_interrupts: bool,
     /// Flow-control window in messages (0: off).
     pub flow_window_messages: u64,
     /// Copying a message into the software queue of flow control.
@@ -1085,6 +1089,8 @@ impl MachineConfig {
             dma_bytes_per_cycle: m.dma_bytes_per_cycle,
             dma_align_bytes: m.dma_align_bytes,
             barrier_arity: m.barrier_arity,
+            barrier_handler_cycles: m.barrier_handler_cycles,
+            barrier_wait_interrupts: m.barrier_wait_interrupts,
             flow_window_messages: m.flow_window_messages,
             flow_buffer_cycles: m.flow_buffer_cycles,
             backedge_interval_cycles: m.backedge_interval_cycles,

@@ -217,6 +217,14 @@ pub struct MessagingSpec {
     pub dma_bytes_per_cycle: f64,
     pub dma_align_bytes: u64,
     pub barrier_arity: u64,
+    /// The body of the message barrier's handler, an arrival (count and compare) or a wakeup,
+    /// on top of its entry and argument reads (0, left out of the TOML: free).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub barrier_handler_cycles: u64,
+    /// A processor waiting in the message barrier takes its messages by interrupt, as anywhere
+    /// else (false, left out of the TOML: it polls, at `poll_dispatch_cycles`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub barrier_wait_interrupts: bool,
     /// Overhead-experiment knob: multiplies every send and receive overhead above.
     #[serde(default = "default_scale")]
     pub overhead_scale: f64,
@@ -254,6 +262,10 @@ fn default_scale() -> f64 {
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -489,7 +501,17 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc {
         key: "messaging.barrier_arity",
         unit: "children",
-        doc: "fan-in of the message combining-tree barrier (a processor waiting in it receives by polling)",
+        doc: "fan-in of the message combining-tree barrier (a processor waiting in it receives by polling, unless messaging.barrier_wait_interrupts)",
+    },
+    KeyDoc {
+        key: "messaging.barrier_handler_cycles",
+        unit: "cycles",
+        doc: "the body of the message barrier's handler (an arrival: count and compare; a wakeup: release the waiting thread), on top of entry and argument reads; default 0",
+    },
+    KeyDoc {
+        key: "messaging.barrier_wait_interrupts",
+        unit: "true|false",
+        doc: "a processor waiting in the message barrier takes its messages by interrupt (entry and exit), as it would anywhere else; default false: it polls (messaging.poll_dispatch_cycles)",
     },
     KeyDoc {
         key: "memory.barrier_arity",
