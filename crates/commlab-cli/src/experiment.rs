@@ -488,7 +488,8 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
         .map_err(failed)?;
         // Breakdown and volume at the unchanged machine.
         let at_base: Vec<&Row> = rows.iter().filter(|r| (r.vary - axis.baseline).abs() < 1e-9).collect();
-        files.extend(bars(&d, &title, &at_base)?);
+        let point = format!("{}={}", axis.key, axis.baseline);
+        files.extend(bars(&d, &on_machine(info, &base), Some(&point), &at_base)?);
 
         let mut text = format!("{title}\n  x: {}\n", axis.x_label);
         if a.name == Name::Bisection {
@@ -560,9 +561,15 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
     outcome
 }
 
+/// "em3d on alewife (8 processors)".
+fn on_machine(info: &commlab_apps::AppInfo, base: &machine::MachineConfig) -> String {
+    format!("{} on {} ({} processors)", info.name, base.spec.name, base.nprocs())
+}
+
 /// Stacked bars of the time breakdown and the traffic volume, one bar per run in `rows`, in
-/// that order.
-fn bars(d: &Path, title: &str, rows: &[&Row]) -> Result<Vec<PathBuf>, Failure> {
+/// that order; `point`: the point of a sweeping experiment they show, in their titles
+/// ("time breakdown at cross_traffic.rate_bytes_per_cycle=0: em3d on ..."; they did not say).
+fn bars(d: &Path, title: &str, point: Option<&str>, rows: &[&Row]) -> Result<Vec<PathBuf>, Failure> {
     if rows.is_empty() {
         return Ok(Vec::new());
     }
@@ -572,7 +579,11 @@ fn bars(d: &Path, title: &str, rows: &[&Row]) -> Result<Vec<PathBuf>, Failure> {
     for (stem, stack, what) in
         [("breakdown", Stack::Time, "time breakdown"), ("volume", Stack::Traffic, "traffic volume")]
     {
-        let chart = RunBars { stack, title: &format!("{what}, {title}"), bars: &names, runs: &runs };
+        let title = match point {
+            Some(p) => format!("{what} at {p}: {title}"),
+            None => format!("{what}, {title}"),
+        };
+        let chart = RunBars { stack, title: &title, bars: &names, runs: &runs };
         files.extend(chart_runs::draw(&d.join(stem), &chart).map_err(failed)?);
     }
     Ok(files)
@@ -638,7 +649,7 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
         .collect();
     let row_refs: Vec<&Row> = rows.iter().collect();
     let title = format!("{} on {} ({} processors)", info.name, base.spec.name, base.nprocs());
-    let mut files = bars(dir, &title, &row_refs)?;
+    let mut files = bars(dir, &title, None, &row_refs)?;
     let mut text = String::new();
     if a.name == Name::Aggregation {
         let n_of = |r: &Row| r.record.variant.strip_prefix("buffer-").and_then(|n| n.parse().ok()).unwrap_or(1.0);
@@ -768,8 +779,10 @@ fn run_param_curve(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig
     )
     .map_err(failed)?;
     // Breakdown and volume at the largest value.
-    let at_largest: Vec<&Row> = rows.iter().filter(|r| r.vary == *c.values.last().expect("values") as f64).collect();
-    files.extend(bars(dir, &title, &at_largest)?);
+    let largest = *c.values.last().expect("values");
+    let at_largest: Vec<&Row> = rows.iter().filter(|r| r.vary == largest as f64).collect();
+    let point = format!("{}={largest}", c.key);
+    files.extend(bars(dir, &on_machine(info, base), Some(&point), &at_largest)?);
     let mut text =
         format!("{title}\n  x: --param {} ({})\n  y: {} (counters.{})\n", c.key, c.x_label, c.y_label, c.counter);
     for (v, pts) in &all {

@@ -1,10 +1,9 @@
 //! Progress off a terminal (a batch job, a log file) and how long a command took, on stderr so
 //! that stdout stays parseable.
 //!
-//! [`Lines`] prints what is to be done at once, then a line with the runs done, the time
-//! elapsed and an ETA at a steady interval ([`every`]): when a run finishes and the interval
-//! has passed, and from a ticker thread while no run finishes (one slow point is never
-//! silent). [`took`] is the closing line of a command that ran more than a few seconds.
+//! [`Lines`] prints a line with the runs done, the time elapsed and an ETA at a steady
+//! interval ([`every`]): when a run finishes and the interval has passed, and from a ticker
+//! thread while no run finishes (one slow point is never silent). [`took`] is the closing line of a command that ran more than a few seconds.
 //!
 //! `COMMLAB_PROGRESS_EVERY_S` sets the interval in seconds (default 10); 0 prints a line
 //! for every run and a closing line for every command.
@@ -87,9 +86,9 @@ pub(crate) struct Lines {
 }
 
 impl Lines {
-    /// Says at once that `what` has `total` runs to do, and starts the ticker.
+    /// Progress of `total` runs of `what`, the ticker started. Nothing is printed yet: a run
+    /// may still refuse its input (an app on too few processors), and bad input is one line.
     pub(crate) fn start(what: &str, total: usize) -> Lines {
-        eprintln!("{what}: {total} runs to do");
         let now = Instant::now();
         let state = State { what: what.to_string(), total, done: 0, started: now, last_line: now, finished: false };
         let shared: Shared = Arc::new((Mutex::new(state), Condvar::new()));

@@ -101,7 +101,8 @@ fn plot_refuses_negative_cycles_and_duplicated_records() {
     let d = TempDir::new("plot-bad");
     let out = d.file("sweep");
     let out = out.to_str().unwrap();
-    ok(&["sweep", "am-latency", "--vary", "hops=1,2", "--variant", "mp-int", "--out", out]);
+    // One job: the file in grid order (lines are in the order runs finished).
+    ok(&["sweep", "am-latency", "--vary", "hops=1,2", "--variant", "mp-int", "--jobs", "1", "--out", out]);
     let results = d.file("sweep/results.jsonl");
     let text = std::fs::read_to_string(&results).unwrap();
     let lines: Vec<&str> = text.lines().collect();

@@ -82,6 +82,10 @@ fn bisection_experiment_writes_results_summary_and_plots() {
         for l in labels {
             assert!(texts.iter().any(|t| t == l), "{stem}.svg: no `{l}` in {texts:?}");
         }
+        // Regression (issue 36, item 8): the bars did not say which point of the sweep they show.
+        let what = if stem == "breakdown" { "time breakdown" } else { "traffic volume" };
+        let title = format!("{what} at cross_traffic.rate_bytes_per_cycle=0: em3d on alewife (8 processors)");
+        assert!(texts.contains(&title), "{stem}.svg: no title `{title}` in {texts:?}");
     }
     std::fs::remove_dir_all(&d).unwrap();
 }
@@ -425,6 +429,9 @@ fn blizzard_experiment_quick_writes_a_table_of_the_results() {
         assert_eq!(pt[1].as_f64(), rec["counters"]["speedup"].as_f64());
     }
     assert!(!text.contains("missing"), "none of the five is missing: {text}");
+    // Regression (issue 36, item 8): speedup plots had no ideal line.
+    let texts = svg_texts(&std::fs::read_to_string(d.file("speedup-appbt.svg")).unwrap());
+    assert!(texts.iter().any(|t| t == "ideal (speedup = processors)"), "{texts:?}");
     bad_input(&["experiment", "blizzard", "--quick", "--out", d.arg()], &["already holds results", "--resume"]);
     ok(&["experiment", "blizzard", "--quick", "--resume", "--out", d.arg()]);
     assert_eq!(json_lines(&d.file("results.jsonl")).len(), records.len(), "--resume ran nothing again");

@@ -28,6 +28,28 @@ pub(super) fn tick(v: f64, (div, suffix): (f64, &str)) -> String {
     format!("{s}{suffix}")
 }
 
+/// Round tick values (1, 2 or 5 times a power of ten apart, about `count` of them) within
+/// [lo, hi]: a colour bar labelled at lo + k (hi - lo) / 4 showed 299.996.
+pub(super) fn nice_ticks(lo: f64, hi: f64, count: usize) -> Vec<f64> {
+    if !lo.is_finite() || !hi.is_finite() || hi <= lo || count == 0 {
+        return if lo.is_finite() { vec![lo] } else { Vec::new() };
+    }
+    let raw = (hi - lo) / count as f64;
+    let power = 10f64.powf(raw.log10().floor());
+    // Steps of 1, 2 and 5 times powers of ten, largest first, until three ticks or more fall
+    // in the range.
+    let mut ticks = Vec::new();
+    for step in [10.0, 5.0, 2.0, 1.0, 0.5, 0.2, 0.1].map(|m| m * power) {
+        let (first, last) = ((lo / step).ceil() as i64, (hi / step).floor() as i64);
+        // Whole multiples of the step, each computed afresh (no accumulated residue); -0 is 0.
+        ticks = (first..=last).map(|k| k as f64 * step).map(|v| if v == 0.0 { 0.0 } else { v }).collect();
+        if ticks.len() >= 3 {
+            break;
+        }
+    }
+    ticks
+}
+
 /// A value printed on a chart (a bar total) or in a message: whole from 100 up, else up to 3 decimals.
 pub(crate) fn short_number(v: f64) -> String {
     if v != 0.0 && (v.abs() >= 1e9 || v.abs() < 1e-3) {
@@ -105,6 +127,19 @@ mod tests {
         assert_eq!(short_number(16182.82224), "16183");
         assert_eq!(short_number(10.0), "10");
         assert_eq!(short_number(0.125), "0.125");
+    }
+
+    #[test]
+    fn colour_bar_ticks_are_round() {
+        // Regression (issue 36, item 8): a heat map's colour bar showed 299.996.
+        assert_eq!(nice_ticks(0.004, 299.996, 4), vec![50.0, 100.0, 150.0, 200.0, 250.0]);
+        let texts: Vec<String> = nice_ticks(12.5, 13.4, 4).into_iter().map(|t| tick(t, (1.0, ""))).collect();
+        assert_eq!(texts, ["12.6", "12.8", "13", "13.2", "13.4"]);
+        assert_eq!(nice_ticks(5.0, 5.0, 4), vec![5.0]);
+        assert!(nice_ticks(f64::NAN, 1.0, 4).is_empty());
+        for t in nice_ticks(0.004, 299.996, 4) {
+            assert!(!tick(t, tick_scale(0.004, 299.996)).contains('.'), "{t}");
+        }
     }
 
     #[test]

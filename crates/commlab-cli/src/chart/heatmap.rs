@@ -2,7 +2,7 @@
 //! scale (viridis), with a colour bar; optionally each cell's value written in it. Missing
 //! (non-finite) cells are drawn light grey.
 
-use super::axis::{bounds, short_number, tick, tick_scale};
+use super::axis::{bounds, nice_ticks, short_number, tick, tick_scale};
 use super::render::{err, render};
 use super::style::{text, GRID, INK};
 use super::{Heatmap, SIZE};
@@ -134,9 +134,9 @@ fn draw<DB: DrawingBackend>(
     }
     bar_area.draw(&Rectangle::new([(x0, top), (x1, bottom)], ShapeStyle::from(&GRID).stroke_width(1))).map_err(err)?;
     let ts = tick_scale(lo, hi);
-    for k in 0..=4 {
-        let v = lo + (hi - lo) * k as f64 / 4.0;
-        let y = bottom - (bottom - top) * k / 4;
+    for v in nice_ticks(lo, hi, 4) {
+        let at = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
+        let y = bottom - ((bottom - top) as f64 * at).round() as i32;
         bar_area.draw(&PathElement::new(vec![(x1, y), (x1 + 4, y)], INK.stroke_width(1))).map_err(err)?;
         bar_area
             .draw(&Text::new(tick(v, ts), (x1 + 8, y), text(13.0).pos(Pos::new(HPos::Left, VPos::Center))))

@@ -15,6 +15,9 @@
 
 use super::{read_rows, write_summary, ExperimentArgs, Row};
 use crate::chart::{self, LineChart, Series};
+
+/// The speedup plots' line of linear speedup.
+const IDEAL: &str = "ideal (speedup = processors)";
 use crate::failure::{failed, input, Failure};
 use crate::machine_arg;
 use crate::record::{self, ResultRecord};
@@ -299,6 +302,11 @@ fn summarize(
             }
         }
         if !series.is_empty() {
+            // The ideal, speedup = processors, at the processor counts run (plots had none).
+            let mut procs: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
+            procs.sort_by(f64::total_cmp);
+            procs.dedup();
+            series.push(Series { name: IDEAL.to_string(), points: procs.iter().map(|&p| (p, p)).collect() });
             let title = format!("{app}: speedup over the sequential program");
             files.extend(
                 chart::line_chart(

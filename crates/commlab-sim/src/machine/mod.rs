@@ -58,6 +58,11 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Names of the shipped presets.
+/// [`MachineConfig::mean_hops`] is exact (every ordered pair) up to this many processors.
+const EXACT_MEAN_HOPS_PROCS: usize = 16384;
+/// Above [`EXACT_MEAN_HOPS_PROCS`], sources and destinations sampled for the mean hops.
+const MEAN_HOPS_SAMPLES: usize = 1024;
+
 pub fn preset_names() -> Vec<&'static str> {
     PRESETS.iter().map(|(n, _)| *n).collect()
 }
@@ -1306,16 +1311,36 @@ impl MachineConfig {
         self.topology.bisection_links().len() as f64 * self.cycle_ps / self.link_ps_per_byte
     }
 
-    /// Mean router hops between two distinct processors (over all ordered pairs; 0 with fewer
-    /// than two processors).
+    /// Mean router hops between two distinct processors (0 with fewer than two processors): over
+    /// all ordered pairs up to [`EXACT_MEAN_HOPS_PROCS`] processors; above, over the pairs of
+    /// [`MEAN_HOPS_SAMPLES`] evenly spaced sources and as many evenly spaced destinations (all
+    /// pairs is quadratic: 100000 processors took minutes).
     pub fn mean_hops(&self) -> f64 {
         let n = self.nprocs();
-        if n < 2 {
+        if n <= EXACT_MEAN_HOPS_PROCS {
+            self.mean_hops_over(n)
+        } else {
+            self.mean_hops_over(MEAN_HOPS_SAMPLES)
+        }
+    }
+
+    /// Mean hops over the distinct pairs of `samples` evenly spaced sources and destinations
+    /// (every processor when `samples` is the processor count).
+    fn mean_hops_over(&self, samples: usize) -> f64 {
+        let n = self.nprocs();
+        let samples = samples.min(n);
+        if samples < 2 {
             return 0.0;
         }
-        let total: usize =
-            (0..n).flat_map(|a| (0..n).map(move |b| (a, b))).map(|(a, b)| self.topology.hops(a, b)).sum();
-        total as f64 / (n * (n - 1)) as f64
+        let at = |i: usize| ((i as u128 * n as u128) / samples as u128) as usize;
+        let (mut total, mut pairs) = (0u64, 0u64);
+        for a in (0..samples).map(at) {
+            for b in (0..samples).map(at).filter(|&b| b != a) {
+                total += self.topology.hops(a, b) as u64;
+                pairs += 1;
+            }
+        }
+        total as f64 / pairs as f64
     }
 
     /// Uncontended one-way network latency of a `bytes`-byte packet (header included) between two
@@ -1363,6 +1388,27 @@ pub fn resize_spec(mut spec: MachineSpec, nprocs: usize) -> Result<MachineSpec, 
         _ => spec.network.nprocs = nprocs,
     }
     Ok(spec)
+}
+
+#[cfg(test)]
+mod mean_hops_tests {
+    use super::*;
+
+    #[test]
+    fn mean_hops_samples_a_large_machine_quickly_and_closely() {
+        // Regression (issue 36): `experiment bisection --procs 100000` spent minutes here.
+        let big = MachineConfig::preset("alewife", &[], Some(100_000)).unwrap();
+        let t = std::time::Instant::now();
+        let sampled = big.mean_hops();
+        assert!(t.elapsed().as_secs_f64() < 5.0, "{:?}", t.elapsed());
+        // A 16384-processor mesh: the exact mean and the sampled one agree within 1%.
+        let m = MachineConfig::preset("alewife", &[], Some(EXACT_MEAN_HOPS_PROCS)).unwrap();
+        let (exact, approx) = (m.mean_hops(), m.mean_hops_over(MEAN_HOPS_SAMPLES));
+        assert!((approx - exact).abs() < 0.01 * exact, "exact {exact}, sampled {approx}");
+        // A square-ish mesh of 100000 has a mean distance of about 2 x 316 / 3 hops.
+        assert!((150.0..260.0).contains(&sampled), "{sampled}");
+        assert_eq!(MachineConfig::preset("alewife", &[], Some(1)).unwrap().mean_hops(), 0.0);
+    }
 }
 
 #[cfg(test)]
