@@ -132,7 +132,7 @@ pub fn write(requests: &[Request], runs: &[AppResult]) -> Result<(), Failure> {
                 }
             }
         }
-        // The path was checked before the run (`run::check_outputs`): a failure now is a
+        // The path was checked before the run (`outputs::check_run_outputs`): a failure now is a
         // failed write, not bad input.
         let err =
             |e: std::io::Error| failed(format!("writing --stats {} `{}`: {e}", req.detail.name(), req.path.display()));

@@ -365,7 +365,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
         _ => {}
     }
     let info = commlab_apps::app_info(app_name(&a)).map_err(|e| input(e.to_string()))?;
-    sweep::check_variant_names(info, &a.variant)?;
+    crate::variant_arg::check_variant_names(info, &a.variant)?;
     let base = machine_arg::load(machine_name(&a), &a.set, a.procs)?;
     sweep::select_variants(info, &a.variant, &base).map_err(|e| input(e.to_string()))?;
     let dir = a.out.clone().unwrap_or_else(|| PathBuf::from(format!("experiment-{name}-{}", info.name)));

@@ -15,7 +15,7 @@ use commlab_native::NativeBackend;
 use std::io::Write;
 
 /// The `--machine` name of the host.
-pub(crate) const MACHINE: &str = "host";
+pub(crate) const MACHINE: &str = crate::machine_arg::HOST;
 
 /// `commlab run`'s arguments that mean something natively (`--jobs` does not: variants run
 /// one after another), and whether each simulator-only option was given.
@@ -43,14 +43,14 @@ fn why_not(option: &str) -> &'static str {
 
 pub(crate) fn run(args: Args) -> Result<(), Failure> {
     let info = commlab_apps::app_info(&args.app).map_err(|e| input(e.to_string()))?;
-    crate::sweep::check_variant_names(info, &args.variant)?;
+    crate::variant_arg::check_variant_names(info, &args.variant)?;
     commlab_apps::Params::parse(info, &args.params).map_err(|e| input(e.to_string()))?;
     if let Some((_, option)) = args.sim_only.iter().find(|(given, _)| *given) {
         return Err(input(format!("--machine host does not take {option} ({})", why_not(option))));
     }
     let detail: Vec<detail_stats::Request> =
         args.stats.iter().map(|s| detail_stats::Request::parse(s)).collect::<Result<_, _>>()?;
-    crate::run::check_outputs(args.out.as_deref(), &detail)?;
+    crate::outputs::check_run_outputs(args.out.as_deref(), &detail)?;
     let host = NativeBackend::new();
     let cores = host.cores();
     let procs = args.procs.unwrap_or(cores);
@@ -60,7 +60,7 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
         eprintln!("commlab: warning: {procs} processors on {cores} cores: threads share cores, so times are not those of {procs} cores");
     }
     // `all`: the variants the host has the mechanisms for (no one-sided access, no Tempest).
-    let variants = crate::run::listed_variants(&backend, info, &args.variant)?;
+    let variants = crate::variant_arg::listed_variants(&backend, info, &args.variant)?;
     let clock = backend.clock();
     let fingerprint = format!("host:{cores}-cores:{:.0}-mhz-{}", clock.mhz, clock.source);
     let meta = RunMeta { machine: MACHINE, fingerprint: &fingerprint, overrides: &[], procs, seed: args.seed };

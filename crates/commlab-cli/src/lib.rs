@@ -34,3 +34,4 @@ pub mod reproduce;
 pub mod run;
 pub mod sweep;
 pub mod validate;
+mod variant_arg;

@@ -6,9 +6,12 @@
 use crate::failure::{input, Failure};
 use commlab_sim::machine::{self, MachineConfig};
 
+/// The `--machine` name that runs natively on the host (`host.rs`), not a simulated machine.
+pub(crate) const HOST: &str = "host";
+
 /// Load a preset by name or a machine file by path.
 pub fn load(machine: &str, set: &[String], procs: Option<usize>) -> Result<MachineConfig, Failure> {
-    if machine == crate::host::MACHINE {
+    if machine == HOST {
         // `run` takes the host before it gets here; every other command simulates.
         return Err(input(format!(
             "--machine host is not supported here: only `commlab run` runs on the host (natively); this command simulates, so give a preset ({}) or a machine file (`commlab characterize` writes one for this host)",

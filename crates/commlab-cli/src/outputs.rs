@@ -137,6 +137,22 @@ fn is_fifo_or_tty(f: &std::fs::File) -> bool {
     false
 }
 
+/// Every file a run writes (`--out`, each `--stats`), checked before it runs: writable, and
+/// no file named twice.
+pub(crate) fn check_run_outputs(
+    out: Option<&std::path::Path>,
+    detail: &[crate::detail_stats::Request],
+) -> Result<(), Failure> {
+    let mut outputs: Vec<Output> = Vec::new();
+    if let Some(p) = out {
+        outputs.push(Output { flag: "--out".to_string(), path: p });
+    }
+    for d in detail {
+        outputs.push(Output { flag: format!("--stats {}", d.detail.name()), path: &d.path });
+    }
+    check(&outputs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,6 @@ use crate::failure::{failed, input, Failure};
 use crate::machine_arg;
 use crate::memory_check;
 use crate::output;
-use crate::outputs;
 use crate::record::{ResultRecord, RunMeta};
 use commlab_apps::{AppError, AppInfo, AppResult};
 use commlab_sim::machine::MachineConfig;
@@ -185,7 +184,7 @@ struct Sink<'a> {
 }
 
 impl<'a> Sink<'a> {
-    /// `path` was checked by [`check_outputs`].
+    /// `path` was checked by [`crate::outputs::check_run_outputs`].
     fn new(path: Option<&'a std::path::Path>) -> Self {
         Sink { path, file: None }
     }
@@ -241,7 +240,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         checked_inputs(&args.app, &args.variant, &args.param, &args.machine, &args.set, args.procs)?;
     let detail: Vec<detail_stats::Request> =
         args.stats.iter().map(|s| detail_stats::Request::parse(s)).collect::<Result<_, _>>()?;
-    check_outputs(args.out.as_deref(), &detail)?;
+    crate::outputs::check_run_outputs(args.out.as_deref(), &detail)?;
     let mut sink = Sink::new(args.out.as_deref());
     let (name, fingerprint) = (cfg.spec.name.clone(), cfg.fingerprint());
     let meta = RunMeta {
@@ -296,19 +295,6 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     }
 }
 
-/// Every file a run writes (`--out`, each `--stats`), checked before it runs: writable, and
-/// no file named twice.
-pub(crate) fn check_outputs(out: Option<&std::path::Path>, detail: &[detail_stats::Request]) -> Result<(), Failure> {
-    let mut outputs: Vec<outputs::Output> = Vec::new();
-    if let Some(p) = out {
-        outputs.push(outputs::Output { flag: "--out".to_string(), path: p });
-    }
-    for d in detail {
-        outputs.push(outputs::Output { flag: format!("--stats {}", d.detail.name()), path: &d.path });
-    }
-    outputs::check(&outputs)
-}
-
 /// The checked inputs of a run: the app, its selected variants and the resolved machine
 /// (errors in the order `commlab run` reports them).
 pub(crate) fn checked_inputs(
@@ -320,25 +306,11 @@ pub(crate) fn checked_inputs(
     procs: Option<usize>,
 ) -> Result<(&'static AppInfo, Vec<&'static str>, MachineConfig), Failure> {
     let info = commlab_apps::app_info(app).map_err(|e| input(e.to_string()))?;
-    crate::sweep::check_variant_names(info, variant)?;
+    crate::variant_arg::check_variant_names(info, variant)?;
     commlab_apps::Params::parse(info, params).map_err(|e| input(e.to_string()))?;
     let cfg = machine_arg::load(machine, set, procs)?;
-    let variants = listed_variants(&Simulator::new(cfg.clone()), info, variant)?;
+    let variants = crate::variant_arg::listed_variants(&Simulator::new(cfg.clone()), info, variant)?;
     Ok((info, variants, cfg))
-}
-
-/// The variants `spec` names (`all`: those `backend` has the mechanisms for; or names
-/// separated by commas, as sweep and experiment take them), in the app's order, each once.
-pub(crate) fn listed_variants<B: commlab_api::Backend>(
-    backend: &B,
-    info: &'static AppInfo,
-    spec: &str,
-) -> Result<Vec<&'static str>, Failure> {
-    let mut named = Vec::new();
-    for v in spec.split(',') {
-        named.extend(commlab_apps::variants_on(backend, info, v.trim()).map_err(|e| input(e.to_string()))?);
-    }
-    Ok(info.variants.iter().copied().filter(|v| named.contains(v)).collect())
 }
 
 /// Refuse a run that does not fit in memory; then how many of its `variants` variants run at

@@ -608,21 +608,12 @@ pub(crate) fn select_variants(
     Ok(info.variants.iter().copied().filter(|v| named.contains(v)).collect())
 }
 
-/// Check that every name in `spec` (`all`, or variants separated by commas) is one of the
-/// app's, before the machine is loaded (errors in the order a run reports them).
-pub(crate) fn check_variant_names(info: &'static commlab_apps::AppInfo, spec: &str) -> Result<(), Failure> {
-    for v in spec.split(',') {
-        info.select_variants(v.trim()).map_err(|e| input(e.to_string()))?;
-    }
-    Ok(())
-}
-
 /// Check a sweep and read what its results file holds, without running anything: the grid is
 /// counted (and refused above [`MAX_RUNS`]) before anything is built, the output directory is
 /// made, then every point's machine is built and checked, one point at a time.
 pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
     let info = commlab_apps::app_info(&args.app).map_err(|e| input(e.to_string()))?;
-    check_variant_names(info, &args.variant)?;
+    crate::variant_arg::check_variant_names(info, &args.variant)?;
     Params::parse(info, &args.param).map_err(|e| input(e.to_string()))?;
     let base = machine_arg::load(&args.machine, &args.set, args.procs)?;
     let variants = select_variants(info, &args.variant, &base).map_err(|e| input(e.to_string()))?;
