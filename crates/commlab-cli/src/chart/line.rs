@@ -1,6 +1,6 @@
 //! Line charts: one curve per series, crossovers marked, vertical markers, linear or log x.
 
-use super::axis::{bounds, short_number, tick, tick_scale, x_range, y_range};
+use super::axis::{bounds, log_tick, log_ticks, short_number, tick, tick_scale, x_range, y_range};
 use super::render::{err, render};
 use super::style::{colour, draw_cross, draw_legend, draw_point, legend_width, text, Swatch, GRID, INK, MARKER_INK};
 use super::{Cross, LineChart, Marker, SIZE};
@@ -75,35 +75,69 @@ pub(crate) fn line_chart(stem: &Path, chart: &LineChart) -> Result<Vec<PathBuf>,
 }
 
 fn draw_line<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &LineChart, d: &LineData) -> Result<(), String> {
+    let legend = Legend::of(chart, d);
+    let legend_w = legend_width(root, &legend.names());
     if chart.log_x {
-        let ticks = log_ticks(d);
-        draw_line_in(root, chart, d, (d.x.0..d.x.1).log_scale().with_key_points(ticks))
+        // The x axis's length in pixels: the plot area less the chart's margins and y labels.
+        let px = (SIZE.0 - legend_w) as f64 - (12 + 20 + Y_LABEL_AREA) as f64;
+        let style = text(14.0);
+        let width = |s: &str| root.estimate_text_size(s, &style).map(|w| w.0 as f64).unwrap_or(9.0 * s.len() as f64);
+        let xs: Vec<f64> = d.curves.iter().flatten().map(|p| p.0).collect();
+        let ticks = log_ticks(&xs, d.x, chart.x_kind, px, &width);
+        draw_line_in(root, chart, d, &legend, legend_w, (d.x.0..d.x.1).log_scale().with_key_points(ticks))
     } else {
-        draw_line_in(root, chart, d, d.x.0..d.x.1)
+        draw_line_in(root, chart, d, &legend, legend_w, d.x.0..d.x.1)
     }
 }
 
-/// The labelled x values of a log axis: the data's own x values when there are a few (a
-/// speedup plot's 1, 2, 4, 8, 16 processors), else 1, 2 and 5 times each power of ten in
-/// range. (Plotters' own choice on a log axis labels only powers of ten, so 16 processors
-/// were left unlabelled.)
-fn log_ticks(d: &LineData) -> Vec<f64> {
-    let mut xs: Vec<f64> = d.curves.iter().flatten().map(|p| p.0).collect();
-    xs.sort_by(f64::total_cmp);
-    xs.dedup();
-    if !xs.is_empty() && xs.len() <= 12 {
-        return xs;
-    }
-    let mut ticks = Vec::new();
-    let mut decade = 10f64.powf(d.x.0.log10().floor());
-    while decade <= d.x.1 {
-        ticks.extend([1.0, 2.0, 5.0].iter().map(|m| m * decade).filter(|t| (d.x.0..=d.x.1).contains(t)));
-        decade *= 10.0;
-    }
-    ticks
+/// Width in pixels of the area left of the plot that holds the y tick labels.
+const Y_LABEL_AREA: u32 = 84;
+
+/// The legend panel's contents: one entry per series (and crossover, marker), and the
+/// markers' table.
+struct Legend {
+    entries: Vec<(Swatch, String)>,
+    table: Vec<String>,
 }
 
-fn draw_line_in<DB, XR>(root: &DrawingArea<DB, Shift>, chart: &LineChart, d: &LineData, xr: XR) -> Result<(), String>
+impl Legend {
+    fn of(chart: &LineChart, d: &LineData) -> Legend {
+        let mut entries: Vec<(Swatch, String)> = chart
+            .series
+            .iter()
+            .zip(&d.curves)
+            .enumerate()
+            .map(|(k, (s, c))| {
+                (Swatch::Line(k), if c.is_empty() { format!("{} (no data)", s.name) } else { s.name.clone() })
+            })
+            .collect();
+        if !chart.crossovers.is_empty() {
+            entries.push((Swatch::Cross, "crossover".to_string()));
+        }
+        if !chart.markers.is_empty() {
+            entries.push((Swatch::Dashed, "marker".to_string()));
+        }
+        // The markers are also listed under the legend, left to right with their x, so that
+        // close ones (the latency experiment has 13 between x = 7 and 17) can be read there.
+        let mut listed: Vec<&Marker> = chart.markers.iter().filter(|m| m.x.is_finite()).collect();
+        listed.sort_by(|a, b| a.x.total_cmp(&b.x));
+        let table: Vec<String> = listed.iter().map(|m| format!("{}  {}", m.label, short_number(m.x))).collect();
+        Legend { entries, table }
+    }
+
+    fn names(&self) -> Vec<&str> {
+        self.entries.iter().map(|e| e.1.as_str()).chain(self.table.iter().map(String::as_str)).collect()
+    }
+}
+
+fn draw_line_in<DB, XR>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &LineChart,
+    d: &LineData,
+    legend: &Legend,
+    legend_w: u32,
+    xr: XR,
+) -> Result<(), String>
 where
     DB: DrawingBackend,
     XR: AsRangedCoord<Value = f64>,
@@ -111,30 +145,10 @@ where
 {
     root.fill(&WHITE).map_err(err)?;
     let body = root.margin(8, 0, 0, 0).titled(chart.title, text(22.0)).map_err(err)?;
-    let mut entries: Vec<(Swatch, String)> = chart
-        .series
-        .iter()
-        .zip(&d.curves)
-        .enumerate()
-        .map(|(k, (s, c))| {
-            (Swatch::Line(k), if c.is_empty() { format!("{} (no data)", s.name) } else { s.name.clone() })
-        })
-        .collect();
-    if !chart.crossovers.is_empty() {
-        entries.push((Swatch::Cross, "crossover".to_string()));
-    }
-    if !chart.markers.is_empty() {
-        entries.push((Swatch::Dashed, "marker".to_string()));
-    }
-    // The markers are also listed under the legend, left to right with their x, so that
-    // close ones (the latency experiment has 13 between x = 7 and 17) can be read there.
-    let mut listed: Vec<&Marker> = chart.markers.iter().filter(|m| m.x.is_finite()).collect();
-    listed.sort_by(|a, b| a.x.total_cmp(&b.x));
-    let table: Vec<String> = listed.iter().map(|m| format!("{}  {}", m.label, short_number(m.x))).collect();
-    let names: Vec<&str> = entries.iter().map(|e| e.1.as_str()).chain(table.iter().map(String::as_str)).collect();
-    let (plot_area, legend_area) = body.split_horizontally(SIZE.0 - legend_width(root, &names));
+    let (entries, table) = (&legend.entries, &legend.table);
+    let (plot_area, legend_area) = body.split_horizontally(SIZE.0 - legend_w);
     let legend_area = legend_area.margin(30, 0, 0, 6);
-    draw_legend(&legend_area, &entries)?;
+    draw_legend(&legend_area, entries)?;
     if !table.is_empty() {
         let top = 40 + 24 * entries.len() as i32 + 20;
         let room = (legend_area.dim_in_pixel().1 as i32 - top - 40) / 16;
@@ -150,10 +164,12 @@ where
         .margin(12)
         .margin_right(20)
         .x_label_area_size(56)
-        .y_label_area_size(84)
+        .y_label_area_size(Y_LABEL_AREA)
         .build_cartesian_2d(xr, d.y.0..d.y.1)
         .map_err(err)?;
-    let (xs, ys) = (if chart.log_x { (1.0, "") } else { tick_scale(d.x.0, d.x.1) }, tick_scale(d.y.0, d.y.1));
+    let (xs, ys) = (tick_scale(d.x.0, d.x.1), tick_scale(d.y.0, d.y.1));
+    let (log_x, x_kind) = (chart.log_x, chart.x_kind);
+    let x_text = move |v: &f64| if log_x { log_tick(*v, x_kind) } else { tick(*v, xs) };
     c.configure_mesh()
         .light_line_style(GRID.mix(0.5))
         .bold_line_style(GRID)
@@ -164,7 +180,7 @@ where
         .label_style(text(14.0))
         .x_labels(10)
         .y_labels(8)
-        .x_label_formatter(&|v| tick(*v, xs))
+        .x_label_formatter(&x_text)
         .y_label_formatter(&|v| tick(*v, ys))
         .draw()
         .map_err(err)?;
@@ -302,7 +318,7 @@ fn path(pts: &[(f64, f64)], log_x: bool) -> Vec<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::super::testing::{is_png, tmp};
-    use super::super::{Cross, Series};
+    use super::super::{Cross, Series, XKind};
     use super::*;
 
     fn series(name: &str, pts: &[(f64, f64)]) -> Series {
@@ -318,6 +334,7 @@ mod tests {
             crossovers,
             markers,
             log_x,
+            x_kind: XKind::Plain,
         }
     }
 
@@ -352,15 +369,16 @@ mod tests {
     fn a_log_axis_labels_every_processor_count_of_a_speedup_plot() {
         let s = [series("stache", &[(1.0, 1.0), (2.0, 1.8), (4.0, 3.1), (8.0, 5.0), (16.0, 7.2)])];
         let c = chart(&s, &[], &[], true);
-        let d = line_data(&c).unwrap();
-        assert_eq!(log_ticks(&d), [1.0, 2.0, 4.0, 8.0, 16.0]);
         let svg = std::fs::read_to_string(&line_chart(&tmp("logticks").join("s"), &c).unwrap()[1]).unwrap();
         assert!(svg.contains(">16<") || svg.contains("\n16\n"), "16 is labelled");
-        // Many points: 1, 2 and 5 per decade within the range.
-        let pts: Vec<(f64, f64)> = (1..=40).map(|k| (k as f64 * 5.0, 1.0)).collect();
+        // Many points (a sweep's 398464 among them): round ticks, printed short.
+        let pts: Vec<(f64, f64)> = (0..=24).map(|k| (1000.0 * 1.35f64.powi(k), 1.0)).chain([(398464.0, 1.0)]).collect();
         let many = [series("a", &pts)];
-        let d = line_data(&chart(&many, &[], &[], true)).unwrap();
-        assert_eq!(log_ticks(&d), [5.0, 10.0, 20.0, 50.0, 100.0, 200.0]);
+        let svg =
+            std::fs::read_to_string(&line_chart(&tmp("logticks").join("m"), &chart(&many, &[], &[], true)).unwrap()[1])
+                .unwrap();
+        assert!(!svg.contains("398464") && !svg.contains("398.46k"), "a data x printed as a tick");
+        assert!(svg.contains("\n100k\n") || svg.contains(">100k<"), "100k is a tick");
     }
 
     #[test]

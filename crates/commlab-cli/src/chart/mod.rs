@@ -25,7 +25,7 @@ mod render;
 pub mod runs;
 mod style;
 
-pub(crate) use axis::short_number;
+pub(crate) use axis::{short_number, XKind};
 pub(crate) use bars::stacked_bars;
 pub(crate) use heatmap::heatmap;
 pub(crate) use line::line_chart;
@@ -61,6 +61,8 @@ pub(crate) struct LineChart<'a> {
     pub crossovers: &'a [Cross],
     pub markers: &'a [Marker],
     pub log_x: bool,
+    /// What the x values are (plain numbers or sizes in bytes), for the tick text.
+    pub x_kind: XKind,
 }
 
 /// A heat map: one cell per (column, row), coloured by value (`heatmap`).
