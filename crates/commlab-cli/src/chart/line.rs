@@ -210,7 +210,7 @@ where
         if pts.is_empty() {
             continue;
         }
-        c.draw_series(LineSeries::new(path(pts, chart.log_x), colour(k).stroke_width(2))).map_err(err)?;
+        c.draw_series(LineSeries::new(pts.iter().copied(), colour(k).stroke_width(2))).map_err(err)?;
         for &(x, y) in pts {
             let (px, py) = c.backend_coord(&(x, y));
             draw_point(root, k, px, py)?;
@@ -220,11 +220,18 @@ where
     // of every label placed before it, stepping further up or down (with a leader line back to
     // the mark) until one is free.
     let style = text(13.0);
+    let mut measured: Vec<f64> = d.curves.iter().flatten().map(|p| p.0).collect();
+    measured.sort_by(f64::total_cmp);
+    measured.dedup();
     let crosses: Vec<(&Cross, (i32, i32))> = chart
         .crossovers
         .iter()
         .filter(|x| x.x.is_finite() && x.y.is_finite())
-        .map(|x| (x, c.backend_coord(&(x.x, x.y))))
+        .map(|x| {
+            let (x0, x1, t) = if chart.log_x { along_segment(x.x, &measured) } else { (x.x, x.x, 0.0) };
+            let ((p0, py), (p1, _)) = (c.backend_coord(&(x0, x.y)), c.backend_coord(&(x1, x.y)));
+            (x, (p0 + (t * (p1 - p0) as f64).round() as i32, py))
+        })
         .collect();
     let mut sizes = Vec::new();
     for (x, _) in &crosses {
@@ -296,23 +303,18 @@ fn place_labels(marks: &[(i32, i32)], sizes: &[(i32, i32)]) -> Vec<Rect> {
     taken
 }
 
-/// The points a curve is drawn through: its samples, and on a log x axis also points between
-/// them, so that each segment shows the straight line in x along which crossovers are
-/// interpolated (and the crossover marks sit on the curves).
-fn path(pts: &[(f64, f64)], log_x: bool) -> Vec<(f64, f64)> {
-    if !log_x {
-        return pts.to_vec();
+/// Where a crossover at `x` sits on a log x axis, as (x0, x1, t): `t` of the way from x0 to
+/// x1 on screen, the measured x values either side of it. Curves are drawn straight between
+/// measured points, and `crossover.rs` interpolates linearly between them, so two curves
+/// drawn straight cross at the same fraction of their segment as the computed crossover
+/// (which on a log axis is not at the same x).
+fn along_segment(x: f64, measured: &[f64]) -> (f64, f64, f64) {
+    let below = measured.iter().copied().rfind(|m| *m <= x);
+    let above = measured.iter().copied().find(|m| *m >= x);
+    match (below, above) {
+        (Some(x0), Some(x1)) if x1 > x0 => (x0, x1, (x - x0) / (x1 - x0)),
+        _ => (x, x, 0.0),
     }
-    let mut out = Vec::new();
-    for w in pts.windows(2) {
-        let ((x0, y0), (x1, y1)) = (w[0], w[1]);
-        for i in 0..32 {
-            let t = i as f64 / 32.0;
-            out.push((x0 + t * (x1 - x0), y0 + t * (y1 - y0)));
-        }
-    }
-    out.extend(pts.last());
-    out
 }
 
 #[cfg(test)]
@@ -455,11 +457,52 @@ mod tests {
         assert_eq!(pack_rows(&[(0, 10), (20, 30), (40, 50)]), vec![0, 0, 0]);
     }
 
+    /// The point lists of the SVG's polylines drawn in series `k`'s colour, 2 pixels wide.
+    fn curve_polylines(svg: &str, k: usize) -> Vec<Vec<(i32, i32)>> {
+        let c = colour(k);
+        let stroke = format!("stroke=\"#{:02X}{:02X}{:02X}\" stroke-width=\"2\"", c.0, c.1, c.2);
+        svg.lines()
+            .filter(|l| l.starts_with("<polyline") && l.contains(&stroke))
+            .map(|l| {
+                let pts = l.split("points=\"").nth(1).unwrap().split('"').next().unwrap();
+                pts.split_whitespace()
+                    .map(|p| {
+                        let (x, y) = p.split_once(',').unwrap();
+                        (x.parse().unwrap(), y.parse().unwrap())
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
     #[test]
-    fn log_paths_follow_the_linear_interpolation() {
-        let p = path(&[(1.0, 0.0), (100.0, 99.0)], true);
-        assert_eq!(p.len(), 33);
-        assert!(p.iter().all(|(x, y)| (y - (x - 1.0)).abs() < 1e-9));
-        assert_eq!(path(&[(1.0, 0.0), (100.0, 99.0)], false).len(), 2);
+    fn curves_are_the_measured_points_joined_straight() {
+        // Regression (issue 36, item 8): on a log axis each segment was drawn through 32
+        // interpolated points, a smooth curve between 3 to 5 measured ones.
+        let pts = [(10.0, 5.0), (100.0, 40.0), (1000.0, 20.0), (5000.0, 90.0)];
+        let s = [series("a", &pts), series("b", &[(10.0, 30.0), (5000.0, 30.0)])];
+        for log in [true, false] {
+            let svg =
+                std::fs::read_to_string(&line_chart(&tmp("straight").join("c"), &chart(&s, &[], &[], log)).unwrap()[1])
+                    .unwrap();
+            // The legend swatch is a 2-point line; the curve is the other polyline.
+            let lines = curve_polylines(&svg, 0);
+            assert_eq!(lines.len(), 2, "log {log}: {lines:?}");
+            assert_eq!(lines[1].len(), pts.len(), "log {log}: the drawn curve is not the measured points");
+            assert_eq!(curve_polylines(&svg, 1)[1].len(), 2);
+            // Vertices go left to right, one per measured point.
+            assert!(lines[1].windows(2).all(|w| w[0].0 < w[1].0), "{:?}", lines[1]);
+        }
+    }
+
+    #[test]
+    fn a_crossover_on_a_log_axis_sits_where_the_straight_segments_cross() {
+        // Linear interpolation puts the crossover of (10, 0)-(1000, 100) and (10, 100)-(1000, 0)
+        // at x = 505, half way along the segment; drawn straight on a log axis the lines cross
+        // half way across the screen, at x = 100.
+        let measured = [10.0, 1000.0];
+        assert_eq!(along_segment(505.0, &measured), (10.0, 1000.0, 0.5));
+        assert_eq!(along_segment(10.0, &measured), (10.0, 10.0, 0.0));
+        assert_eq!(along_segment(5.0, &measured), (5.0, 5.0, 0.0));
     }
 }
