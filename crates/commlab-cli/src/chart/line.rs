@@ -239,7 +239,13 @@ where
         sizes.push((w as i32, h as i32 + 2));
     }
     let marks: Vec<(i32, i32)> = crosses.iter().map(|(_, p)| *p).collect();
-    let places = place_labels(&marks, &sizes);
+    // The drawn curves in pixels, so that no label is put across one.
+    let segments: Vec<Segment> = d
+        .curves
+        .iter()
+        .flat_map(|pts| pts.windows(2).map(|w| (c.backend_coord(&w[0]), c.backend_coord(&w[1]))))
+        .collect();
+    let places = place_labels(&marks, &sizes, &segments);
     for (&(px, py), _) in marks.iter().zip(&places) {
         draw_cross(root, px, py)?;
     }
@@ -279,25 +285,64 @@ fn pack_rows(spans: &[(i32, i32)]) -> Vec<usize> {
         .collect()
 }
 
+/// A straight piece of a drawn curve, in pixels.
+type Segment = ((i32, i32), (i32, i32));
+
+/// Whether segment `s` crosses or touches rectangle `r` (Liang-Barsky clipping).
+fn crosses_rect(((x0, y0), (x1, y1)): Segment, r: Rect) -> bool {
+    let (dx, dy) = ((x1 - x0) as f64, (y1 - y0) as f64);
+    let (mut t0, mut t1) = (0.0f64, 1.0f64);
+    for (p, q) in [(-dx, (x0 - r.0) as f64), (dx, (r.2 - x0) as f64), (-dy, (y0 - r.1) as f64), (dy, (r.3 - y0) as f64)]
+    {
+        if p == 0.0 {
+            if q < 0.0 {
+                return false;
+            }
+        } else {
+            let t = q / p;
+            if p < 0.0 {
+                t0 = t0.max(t);
+            } else {
+                t1 = t1.min(t);
+            }
+        }
+    }
+    t0 <= t1
+}
+
 /// Places for crossover labels of sizes `sizes` (width, height) beside marks at `marks`: the
-/// first of a ladder of places (right or left of the mark, above or below it, then one label
-/// height further each step) that overlaps neither a mark (a 20-pixel square) nor a label
-/// already placed. Each mark or label blocks a few places of the ladder, which has more
-/// places than all of them can block.
-fn place_labels(marks: &[(i32, i32)], sizes: &[(i32, i32)]) -> Vec<Rect> {
+/// nearest of a grid of places (right or left of the mark, one label height further up or
+/// down and half a label width further out at each step) that overlaps no mark (a 20-pixel
+/// square), no label already placed and no drawn curve (`segments`), so a label never sits
+/// on a curve (issue 36); failing that (a crowd of curves), the nearest clear of marks and
+/// labels.
+fn place_labels(marks: &[(i32, i32)], sizes: &[(i32, i32)], segments: &[Segment]) -> Vec<Rect> {
     let mark_boxes: Vec<Rect> = marks.iter().map(|&(x, y)| (x - 10, y - 10, x + 10, y + 10)).collect();
     let mut taken: Vec<Rect> = Vec::new();
     for (&(px, py), &(w, h)) in marks.iter().zip(sizes) {
         let rungs = 4 * marks.len() as i32 + 4;
-        let ladder = (0..=rungs).flat_map(|k| {
-            let up = -22 - k * h;
-            let down = 8 + k * h;
-            [(9, up), (9, down), (-9 - w, up), (-9 - w, down)]
-        });
-        let rect = |(dx, dy): (i32, i32)| (px + dx, py + dy, px + dx + w, py + dy + h);
-        let free = |r: &Rect| !taken.iter().chain(&mark_boxes).any(|t| overlaps(*r, *t));
-        let last = rect((9, -22 - rungs * h));
-        let at = ladder.map(rect).find(free).unwrap_or(last);
+        // (distance, dx, dy), nearest first; the order within a distance is fixed.
+        let mut grid: Vec<(i32, i32, i32)> = Vec::new();
+        for k in 0..=rungs {
+            for col in 0..4 {
+                let out = col * w / 2;
+                for (dx, dy) in [
+                    (9 + out, -22 - k * h),
+                    (9 + out, 8 + k * h),
+                    (-9 - w - out, -22 - k * h),
+                    (-9 - w - out, 8 + k * h),
+                ] {
+                    grid.push((k + col, dx, dy));
+                }
+            }
+        }
+        grid.sort_by_key(|g| g.0);
+        let rect = |dx: i32, dy: i32| (px + dx, py + dy, px + dx + w, py + dy + h);
+        let clear = |r: &Rect| !taken.iter().chain(&mark_boxes).any(|t| overlaps(*r, *t));
+        let off_curves = |r: &Rect| !segments.iter().any(|s| crosses_rect(*s, *r));
+        let places = || grid.iter().map(|&(_, dx, dy)| rect(dx, dy));
+        let last = rect(9, -22 - rungs * h);
+        let at = places().find(|r| clear(r) && off_curves(r)).or_else(|| places().find(clear)).unwrap_or(last);
         taken.push(at);
     }
     taken
@@ -430,7 +475,7 @@ mod tests {
         // other), and a crowd of ten at one spot.
         for marks in [vec![(500, 300), (528, 284)], (0..10).map(|i| (400 + i, 300 - i)).collect::<Vec<_>>()] {
             let sizes: Vec<(i32, i32)> = marks.iter().map(|_| (70, 16)).collect();
-            let at = place_labels(&marks, &sizes);
+            let at = place_labels(&marks, &sizes, &[]);
             for (i, a) in at.iter().enumerate() {
                 for (j, b) in at.iter().enumerate() {
                     assert!(i == j || !overlaps(*a, *b), "labels {i} and {j} overlap: {a:?} {b:?}");
@@ -440,6 +485,43 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn crossover_labels_stay_off_the_curves() {
+        // Regression (issue 36, item 8): a label was put right of and above its mark, across
+        // the rising curve. Two curves crossing at (500, 300) as an X, steep and shallow ones,
+        // and two crossovers close together on one pair of lines.
+        type Case = (Vec<(i32, i32)>, Vec<Segment>);
+        let cases: Vec<Case> = vec![
+            (vec![(500, 300)], vec![((100, 700), (900, -100)), ((100, -100), (900, 700))]),
+            (vec![(500, 300)], vec![((460, 700), (540, -100)), ((460, -100), (540, 700))]),
+            (vec![(500, 300)], vec![((100, 340), (900, 260)), ((100, 260), (900, 340))]),
+            (
+                vec![(400, 300), (600, 300)],
+                vec![
+                    ((200, 100), (400, 300)),
+                    ((400, 300), (600, 300)),
+                    ((600, 300), (800, 100)),
+                    ((200, 300), (800, 300)),
+                ],
+            ),
+        ];
+        for (marks, segments) in cases {
+            let sizes: Vec<(i32, i32)> = marks.iter().map(|_| (70, 16)).collect();
+            let at = place_labels(&marks, &sizes, &segments);
+            for (i, r) in at.iter().enumerate() {
+                for s in &segments {
+                    assert!(!crosses_rect(*s, *r), "label {i} {r:?} lies across the curve {s:?}");
+                }
+                for (x, y) in &marks {
+                    assert!(!(r.0 <= *x && *x <= r.2 && r.1 <= *y && *y <= r.3), "label {i} {r:?} holds a crossover");
+                }
+            }
+        }
+        assert!(crosses_rect(((0, 0), (10, 10)), (4, 4, 6, 6)));
+        assert!(!crosses_rect(((0, 0), (10, 0)), (4, 4, 6, 6)));
+        assert!(crosses_rect(((5, 0), (5, 10)), (4, 4, 6, 6)));
     }
 
     #[test]
