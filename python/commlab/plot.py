@@ -666,10 +666,12 @@ def _stacked(
         if several:
             axis.set_title(", ".join(extra), fontsize=11)
         else:
-            axis.set_title(title if title is not None else f"{app}: {title_what}{ctx}")
+            text = title if title is not None else f"{app}: {title_what}{ctx}"
+            axis.set_title(_wrap_title(text, fig, share=0.8, fontsize=12.0))
     if several:
         app, ctx = _context(frame, [])
-        fig.suptitle(title if title is not None else f"{app}: {title_what}{ctx}")
+        text = title if title is not None else f"{app}: {title_what}{ctx}"
+        fig.suptitle(_wrap_title(text, fig, share=0.92, fontsize=12.0))
     return fig
 
 
@@ -1005,6 +1007,28 @@ def _y_range(lo: float, hi: float) -> tuple[float, float]:
         hi += d
     pad = (hi - lo) * 0.08
     return (0.0 if lo == 0.0 else lo - pad, hi + pad)
+
+
+def _wrap_title(text: str, fig: Figure, share: float, fontsize: float) -> str:
+    """`text` broken at spaces into lines no wider than `share` of the figure's width at
+    `fontsize` points (measured with the font matplotlib draws it in): a long title (a sweep's
+    point, machine and processors) was clipped at both edges of the default-size figure."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+
+    prop = FontProperties(size=fontsize)
+    room = fig.get_figwidth() * 72.0 * share
+
+    def width(line: str) -> float:
+        return float(TextPath((0.0, 0.0), line, prop=prop).get_extents().width) if line else 0.0
+
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and width(lines[-1] + " " + word) <= room:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "\n".join(lines)
 
 
 def _tick_formatter(axis: Axes) -> FuncFormatter:

@@ -315,6 +315,30 @@ def test_bars_have_one_bar_per_variant_with_the_runs_values(sweeps, chart, prefi
         assert [t.get_text() for t in ax.get_xticklabels()] == VARIANTS
 
 
+@pytest.mark.parametrize("chart", ["breakdown", "volume"])
+def test_bar_titles_lie_within_the_figure_at_the_default_size(sweeps, chart):
+    # Regression (issue 36, item 8): a sweep's bar title (app, machine, processors and the
+    # point shown) was one line wider than the default figure, clipped at both edges.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    draw = getattr(plot, chart)
+    for df in [sweeps["line"].df, sweeps["grid"].df]:
+        fig = draw(df)
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        fig.draw(renderer)
+        titles = [ax.title for ax in fig.axes if ax.get_title()]
+        if fig.get_suptitle():
+            titles.append(fig._suptitle)
+        assert titles
+        width = fig.bbox.width
+        for t in titles:
+            box = t.get_window_extent(renderer)
+            assert box.x0 >= 0 and box.x1 <= width, f"{t.get_text()!r} spans {box.x0:.0f}..{box.x1:.0f} of {width:.0f}"
+        # Nothing of the title is lost to the wrapping.
+        whole = " ".join(t.get_text().replace("\n", " ") for t in titles)
+        assert "cross_traffic.rate_bytes_per_cycle" in whole or "messaging.send_overhead_cycles" in whole
+
+
 def test_bars_of_plain_run_results(runs):
     fig = plot.breakdown(runs)
     [ax] = fig.axes
