@@ -255,6 +255,24 @@ def test_runtime_of_a_grid_has_one_panel_per_combination_and_log_x(sweeps):
     assert fig.axes[0].get_xlabel() == "remote"
 
 
+def test_runtime_curves_are_the_measured_points_joined_straight(sweeps):
+    # Regression (issue 36, item 8): on a log x axis each curve was drawn through 32
+    # interpolated points a segment, smoothing it between 3 to 5 measured ones.
+    s = sweeps["grid"]
+    x = "vary.messaging.send_overhead_cycles"
+    for ax, remote in zip(plot.runtime(s.df).axes, [0.1, 0.5]):
+        assert ax.get_xscale() == "log"
+        for line in ax.get_lines():
+            if line.get_label() not in VARIANTS:
+                continue
+            rows = s.df[(s.df["variant"] == line.get_label()) & (s.df["vary.remote"] == remote)].sort_values(x)
+            assert list(line.get_xdata()) == list(rows[x].astype(float))
+            assert list(line.get_ydata()) == list(rows["cycles"].astype(float))
+    # A crossover half way along a segment in x sits half way across it on the screen.
+    assert plot._drawn_x(505.0, [10.0, 1000.0]) == pytest.approx(100.0)
+    assert plot._drawn_x(10.0, [10.0, 1000.0]) == 10.0
+
+
 def test_runtime_into_given_axes_and_other_metrics(sweeps):
     s = sweeps["line"]
     fig = Figure()
