@@ -189,9 +189,10 @@ def runtime(
     """Runtime curves: ``y`` against ``x``, one line per variant, crossovers marked.
 
     Each variant is one line through its samples (with a point at each); each crossover
-    (see :func:`crossovers`) is an ``x`` mark labelled ``a/b``. On a log x axis the lines are
-    drawn as the straight lines in linear x along which crossovers are interpolated (so they
-    bend, and the marks sit on them), as ``commlab plot runtime`` draws them.
+    (see :func:`crossovers`) is an ``x`` mark labelled ``a/b``. The lines join the measured
+    points straight, nothing drawn between them; on a log x axis a mark sits where the drawn
+    lines cross, the same fraction of the way along the segment as the crossover's x (which
+    is interpolated linearly), as ``commlab plot runtime`` draws them.
 
     Other varied keys: one panel per combination of their values (panels titled
     ``key=value``, each with its own y range and legend). To draw one combination only,
@@ -263,20 +264,25 @@ def runtime(
     several = len(data.panels) > 1
     for axis, (fixed, curves) in zip(axes, data.panels):
         found = _all_crossovers(curves)
+        if log:
+            # Marks where the straight segments drawn on the log axis cross (the computed x,
+            # interpolated linearly, is elsewhere on a log axis); the crossovers themselves
+            # (`crossovers`) are unchanged.
+            measured = sorted({px for _, pts in curves for px, _ in pts})
+            found = [(a, b, _drawn_x(cx, measured), cy) for a, b, cx, cy in found]
         for k, (name, pts) in enumerate(curves):
             colour, shape = _PALETTE[k % len(_PALETTE)], _SHAPES[(k // len(_PALETTE)) % len(_SHAPES)]
             if not pts:
                 axis.plot([], [], color=colour, marker=shape, linewidth=2, label=f"{name} (no data)")
                 continue
-            path, every = _path(pts, log)
+            # The measured points joined by straight segments, nothing interpolated between them.
             axis.plot(
-                [p[0] for p in path],
-                [p[1] for p in path],
+                [p[0] for p in pts],
+                [p[1] for p in pts],
                 color=colour,
                 linewidth=2,
                 marker=shape,
                 markersize=5,
-                markevery=every,
                 label=name,
             )
         if log:
@@ -666,10 +672,12 @@ def _stacked(
         if several:
             axis.set_title(", ".join(extra), fontsize=11)
         else:
-            axis.set_title(title if title is not None else f"{app}: {title_what}{ctx}")
+            text = title if title is not None else f"{app}: {title_what}{ctx}"
+            axis.set_title(_wrap_title(text, fig, share=0.8, fontsize=12.0))
     if several:
         app, ctx = _context(frame, [])
-        fig.suptitle(title if title is not None else f"{app}: {title_what}{ctx}")
+        text = title if title is not None else f"{app}: {title_what}{ctx}"
+        fig.suptitle(_wrap_title(text, fig, share=0.92, fontsize=12.0))
     return fig
 
 
@@ -959,19 +967,16 @@ def _label_crossovers(axis: Axes, found: Sequence[tuple[str, str, float, float]]
         )
 
 
-def _path(pts: Curve, log_x: bool) -> tuple[Curve, int | None]:
-    """The points a curve is drawn through, and ``markevery`` for its samples: on a log x axis
-    32 steps per segment, so each segment shows the straight line in x along which crossovers
-    are interpolated."""
-    if not log_x or len(pts) < 2:
-        return list(pts), None
-    out: Curve = []
-    for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
-        for i in range(32):
-            t = i / 32.0
-            out.append((x0 + t * (x1 - x0), y0 + t * (y1 - y0)))
-    out.append(pts[-1])
-    return out, 32
+def _drawn_x(x: float, measured: Sequence[float]) -> float:
+    """Where a crossover at `x` (interpolated linearly between measured x0 and x1) sits on a log
+    x axis, where curves are drawn straight between measured points: the same fraction of the
+    way from x0 to x1 on the screen, x0 * (x1 / x0) ** t (as the CLI draws it)."""
+    below = [m for m in measured if m <= x]
+    above = [m for m in measured if m >= x]
+    if not below or not above or above[0] <= below[-1]:
+        return x
+    x0, x1 = below[-1], above[0]
+    return float(x0 * (x1 / x0) ** ((x - x0) / (x1 - x0)))
 
 
 def _auto_log(xs: Iterable[float]) -> bool:
@@ -1005,6 +1010,28 @@ def _y_range(lo: float, hi: float) -> tuple[float, float]:
         hi += d
     pad = (hi - lo) * 0.08
     return (0.0 if lo == 0.0 else lo - pad, hi + pad)
+
+
+def _wrap_title(text: str, fig: Figure, share: float, fontsize: float) -> str:
+    """`text` broken at spaces into lines no wider than `share` of the figure's width at
+    `fontsize` points (measured with the font matplotlib draws it in): a long title (a sweep's
+    point, machine and processors) was clipped at both edges of the default-size figure."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+
+    prop = FontProperties(size=fontsize)
+    room = fig.get_figwidth() * 72.0 * share
+
+    def width(line: str) -> float:
+        return float(TextPath((0.0, 0.0), line, prop=prop).get_extents().width) if line else 0.0
+
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and width(lines[-1] + " " + word) <= room:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "\n".join(lines)
 
 
 def _tick_formatter(axis: Axes) -> FuncFormatter:

@@ -259,6 +259,24 @@ def test_runtime_of_a_grid_has_one_panel_per_combination_and_log_x(sweeps):
     assert fig.axes[0].get_xlabel() == "remote"
 
 
+def test_runtime_curves_are_the_measured_points_joined_straight(sweeps):
+    # Regression (issue 36, item 8): on a log x axis each curve was drawn through 32
+    # interpolated points a segment, smoothing it between 3 to 5 measured ones.
+    s = sweeps["grid"]
+    x = "vary.messaging.send_overhead_cycles"
+    for ax, remote in zip(plot.runtime(s.df).axes, [0.1, 0.5]):
+        assert ax.get_xscale() == "log"
+        for line in ax.get_lines():
+            if line.get_label() not in VARIANTS:
+                continue
+            rows = s.df[(s.df["variant"] == line.get_label()) & (s.df["vary.remote"] == remote)].sort_values(x)
+            assert list(line.get_xdata()) == list(rows[x].astype(float))
+            assert list(line.get_ydata()) == list(rows["cycles"].astype(float))
+    # A crossover half way along a segment in x sits half way across it on the screen.
+    assert plot._drawn_x(505.0, [10.0, 1000.0]) == pytest.approx(100.0)
+    assert plot._drawn_x(10.0, [10.0, 1000.0]) == 10.0
+
+
 def test_runtime_into_given_axes_and_other_metrics(sweeps):
     s = sweeps["line"]
     fig = Figure()
@@ -317,6 +335,30 @@ def test_bars_have_one_bar_per_variant_with_the_runs_values(sweeps, chart, prefi
     assert len(fig.axes) == 2
     for ax in fig.axes:
         assert [t.get_text() for t in ax.get_xticklabels()] == VARIANTS
+
+
+@pytest.mark.parametrize("chart", ["breakdown", "volume"])
+def test_bar_titles_lie_within_the_figure_at_the_default_size(sweeps, chart):
+    # Regression (issue 36, item 8): a sweep's bar title (app, machine, processors and the
+    # point shown) was one line wider than the default figure, clipped at both edges.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    draw = getattr(plot, chart)
+    for df in [sweeps["line"].df, sweeps["grid"].df]:
+        fig = draw(df)
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        fig.draw(renderer)
+        titles = [ax.title for ax in fig.axes if ax.get_title()]
+        if fig.get_suptitle():
+            titles.append(fig._suptitle)
+        assert titles
+        width = fig.bbox.width
+        for t in titles:
+            box = t.get_window_extent(renderer)
+            assert box.x0 >= 0 and box.x1 <= width, f"{t.get_text()!r} spans {box.x0:.0f}..{box.x1:.0f} of {width:.0f}"
+        # Nothing of the title is lost to the wrapping.
+        whole = " ".join(t.get_text().replace("\n", " ") for t in titles)
+        assert "cross_traffic.rate_bytes_per_cycle" in whole or "messaging.send_overhead_cycles" in whole
 
 
 def test_bars_of_plain_run_results(runs):

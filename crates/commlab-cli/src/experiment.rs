@@ -42,7 +42,7 @@ mod blizzard;
 mod copy_transfer;
 
 use crate::chart::runs::{self as chart_runs, RunBars, Stack};
-use crate::chart::{self, Cross, LineChart, Marker, Series};
+use crate::chart::{self, Cross, LineChart, Marker, Series, XKind};
 use crate::crossover::{crossovers, Crossover};
 use crate::failure::{failed, input, Failure};
 use crate::machine_arg;
@@ -483,6 +483,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
                 crossovers: &crosses,
                 markers: &marks,
                 log_x: false,
+                x_kind: XKind::Plain,
             },
         )
         .map_err(failed)?;
@@ -676,6 +677,7 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
                         crossovers: &[],
                         markers: &[],
                         log_x: false,
+                        x_kind: XKind::Plain,
                     },
                 )
                 .map_err(failed)?,
@@ -775,6 +777,7 @@ fn run_param_curve(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig
             crossovers: &crosses,
             markers: &[],
             log_x: true,
+            x_kind: if c.key == "bytes" { XKind::Bytes } else { XKind::Plain },
         },
     )
     .map_err(failed)?;

@@ -2,7 +2,7 @@
 //! results (a sweep's results.jsonl, or `commlab run --json` output), drawn by [`crate::chart`].
 
 use crate::chart::runs::{self, RunBars, Stack};
-use crate::chart::{line_chart, short_number, Cross, LineChart, Marker, Series};
+use crate::chart::{line_chart, short_number, Cross, LineChart, Marker, Series, XKind};
 use crate::crossover::crossovers;
 use crate::failure::{input, Failure};
 use crate::record::{self, Numbered, ResultRecord};
@@ -397,6 +397,11 @@ fn runtime(args: &PlotArgs, recs: &[Numbered], dir: &Path, markers: &[Marker]) -
             crossovers: &crosses,
             markers,
             log_x,
+            // Sizes (cache and packet bytes) are labelled 4K, 64K on a log axis.
+            x_kind: match commlab_sim::machine::key_doc(&sweep.x) {
+                Some(doc) if doc.unit == "bytes" => XKind::Bytes,
+                _ => XKind::Plain,
+            },
         };
         written.extend(line_chart(&stem(dir, "runtime", fixed, several), &chart).map_err(input)?);
     }

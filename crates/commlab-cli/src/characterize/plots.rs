@@ -3,7 +3,7 @@
 //! latency against the working set.
 
 use super::measure::{size_text, Point, CHASE, CORE_TO_CORE, LOCAL_KERNELS, REMOTE_KERNELS};
-use crate::chart::{heatmap, line_chart, Heatmap, LineChart, Marker, Series};
+use crate::chart::{heatmap, line_chart, Heatmap, LineChart, Marker, Series, XKind};
 use std::path::{Path, PathBuf};
 
 /// A copy-transfer surface as a heat map into `<stem>.png` and `.svg`: stride (64-bit words)
@@ -132,6 +132,7 @@ pub fn draw(
                 crossovers: &[],
                 markers,
                 log_x: true,
+                x_kind: XKind::Bytes,
             },
         )?);
     }

@@ -50,6 +50,110 @@ pub(super) fn nice_ticks(lo: f64, hi: f64, count: usize) -> Vec<f64> {
     ticks
 }
 
+/// What the x values of a line chart are, for the text of its ticks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum XKind {
+    /// Plain numbers: a log axis labels 500, 1k, 400k, 1M.
+    Plain,
+    /// Sizes in bytes: a log axis labels 4K, 64K, 1M, 64M (powers of 1024, as caches are named).
+    Bytes,
+}
+
+/// A tick label of a log axis, each in its own scale (the axis spans decades): 0.5, 20, 400k,
+/// 1M; sizes in bytes 512, 4K, 48K, 64M.
+pub(super) fn log_tick(v: f64, kind: XKind) -> String {
+    let (base, units): (f64, [&str; 4]) = match kind {
+        XKind::Plain => (1000.0, ["k", "M", "G", "T"]),
+        XKind::Bytes => (1024.0, ["K", "M", "G", "T"]),
+    };
+    let mut div = 1.0;
+    let mut suffix = "";
+    for u in units {
+        if v.abs() >= div * base {
+            div *= base;
+            suffix = u;
+        }
+    }
+    if suffix.is_empty() && v != 0.0 && v.abs() < 1e-3 {
+        return format!("{v:.0e}");
+    }
+    let s = format!("{:.2}", v / div);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}{suffix}")
+}
+
+/// Whether `v` is a round value for a tick: at most three significant digits (16, 128, 1000,
+/// 400k), or for sizes a whole number of bytes, K, M or G below 1024 (4K, 48K, 64M).
+pub(super) fn is_round(v: f64, kind: XKind) -> bool {
+    if !(v.is_finite() && v > 0.0) {
+        return false;
+    }
+    match kind {
+        XKind::Plain => {
+            let scaled = v / 10f64.powf(v.log10().floor() - 2.0);
+            (scaled - scaled.round()).abs() < 1e-6
+        }
+        XKind::Bytes => {
+            let mut q = v;
+            while q >= 1024.0 {
+                q /= 1024.0;
+            }
+            q >= 1.0 && q.fract() == 0.0
+        }
+    }
+}
+
+/// The labelled values of a log x axis over `range` (both ends > 0) drawn `px` pixels wide,
+/// whose labels (`width(text)` pixels each, centred on their tick) do not overlap: the data's
+/// own x values `xs` when they are a few round ones (a speedup plot's 1, 2, 4, 8, 16
+/// processors), else the densest set that fits of 1, 2 and 5 per decade, each power of ten,
+/// every second (third ...) power of ten, and for sizes every power of two, of four, of 16 ...;
+/// a range within one decade falls back to round linear steps. (Labels at the data's x values
+/// collided: "398464" beside its neighbour.)
+pub(super) fn log_ticks(
+    xs: &[f64],
+    (lo, hi): (f64, f64),
+    kind: XKind,
+    px: f64,
+    width: &dyn Fn(&str) -> f64,
+) -> Vec<f64> {
+    let span = (hi / lo).ln();
+    let fits = |ticks: &[f64]| {
+        let at = |v: f64| px * (v / lo).ln() / span;
+        ticks.windows(2).all(|w| {
+            let gap = (width(&log_tick(w[0], kind)) + width(&log_tick(w[1], kind))) / 2.0 + 10.0;
+            at(w[1]) - at(w[0]) >= gap
+        })
+    };
+    let inside = |v: &f64| *v >= lo * (1.0 - 1e-12) && *v <= hi * (1.0 + 1e-12);
+    let mut data: Vec<f64> = xs.iter().copied().filter(inside).collect();
+    data.sort_by(f64::total_cmp);
+    data.dedup();
+    if !data.is_empty() && data.len() <= 12 && data.iter().all(|&v| is_round(v, kind)) && fits(&data) {
+        return data;
+    }
+    let powers = |base: f64, every: i32| -> Vec<f64> {
+        let first = (lo.ln() / base.ln()).floor() as i32;
+        let last = (hi.ln() / base.ln()).ceil() as i32;
+        (first..=last).filter(|e| e.rem_euclid(every) == 0).map(|e| base.powi(e)).filter(inside).collect()
+    };
+    let mut candidates: Vec<Vec<f64>> = Vec::new();
+    if kind == XKind::Bytes {
+        candidates.extend([1, 2, 3, 4, 5, 10, 20].map(|every| powers(2.0, every)));
+    }
+    candidates.push(powers(10.0, 1).into_iter().flat_map(|d| [d, 2.0 * d, 5.0 * d]).filter(inside).collect());
+    candidates.extend([1, 2, 3, 4, 6, 12].map(|every| powers(10.0, every)));
+    if let Some(ticks) = candidates.into_iter().find(|t| t.len() >= 2 && fits(t)) {
+        return ticks;
+    }
+    // Within about a decade: round linear steps, thinned until they fit.
+    let linear: Vec<f64> = nice_ticks(lo, hi, 4).into_iter().filter(|v| *v > 0.0).collect();
+    (1..=linear.len().max(1))
+        .map(|n| linear.iter().copied().step_by(n).collect::<Vec<f64>>())
+        .find(|t| fits(t))
+        .unwrap_or_else(|| linear.into_iter().take(1).collect())
+}
+
 /// A value printed on a chart (a bar total) or in a message: whole from 100 up, else up to 3 decimals.
 pub(crate) fn short_number(v: f64) -> String {
     if v != 0.0 && (v.abs() >= 1e9 || v.abs() < 1e-3) {
@@ -140,6 +244,64 @@ mod tests {
         for t in nice_ticks(0.004, 299.996, 4) {
             assert!(!tick(t, tick_scale(0.004, 299.996)).contains('.'), "{t}");
         }
+    }
+
+    /// Label width at 14 px DejaVu Sans: about 9 px a character.
+    fn est(s: &str) -> f64 {
+        9.0 * s.chars().count() as f64
+    }
+
+    /// Pixel positions of `ticks` on a log axis over `range`, `px` wide.
+    fn overlap_free(ticks: &[f64], (lo, hi): (f64, f64), kind: XKind, px: f64) -> bool {
+        let at = |v: f64| px * (v / lo).ln() / (hi / lo).ln();
+        ticks.windows(2).all(|w| at(w[1]) - at(w[0]) >= (est(&log_tick(w[0], kind)) + est(&log_tick(w[1], kind))) / 2.0)
+    }
+
+    #[test]
+    fn log_ticks_over_a_wide_range_are_round_short_and_apart() {
+        // Regression (issue 36, item 8): the ticks of a log axis were the data's x values, so
+        // "398464" and its neighbours were printed in full over each other.
+        let xs: Vec<f64> = (0..14).map(|k| 10.0 * 1.6f64.powi(k * 3)).collect();
+        for (range, px) in
+            [((8.0, 2.0e7), 600.0), ((10.0, 398464.0), 600.0), ((3.0, 5.0e9), 300.0), ((1.0, 1e15), 600.0)]
+        {
+            let ticks = log_ticks(&xs, range, XKind::Plain, px, &est);
+            assert!(ticks.len() >= 2, "{range:?}: {ticks:?}");
+            assert!(overlap_free(&ticks, range, XKind::Plain, px), "{range:?}: {ticks:?} overlap");
+            for t in &ticks {
+                let m = t / 10f64.powf(t.log10().floor());
+                assert!([1.0, 2.0, 5.0].iter().any(|r| (m - r).abs() < 1e-9), "{t} is not 1, 2 or 5 per decade");
+                assert!(log_tick(*t, XKind::Plain).len() <= 4, "{t} printed long: {}", log_tick(*t, XKind::Plain));
+            }
+        }
+        assert_eq!(log_tick(400_000.0, XKind::Plain), "400k");
+        assert_eq!(log_tick(1e6, XKind::Plain), "1M");
+        assert_eq!(log_tick(20.0, XKind::Plain), "20");
+        assert_eq!(log_tick(0.5, XKind::Plain), "0.5");
+        // A few round data values are kept (a speedup plot's processor counts).
+        assert_eq!(
+            log_ticks(&[1.0, 2.0, 4.0, 8.0, 16.0], (0.9, 18.0), XKind::Plain, 600.0, &est),
+            [1.0, 2.0, 4.0, 8.0, 16.0]
+        );
+        // Within a decade: round linear steps.
+        let narrow = log_ticks(&[], (310.0, 690.0), XKind::Plain, 600.0, &est);
+        assert!(narrow.len() >= 2 && narrow.iter().all(|t| is_round(*t, XKind::Plain)), "{narrow:?}");
+    }
+
+    #[test]
+    fn a_byte_axis_is_labelled_in_sizes() {
+        // Regression (issue 36, item 8): characterize's load-latency axis read 4096 ... 67108864
+        // beside a marker "L1 48K".
+        let xs: Vec<f64> = (12..=26).map(|k| (1u64 << k) as f64).collect();
+        let range = (3600.0, 7.5e7);
+        let ticks = log_ticks(&xs, range, XKind::Bytes, 560.0, &est);
+        let texts: Vec<String> = ticks.iter().map(|t| log_tick(*t, XKind::Bytes)).collect();
+        assert!(texts.iter().any(|t| t == "4K") && texts.iter().any(|t| t == "64M"), "{texts:?}");
+        assert!(texts.iter().all(|t| t.len() <= 4), "{texts:?}");
+        assert!(overlap_free(&ticks, range, XKind::Bytes, 560.0), "{texts:?}");
+        assert_eq!(log_tick(49152.0, XKind::Bytes), "48K");
+        assert_eq!(log_tick(1048576.0, XKind::Bytes), "1M");
+        assert_eq!(log_tick(512.0, XKind::Bytes), "512");
     }
 
     #[test]

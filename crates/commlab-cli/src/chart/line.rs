@@ -1,6 +1,6 @@
 //! Line charts: one curve per series, crossovers marked, vertical markers, linear or log x.
 
-use super::axis::{bounds, short_number, tick, tick_scale, x_range, y_range};
+use super::axis::{bounds, log_tick, log_ticks, short_number, tick, tick_scale, x_range, y_range};
 use super::render::{err, render};
 use super::style::{colour, draw_cross, draw_legend, draw_point, legend_width, text, Swatch, GRID, INK, MARKER_INK};
 use super::{Cross, LineChart, Marker, SIZE};
@@ -75,35 +75,69 @@ pub(crate) fn line_chart(stem: &Path, chart: &LineChart) -> Result<Vec<PathBuf>,
 }
 
 fn draw_line<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &LineChart, d: &LineData) -> Result<(), String> {
+    let legend = Legend::of(chart, d);
+    let legend_w = legend_width(root, &legend.names());
     if chart.log_x {
-        let ticks = log_ticks(d);
-        draw_line_in(root, chart, d, (d.x.0..d.x.1).log_scale().with_key_points(ticks))
+        // The x axis's length in pixels: the plot area less the chart's margins and y labels.
+        let px = (SIZE.0 - legend_w) as f64 - (12 + 20 + Y_LABEL_AREA) as f64;
+        let style = text(14.0);
+        let width = |s: &str| root.estimate_text_size(s, &style).map(|w| w.0 as f64).unwrap_or(9.0 * s.len() as f64);
+        let xs: Vec<f64> = d.curves.iter().flatten().map(|p| p.0).collect();
+        let ticks = log_ticks(&xs, d.x, chart.x_kind, px, &width);
+        draw_line_in(root, chart, d, &legend, legend_w, (d.x.0..d.x.1).log_scale().with_key_points(ticks))
     } else {
-        draw_line_in(root, chart, d, d.x.0..d.x.1)
+        draw_line_in(root, chart, d, &legend, legend_w, d.x.0..d.x.1)
     }
 }
 
-/// The labelled x values of a log axis: the data's own x values when there are a few (a
-/// speedup plot's 1, 2, 4, 8, 16 processors), else 1, 2 and 5 times each power of ten in
-/// range. (Plotters' own choice on a log axis labels only powers of ten, so 16 processors
-/// were left unlabelled.)
-fn log_ticks(d: &LineData) -> Vec<f64> {
-    let mut xs: Vec<f64> = d.curves.iter().flatten().map(|p| p.0).collect();
-    xs.sort_by(f64::total_cmp);
-    xs.dedup();
-    if !xs.is_empty() && xs.len() <= 12 {
-        return xs;
-    }
-    let mut ticks = Vec::new();
-    let mut decade = 10f64.powf(d.x.0.log10().floor());
-    while decade <= d.x.1 {
-        ticks.extend([1.0, 2.0, 5.0].iter().map(|m| m * decade).filter(|t| (d.x.0..=d.x.1).contains(t)));
-        decade *= 10.0;
-    }
-    ticks
+/// Width in pixels of the area left of the plot that holds the y tick labels.
+const Y_LABEL_AREA: u32 = 84;
+
+/// The legend panel's contents: one entry per series (and crossover, marker), and the
+/// markers' table.
+struct Legend {
+    entries: Vec<(Swatch, String)>,
+    table: Vec<String>,
 }
 
-fn draw_line_in<DB, XR>(root: &DrawingArea<DB, Shift>, chart: &LineChart, d: &LineData, xr: XR) -> Result<(), String>
+impl Legend {
+    fn of(chart: &LineChart, d: &LineData) -> Legend {
+        let mut entries: Vec<(Swatch, String)> = chart
+            .series
+            .iter()
+            .zip(&d.curves)
+            .enumerate()
+            .map(|(k, (s, c))| {
+                (Swatch::Line(k), if c.is_empty() { format!("{} (no data)", s.name) } else { s.name.clone() })
+            })
+            .collect();
+        if !chart.crossovers.is_empty() {
+            entries.push((Swatch::Cross, "crossover".to_string()));
+        }
+        if !chart.markers.is_empty() {
+            entries.push((Swatch::Dashed, "marker".to_string()));
+        }
+        // The markers are also listed under the legend, left to right with their x, so that
+        // close ones (the latency experiment has 13 between x = 7 and 17) can be read there.
+        let mut listed: Vec<&Marker> = chart.markers.iter().filter(|m| m.x.is_finite()).collect();
+        listed.sort_by(|a, b| a.x.total_cmp(&b.x));
+        let table: Vec<String> = listed.iter().map(|m| format!("{}  {}", m.label, short_number(m.x))).collect();
+        Legend { entries, table }
+    }
+
+    fn names(&self) -> Vec<&str> {
+        self.entries.iter().map(|e| e.1.as_str()).chain(self.table.iter().map(String::as_str)).collect()
+    }
+}
+
+fn draw_line_in<DB, XR>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &LineChart,
+    d: &LineData,
+    legend: &Legend,
+    legend_w: u32,
+    xr: XR,
+) -> Result<(), String>
 where
     DB: DrawingBackend,
     XR: AsRangedCoord<Value = f64>,
@@ -111,30 +145,10 @@ where
 {
     root.fill(&WHITE).map_err(err)?;
     let body = root.margin(8, 0, 0, 0).titled(chart.title, text(22.0)).map_err(err)?;
-    let mut entries: Vec<(Swatch, String)> = chart
-        .series
-        .iter()
-        .zip(&d.curves)
-        .enumerate()
-        .map(|(k, (s, c))| {
-            (Swatch::Line(k), if c.is_empty() { format!("{} (no data)", s.name) } else { s.name.clone() })
-        })
-        .collect();
-    if !chart.crossovers.is_empty() {
-        entries.push((Swatch::Cross, "crossover".to_string()));
-    }
-    if !chart.markers.is_empty() {
-        entries.push((Swatch::Dashed, "marker".to_string()));
-    }
-    // The markers are also listed under the legend, left to right with their x, so that
-    // close ones (the latency experiment has 13 between x = 7 and 17) can be read there.
-    let mut listed: Vec<&Marker> = chart.markers.iter().filter(|m| m.x.is_finite()).collect();
-    listed.sort_by(|a, b| a.x.total_cmp(&b.x));
-    let table: Vec<String> = listed.iter().map(|m| format!("{}  {}", m.label, short_number(m.x))).collect();
-    let names: Vec<&str> = entries.iter().map(|e| e.1.as_str()).chain(table.iter().map(String::as_str)).collect();
-    let (plot_area, legend_area) = body.split_horizontally(SIZE.0 - legend_width(root, &names));
+    let (entries, table) = (&legend.entries, &legend.table);
+    let (plot_area, legend_area) = body.split_horizontally(SIZE.0 - legend_w);
     let legend_area = legend_area.margin(30, 0, 0, 6);
-    draw_legend(&legend_area, &entries)?;
+    draw_legend(&legend_area, entries)?;
     if !table.is_empty() {
         let top = 40 + 24 * entries.len() as i32 + 20;
         let room = (legend_area.dim_in_pixel().1 as i32 - top - 40) / 16;
@@ -150,10 +164,12 @@ where
         .margin(12)
         .margin_right(20)
         .x_label_area_size(56)
-        .y_label_area_size(84)
+        .y_label_area_size(Y_LABEL_AREA)
         .build_cartesian_2d(xr, d.y.0..d.y.1)
         .map_err(err)?;
-    let (xs, ys) = (if chart.log_x { (1.0, "") } else { tick_scale(d.x.0, d.x.1) }, tick_scale(d.y.0, d.y.1));
+    let (xs, ys) = (tick_scale(d.x.0, d.x.1), tick_scale(d.y.0, d.y.1));
+    let (log_x, x_kind) = (chart.log_x, chart.x_kind);
+    let x_text = move |v: &f64| if log_x { log_tick(*v, x_kind) } else { tick(*v, xs) };
     c.configure_mesh()
         .light_line_style(GRID.mix(0.5))
         .bold_line_style(GRID)
@@ -164,7 +180,7 @@ where
         .label_style(text(14.0))
         .x_labels(10)
         .y_labels(8)
-        .x_label_formatter(&|v| tick(*v, xs))
+        .x_label_formatter(&x_text)
         .y_label_formatter(&|v| tick(*v, ys))
         .draw()
         .map_err(err)?;
@@ -194,7 +210,7 @@ where
         if pts.is_empty() {
             continue;
         }
-        c.draw_series(LineSeries::new(path(pts, chart.log_x), colour(k).stroke_width(2))).map_err(err)?;
+        c.draw_series(LineSeries::new(pts.iter().copied(), colour(k).stroke_width(2))).map_err(err)?;
         for &(x, y) in pts {
             let (px, py) = c.backend_coord(&(x, y));
             draw_point(root, k, px, py)?;
@@ -204,11 +220,18 @@ where
     // of every label placed before it, stepping further up or down (with a leader line back to
     // the mark) until one is free.
     let style = text(13.0);
+    let mut measured: Vec<f64> = d.curves.iter().flatten().map(|p| p.0).collect();
+    measured.sort_by(f64::total_cmp);
+    measured.dedup();
     let crosses: Vec<(&Cross, (i32, i32))> = chart
         .crossovers
         .iter()
         .filter(|x| x.x.is_finite() && x.y.is_finite())
-        .map(|x| (x, c.backend_coord(&(x.x, x.y))))
+        .map(|x| {
+            let (x0, x1, t) = if chart.log_x { along_segment(x.x, &measured) } else { (x.x, x.x, 0.0) };
+            let ((p0, py), (p1, _)) = (c.backend_coord(&(x0, x.y)), c.backend_coord(&(x1, x.y)));
+            (x, (p0 + (t * (p1 - p0) as f64).round() as i32, py))
+        })
         .collect();
     let mut sizes = Vec::new();
     for (x, _) in &crosses {
@@ -216,7 +239,13 @@ where
         sizes.push((w as i32, h as i32 + 2));
     }
     let marks: Vec<(i32, i32)> = crosses.iter().map(|(_, p)| *p).collect();
-    let places = place_labels(&marks, &sizes);
+    // The drawn curves in pixels, so that no label is put across one.
+    let segments: Vec<Segment> = d
+        .curves
+        .iter()
+        .flat_map(|pts| pts.windows(2).map(|w| (c.backend_coord(&w[0]), c.backend_coord(&w[1]))))
+        .collect();
+    let places = place_labels(&marks, &sizes, &segments);
     for (&(px, py), _) in marks.iter().zip(&places) {
         draw_cross(root, px, py)?;
     }
@@ -256,53 +285,87 @@ fn pack_rows(spans: &[(i32, i32)]) -> Vec<usize> {
         .collect()
 }
 
+/// A straight piece of a drawn curve, in pixels.
+type Segment = ((i32, i32), (i32, i32));
+
+/// Whether segment `s` crosses or touches rectangle `r` (Liang-Barsky clipping).
+fn crosses_rect(((x0, y0), (x1, y1)): Segment, r: Rect) -> bool {
+    let (dx, dy) = ((x1 - x0) as f64, (y1 - y0) as f64);
+    let (mut t0, mut t1) = (0.0f64, 1.0f64);
+    for (p, q) in [(-dx, (x0 - r.0) as f64), (dx, (r.2 - x0) as f64), (-dy, (y0 - r.1) as f64), (dy, (r.3 - y0) as f64)]
+    {
+        if p == 0.0 {
+            if q < 0.0 {
+                return false;
+            }
+        } else {
+            let t = q / p;
+            if p < 0.0 {
+                t0 = t0.max(t);
+            } else {
+                t1 = t1.min(t);
+            }
+        }
+    }
+    t0 <= t1
+}
+
 /// Places for crossover labels of sizes `sizes` (width, height) beside marks at `marks`: the
-/// first of a ladder of places (right or left of the mark, above or below it, then one label
-/// height further each step) that overlaps neither a mark (a 20-pixel square) nor a label
-/// already placed. Each mark or label blocks a few places of the ladder, which has more
-/// places than all of them can block.
-fn place_labels(marks: &[(i32, i32)], sizes: &[(i32, i32)]) -> Vec<Rect> {
+/// nearest of a grid of places (right or left of the mark, one label height further up or
+/// down and half a label width further out at each step) that overlaps no mark (a 20-pixel
+/// square), no label already placed and no drawn curve (`segments`), so a label never sits
+/// on a curve (issue 36); failing that (a crowd of curves), the nearest clear of marks and
+/// labels.
+fn place_labels(marks: &[(i32, i32)], sizes: &[(i32, i32)], segments: &[Segment]) -> Vec<Rect> {
     let mark_boxes: Vec<Rect> = marks.iter().map(|&(x, y)| (x - 10, y - 10, x + 10, y + 10)).collect();
     let mut taken: Vec<Rect> = Vec::new();
     for (&(px, py), &(w, h)) in marks.iter().zip(sizes) {
         let rungs = 4 * marks.len() as i32 + 4;
-        let ladder = (0..=rungs).flat_map(|k| {
-            let up = -22 - k * h;
-            let down = 8 + k * h;
-            [(9, up), (9, down), (-9 - w, up), (-9 - w, down)]
-        });
-        let rect = |(dx, dy): (i32, i32)| (px + dx, py + dy, px + dx + w, py + dy + h);
-        let free = |r: &Rect| !taken.iter().chain(&mark_boxes).any(|t| overlaps(*r, *t));
-        let last = rect((9, -22 - rungs * h));
-        let at = ladder.map(rect).find(free).unwrap_or(last);
+        // (distance, dx, dy), nearest first; the order within a distance is fixed.
+        let mut grid: Vec<(i32, i32, i32)> = Vec::new();
+        for k in 0..=rungs {
+            for col in 0..4 {
+                let out = col * w / 2;
+                for (dx, dy) in [
+                    (9 + out, -22 - k * h),
+                    (9 + out, 8 + k * h),
+                    (-9 - w - out, -22 - k * h),
+                    (-9 - w - out, 8 + k * h),
+                ] {
+                    grid.push((k + col, dx, dy));
+                }
+            }
+        }
+        grid.sort_by_key(|g| g.0);
+        let rect = |dx: i32, dy: i32| (px + dx, py + dy, px + dx + w, py + dy + h);
+        let clear = |r: &Rect| !taken.iter().chain(&mark_boxes).any(|t| overlaps(*r, *t));
+        let off_curves = |r: &Rect| !segments.iter().any(|s| crosses_rect(*s, *r));
+        let places = || grid.iter().map(|&(_, dx, dy)| rect(dx, dy));
+        let last = rect(9, -22 - rungs * h);
+        let at = places().find(|r| clear(r) && off_curves(r)).or_else(|| places().find(clear)).unwrap_or(last);
         taken.push(at);
     }
     taken
 }
 
-/// The points a curve is drawn through: its samples, and on a log x axis also points between
-/// them, so that each segment shows the straight line in x along which crossovers are
-/// interpolated (and the crossover marks sit on the curves).
-fn path(pts: &[(f64, f64)], log_x: bool) -> Vec<(f64, f64)> {
-    if !log_x {
-        return pts.to_vec();
+/// Where a crossover at `x` sits on a log x axis, as (x0, x1, t): `t` of the way from x0 to
+/// x1 on screen, the measured x values either side of it. Curves are drawn straight between
+/// measured points, and `crossover.rs` interpolates linearly between them, so two curves
+/// drawn straight cross at the same fraction of their segment as the computed crossover
+/// (which on a log axis is not at the same x).
+fn along_segment(x: f64, measured: &[f64]) -> (f64, f64, f64) {
+    let below = measured.iter().copied().rfind(|m| *m <= x);
+    let above = measured.iter().copied().find(|m| *m >= x);
+    match (below, above) {
+        (Some(x0), Some(x1)) if x1 > x0 => (x0, x1, (x - x0) / (x1 - x0)),
+        _ => (x, x, 0.0),
     }
-    let mut out = Vec::new();
-    for w in pts.windows(2) {
-        let ((x0, y0), (x1, y1)) = (w[0], w[1]);
-        for i in 0..32 {
-            let t = i as f64 / 32.0;
-            out.push((x0 + t * (x1 - x0), y0 + t * (y1 - y0)));
-        }
-    }
-    out.extend(pts.last());
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::testing::{is_png, tmp};
-    use super::super::{Cross, Series};
+    use super::super::{Cross, Series, XKind};
     use super::*;
 
     fn series(name: &str, pts: &[(f64, f64)]) -> Series {
@@ -318,6 +381,7 @@ mod tests {
             crossovers,
             markers,
             log_x,
+            x_kind: XKind::Plain,
         }
     }
 
@@ -352,15 +416,16 @@ mod tests {
     fn a_log_axis_labels_every_processor_count_of_a_speedup_plot() {
         let s = [series("stache", &[(1.0, 1.0), (2.0, 1.8), (4.0, 3.1), (8.0, 5.0), (16.0, 7.2)])];
         let c = chart(&s, &[], &[], true);
-        let d = line_data(&c).unwrap();
-        assert_eq!(log_ticks(&d), [1.0, 2.0, 4.0, 8.0, 16.0]);
         let svg = std::fs::read_to_string(&line_chart(&tmp("logticks").join("s"), &c).unwrap()[1]).unwrap();
         assert!(svg.contains(">16<") || svg.contains("\n16\n"), "16 is labelled");
-        // Many points: 1, 2 and 5 per decade within the range.
-        let pts: Vec<(f64, f64)> = (1..=40).map(|k| (k as f64 * 5.0, 1.0)).collect();
+        // Many points (a sweep's 398464 among them): round ticks, printed short.
+        let pts: Vec<(f64, f64)> = (0..=24).map(|k| (1000.0 * 1.35f64.powi(k), 1.0)).chain([(398464.0, 1.0)]).collect();
         let many = [series("a", &pts)];
-        let d = line_data(&chart(&many, &[], &[], true)).unwrap();
-        assert_eq!(log_ticks(&d), [5.0, 10.0, 20.0, 50.0, 100.0, 200.0]);
+        let svg =
+            std::fs::read_to_string(&line_chart(&tmp("logticks").join("m"), &chart(&many, &[], &[], true)).unwrap()[1])
+                .unwrap();
+        assert!(!svg.contains("398464") && !svg.contains("398.46k"), "a data x printed as a tick");
+        assert!(svg.contains("\n100k\n") || svg.contains(">100k<"), "100k is a tick");
     }
 
     #[test]
@@ -410,7 +475,7 @@ mod tests {
         // other), and a crowd of ten at one spot.
         for marks in [vec![(500, 300), (528, 284)], (0..10).map(|i| (400 + i, 300 - i)).collect::<Vec<_>>()] {
             let sizes: Vec<(i32, i32)> = marks.iter().map(|_| (70, 16)).collect();
-            let at = place_labels(&marks, &sizes);
+            let at = place_labels(&marks, &sizes, &[]);
             for (i, a) in at.iter().enumerate() {
                 for (j, b) in at.iter().enumerate() {
                     assert!(i == j || !overlaps(*a, *b), "labels {i} and {j} overlap: {a:?} {b:?}");
@@ -420,6 +485,43 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn crossover_labels_stay_off_the_curves() {
+        // Regression (issue 36, item 8): a label was put right of and above its mark, across
+        // the rising curve. Two curves crossing at (500, 300) as an X, steep and shallow ones,
+        // and two crossovers close together on one pair of lines.
+        type Case = (Vec<(i32, i32)>, Vec<Segment>);
+        let cases: Vec<Case> = vec![
+            (vec![(500, 300)], vec![((100, 700), (900, -100)), ((100, -100), (900, 700))]),
+            (vec![(500, 300)], vec![((460, 700), (540, -100)), ((460, -100), (540, 700))]),
+            (vec![(500, 300)], vec![((100, 340), (900, 260)), ((100, 260), (900, 340))]),
+            (
+                vec![(400, 300), (600, 300)],
+                vec![
+                    ((200, 100), (400, 300)),
+                    ((400, 300), (600, 300)),
+                    ((600, 300), (800, 100)),
+                    ((200, 300), (800, 300)),
+                ],
+            ),
+        ];
+        for (marks, segments) in cases {
+            let sizes: Vec<(i32, i32)> = marks.iter().map(|_| (70, 16)).collect();
+            let at = place_labels(&marks, &sizes, &segments);
+            for (i, r) in at.iter().enumerate() {
+                for s in &segments {
+                    assert!(!crosses_rect(*s, *r), "label {i} {r:?} lies across the curve {s:?}");
+                }
+                for (x, y) in &marks {
+                    assert!(!(r.0 <= *x && *x <= r.2 && r.1 <= *y && *y <= r.3), "label {i} {r:?} holds a crossover");
+                }
+            }
+        }
+        assert!(crosses_rect(((0, 0), (10, 10)), (4, 4, 6, 6)));
+        assert!(!crosses_rect(((0, 0), (10, 0)), (4, 4, 6, 6)));
+        assert!(crosses_rect(((5, 0), (5, 10)), (4, 4, 6, 6)));
     }
 
     #[test]
@@ -437,11 +539,52 @@ mod tests {
         assert_eq!(pack_rows(&[(0, 10), (20, 30), (40, 50)]), vec![0, 0, 0]);
     }
 
+    /// The point lists of the SVG's polylines drawn in series `k`'s colour, 2 pixels wide.
+    fn curve_polylines(svg: &str, k: usize) -> Vec<Vec<(i32, i32)>> {
+        let c = colour(k);
+        let stroke = format!("stroke=\"#{:02X}{:02X}{:02X}\" stroke-width=\"2\"", c.0, c.1, c.2);
+        svg.lines()
+            .filter(|l| l.starts_with("<polyline") && l.contains(&stroke))
+            .map(|l| {
+                let pts = l.split("points=\"").nth(1).unwrap().split('"').next().unwrap();
+                pts.split_whitespace()
+                    .map(|p| {
+                        let (x, y) = p.split_once(',').unwrap();
+                        (x.parse().unwrap(), y.parse().unwrap())
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
     #[test]
-    fn log_paths_follow_the_linear_interpolation() {
-        let p = path(&[(1.0, 0.0), (100.0, 99.0)], true);
-        assert_eq!(p.len(), 33);
-        assert!(p.iter().all(|(x, y)| (y - (x - 1.0)).abs() < 1e-9));
-        assert_eq!(path(&[(1.0, 0.0), (100.0, 99.0)], false).len(), 2);
+    fn curves_are_the_measured_points_joined_straight() {
+        // Regression (issue 36, item 8): on a log axis each segment was drawn through 32
+        // interpolated points, a smooth curve between 3 to 5 measured ones.
+        let pts = [(10.0, 5.0), (100.0, 40.0), (1000.0, 20.0), (5000.0, 90.0)];
+        let s = [series("a", &pts), series("b", &[(10.0, 30.0), (5000.0, 30.0)])];
+        for log in [true, false] {
+            let svg =
+                std::fs::read_to_string(&line_chart(&tmp("straight").join("c"), &chart(&s, &[], &[], log)).unwrap()[1])
+                    .unwrap();
+            // The legend swatch is a 2-point line; the curve is the other polyline.
+            let lines = curve_polylines(&svg, 0);
+            assert_eq!(lines.len(), 2, "log {log}: {lines:?}");
+            assert_eq!(lines[1].len(), pts.len(), "log {log}: the drawn curve is not the measured points");
+            assert_eq!(curve_polylines(&svg, 1)[1].len(), 2);
+            // Vertices go left to right, one per measured point.
+            assert!(lines[1].windows(2).all(|w| w[0].0 < w[1].0), "{:?}", lines[1]);
+        }
+    }
+
+    #[test]
+    fn a_crossover_on_a_log_axis_sits_where_the_straight_segments_cross() {
+        // Linear interpolation puts the crossover of (10, 0)-(1000, 100) and (10, 100)-(1000, 0)
+        // at x = 505, half way along the segment; drawn straight on a log axis the lines cross
+        // half way across the screen, at x = 100.
+        let measured = [10.0, 1000.0];
+        assert_eq!(along_segment(505.0, &measured), (10.0, 1000.0, 0.5));
+        assert_eq!(along_segment(10.0, &measured), (10.0, 10.0, 0.0));
+        assert_eq!(along_segment(5.0, &measured), (5.0, 5.0, 0.0));
     }
 }

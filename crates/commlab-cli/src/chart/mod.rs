@@ -8,6 +8,12 @@
 //! [`runs`] builds the stacked bars of run records (time breakdown, traffic volume) that
 //! `commlab plot` and `commlab experiment` draw.
 //!
+//! Line charts join the measured points with straight segments (nothing is drawn between
+//! them); a log x axis is labelled at round values (the data's own when they are a few round
+//! ones, else 1-2-5 per decade or sparser, for sizes in bytes powers of two) chosen so their
+//! labels do not overlap, printed short (100k, 1M; sizes 4K, 64M: [`XKind`]); crossover
+//! labels are placed clear of marks, other labels and the drawn curves.
+//!
 //! Data rules (both kinds): non-finite values are skipped (a failed or missing point); an
 //! empty chart is an error, as is a log x axis with an x <= 0; a single point or all-zero values
 //! still draw (the axes widen around them). Errors are one line of text naming the problem and,
@@ -25,7 +31,7 @@ mod render;
 pub mod runs;
 mod style;
 
-pub(crate) use axis::short_number;
+pub(crate) use axis::{short_number, XKind};
 pub(crate) use bars::stacked_bars;
 pub(crate) use heatmap::heatmap;
 pub(crate) use line::line_chart;
@@ -61,6 +67,8 @@ pub(crate) struct LineChart<'a> {
     pub crossovers: &'a [Cross],
     pub markers: &'a [Marker],
     pub log_x: bool,
+    /// What the x values are (plain numbers or sizes in bytes), for the tick text.
+    pub x_kind: XKind,
 }
 
 /// A heat map: one cell per (column, row), coloured by value (`heatmap`).

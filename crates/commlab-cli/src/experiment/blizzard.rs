@@ -14,7 +14,7 @@
 //! `--quick`: small parameters (`quick_params`) at 1, 2 and 4 processors, in seconds.
 
 use super::{read_rows, write_summary, ExperimentArgs, Row};
-use crate::chart::{self, LineChart, Series};
+use crate::chart::{self, LineChart, Series, XKind};
 
 /// The speedup plots' line of linear speedup.
 const IDEAL: &str = "ideal (speedup = processors)";
@@ -319,6 +319,7 @@ fn summarize(
                         crossovers: &[],
                         markers: &[],
                         log_x: true,
+                        x_kind: XKind::Plain,
                     },
                 )
                 .map_err(failed)?,

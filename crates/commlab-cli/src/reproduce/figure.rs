@@ -3,7 +3,7 @@
 //! the crossovers marked, or stacked bars.
 
 use super::report::Drawn;
-use crate::chart::{self, BarChart, Cross, LineChart, Marker, Series};
+use crate::chart::{self, BarChart, Cross, LineChart, Marker, Series, XKind};
 use crate::crossover::{crossovers, Crossover};
 use crate::failure::{failed, Failure};
 use serde_json::json;
@@ -93,6 +93,7 @@ pub(crate) fn draw(dir: &Path, fig: &Figure) -> Result<Drawn, Failure> {
                     crossovers: &crosses,
                     markers,
                     log_x: *log_x,
+                    x_kind: XKind::Plain,
                 };
                 files.extend(
                     chart::line_chart(&stem, &chart).map_err(failed)?.into_iter().map(|p| p.display().to_string()),
