@@ -177,3 +177,16 @@ def test_the_command_line_entry_point_runs_a_dask_sweep(cli_sweep, cluster, tmp_
     )
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines()[-1] == "commlab: " + cli_error("sweep", "em3d", "--vary", "nodes=x")
+
+
+def test_a_huge_grid_is_an_exception_not_a_dead_interpreter(tmp_path):
+    # Regression (issue 36): this grid of 1e9 points was built before it was counted, and the
+    # failed allocation killed the interpreter. It is counted first and refused, in-process.
+    vary = {"rounds": "1:100000:100000", "hops": "1:10:10", "network.router_latency_ns": "1:100:1000"}
+    started = time.monotonic()
+    with pytest.raises(commlab.InputError) as e:
+        commlab.sweep("am-latency", vary, out=tmp_path / "huge")
+    assert "limit of 100000 runs" in str(e.value)
+    assert time.monotonic() - started < 20
+    # The interpreter is alive and the package still works.
+    assert "am-latency" in [a["name"] for a in commlab.apps()]
