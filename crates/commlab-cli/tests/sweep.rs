@@ -425,7 +425,8 @@ fn resume_with_another_grid_is_refused_naming_both() {
     // Regression (issue 36): a `10:1000:6:log` sweep resumed as `10:1000:7:log` was accepted,
     // leaving 55 records of two grids; summary.json covered 7 points and `plot runtime` drew 11.
     let d = TempDir::new("two-grids");
-    let base = ["sweep", "am-latency", "--variant", "mp-int", "--out", d.arg()];
+    // --jobs 1: the file in grid order, so the first point off the new grid is line 2's (25).
+    let base = ["sweep", "am-latency", "--variant", "mp-int", "--jobs", "1", "--out", d.arg()];
     let six = with(&base, &["--vary", "messaging.send_overhead_cycles=10:1000:6:log"]);
     ok(&six);
     let results = d.file("results.jsonl");
@@ -441,7 +442,6 @@ fn resume_with_another_grid_is_refused_naming_both() {
     assert!(ok(&listed).contains("0 run now, 6 already done"));
     // A results file without its sweep.json (an older commlab): each point must be on the grid.
     std::fs::remove_file(d.file("sweep.json")).unwrap();
-    // (Which line: the order runs finished in, with --jobs the cores.)
     bad_input(&seven, &["is at {\"messaging.send_overhead_cycles\":25}", "not a point of this sweep's grid"]);
     assert!(ok(&with(&six, &["--resume"])).contains("0 run now, 6 already done"));
 }
