@@ -176,9 +176,9 @@ impl<'y, S> SimNode<'y, S> {
 
     /// A private reference on a machine with a memory hierarchy: timing-only, so it does not
     /// block; it waits only for a free miss slot (see `mem/hier.rs`).
-    fn private_hier(&mut self, addr: Addr) {
+    fn private_hier(&mut self, addr: Addr, write: bool) {
         let (id, t) = (self.id, self.w().now + self.pending_ps);
-        let (stall, busy) = self.w().mem_call(|m| m.hier_private(id, addr.0, t));
+        let (stall, busy) = self.w().mem_call(|m| m.hier_private(id, addr.0, t, write));
         if stall > 0 {
             let cat = self.mem_cat(true);
             self.run_ahead(stall, cat);
@@ -470,7 +470,7 @@ impl<'y, S> SimNode<'y, S> {
             ));
         }
         if self.hierarchy {
-            return self.private_hier(addr);
+            return self.private_hier(addr, what == "private_write");
         }
         self.access(addr, true);
         self.charge_access(0);

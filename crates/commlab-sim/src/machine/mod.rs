@@ -454,6 +454,18 @@ pub struct HierarchyConfig {
     pub levels: [LevelConfig; 3],
     pub dram: DramConfig,
     pub stream: Option<StreamConfig>,
+    /// Stores through a merging write buffer (`[hierarchy.write_buffer]`).
+    pub write_buffer: Option<WriteBufferConfig>,
+    /// Lines per page when pages sit at arbitrary frames (`hierarchy.page_bytes`), in the
+    /// coherent cache's lines.
+    pub page_bytes: Option<u64>,
+}
+
+/// A merging write buffer: entries of `block_bytes`.
+#[derive(Clone, Copy, Debug)]
+pub struct WriteBufferConfig {
+    pub entries: usize,
+    pub block_bytes: u64,
 }
 
 impl HierarchyConfig {
@@ -759,7 +771,42 @@ fn hierarchy_config(h: &HierarchySpec, mem: &MemorySpec, cycle_ps: f64) -> Resul
             hit_ps: ps(s.hit_cycles),
         }),
     };
-    Ok(HierarchyConfig { outstanding_misses: h.outstanding_misses as usize, inner, levels, dram, stream })
+    let write_buffer = match &h.write_buffer {
+        None => None,
+        Some(w) => {
+            let block = w.block_bytes;
+            if block < 8 || !block.is_power_of_two() || block > levels[0].line_bytes {
+                return Err(ConfigError::key(
+                    "hierarchy.write_buffer.block_bytes",
+                    format!(
+                        "must be a power of two from 8 to the innermost cache's line ({}), got {block}",
+                        levels[0].line_bytes
+                    ),
+                ));
+            }
+            Some(WriteBufferConfig {
+                entries: at_least("hierarchy.write_buffer.entries", w.entries, 1)? as usize,
+                block_bytes: block,
+            })
+        }
+    };
+    if let Some(pb) = h.page_bytes {
+        if !pb.is_power_of_two() || pb < mem.line_bytes {
+            return Err(ConfigError::key(
+                "hierarchy.page_bytes",
+                format!("must be a power of two of at least memory.line_bytes ({}), got {pb}", mem.line_bytes),
+            ));
+        }
+    }
+    Ok(HierarchyConfig {
+        outstanding_misses: h.outstanding_misses as usize,
+        inner,
+        levels,
+        dram,
+        stream,
+        write_buffer,
+        page_bytes: h.page_bytes,
+    })
 }
 
 /// Every time a machine key implies must fit the simulated-time limit (so no conversion to

@@ -52,6 +52,23 @@ pub struct HierarchySpec {
     pub dram: DramSpec,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamSpec>,
+    /// Stores write through the innermost cache without allocating in it, merged in a write
+    /// buffer (`[hierarchy.write_buffer]`); absent: a store is timed as a load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_buffer: Option<WriteBufferSpec>,
+    /// The OS places virtual pages of this size at arbitrary physical frames: a cache larger
+    /// than a page indexes by a hash of the page (absent: by the address, `line % sets`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_bytes: Option<u64>,
+}
+
+/// A merging write buffer between the innermost cache (write-through, no write-allocate) and
+/// the next level (`[hierarchy.write_buffer]`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct WriteBufferSpec {
+    pub entries: u64,
+    pub block_bytes: u64,
 }
 
 /// One cache level inside the coherent cache (`[hierarchy.l1]`, `[hierarchy.l2]`).
@@ -665,6 +682,17 @@ pub const KEYS: &[KeyDoc] = &[
     },
     KeyDoc { key: "hierarchy.stream.depth", unit: "lines", doc: "lines each stream fetches ahead (coherent-cache lines)" },
     KeyDoc { key: "hierarchy.stream.hit_cycles", unit: "cycles", doc: "latency of a coherent-cache miss a stream buffer serves" },
+    KeyDoc {
+        key: "hierarchy.write_buffer.entries",
+        unit: "entries",
+        doc: "with [hierarchy.write_buffer] private stores write through the innermost cache without allocating in it, into this many buffer entries (a store to a new block when all are taken stalls); each entry is written to the next level (write-allocate there) or, with no inner level, to the DRAM",
+    },
+    KeyDoc { key: "hierarchy.write_buffer.block_bytes", unit: "bytes", doc: "an entry: stores to the same aligned block merge into it" },
+    KeyDoc {
+        key: "hierarchy.page_bytes",
+        unit: "bytes",
+        doc: "pages the OS maps to arbitrary physical frames: a cache larger than a page picks a page's sets by a hash of its number (absent: line % sets)",
+    },
     KeyDoc { key: "costs.*", unit: "cycles", doc: "named work costs applications charge (e.g. costs.iccg_edge)" },
     KeyDoc { key: "limits.max_events", unit: "events", doc: "a run that executes more events stops with an error" },
     KeyDoc {

@@ -2,6 +2,7 @@
 //! only; data lives in the single backing store (functional-first).
 
 use super::protocol::CacheState;
+use std::collections::HashMap;
 
 /// Line number: byte address / line size.
 pub(crate) type Line = u64;
@@ -73,6 +74,14 @@ pub(crate) struct Caches {
     ways: usize,
     /// Ways per processor: sets x ways.
     slots: usize,
+    /// Pages at physical frames the OS chose (`hierarchy.page_bytes`): log2 of the lines per
+    /// page and the page colours (sets / lines per page). A line's set is its place in its
+    /// page plus its page's colour.
+    pages: Option<(u32, u64)>,
+    /// Per processor: the frame number (modulo the colours, its colour) each page got, in the
+    /// order the processor's cache first held a line of it (bin hopping), and the next one.
+    frames: Vec<HashMap<u64, u64>>,
+    next_frame: Vec<u64>,
     way: Vec<Way>,
     /// Each processor's LRU clock.
     clock: Vec<u64>,
@@ -88,9 +97,33 @@ impl Caches {
             set_mask: sets.is_power_of_two().then(|| sets - 1),
             ways,
             slots,
+            pages: None,
+            frames: Vec::new(),
+            next_frame: Vec::new(),
             way: bytemuck::zeroed_vec(all),
             clock: vec![0; n],
         }
+    }
+
+    /// Index by physical frames: pages of `page_lines` lines (a power of two) get frames in
+    /// the order they are first touched, one colour after the other (bin hopping), not at
+    /// their virtual address: two arrays a cache size apart in virtual memory, touched
+    /// together, do not share sets. Only a cache whose sets are a whole number of pages (more
+    /// than one) is affected; a cache of one page or less is indexed within the page anyway.
+    pub fn paged(mut self, page_lines: u64) -> Caches {
+        debug_assert!(page_lines.is_power_of_two());
+        if self.sets > page_lines && self.sets.is_multiple_of(page_lines) {
+            self.pages = Some((page_lines.trailing_zeros(), self.sets / page_lines));
+            self.frames = vec![HashMap::new(); self.clock.len()];
+            self.next_frame = vec![0; self.clock.len()];
+        }
+        self
+    }
+
+    /// The frame of `line`'s page at processor `p`: the one it got, or the one it would get now.
+    #[inline]
+    fn frame(&self, p: usize, page: u64) -> u64 {
+        self.frames[p].get(&page).copied().unwrap_or(self.next_frame[p])
     }
 
     /// The number of caches.
@@ -101,9 +134,12 @@ impl Caches {
     /// The ways of `line`'s set at processor `p`.
     #[inline]
     fn set_of(&self, p: usize, line: Line) -> std::ops::Range<usize> {
-        let set = match self.set_mask {
-            Some(mask) => line & mask,
-            None => line % self.sets,
+        let set = match (self.pages, self.set_mask) {
+            (Some((shift, colours)), _) => {
+                (self.frame(p, line >> shift) % colours) << shift | (line & ((1 << shift) - 1))
+            }
+            (None, Some(mask)) => line & mask,
+            (None, None) => line % self.sets,
         };
         let base = p * self.slots + set as usize * self.ways;
         base..base + self.ways
@@ -165,6 +201,12 @@ impl Caches {
     /// Install `line` at processor `p` in state `s` (the victim, if any, must have been dealt
     /// with); `prefetched` when a prefetch brought it.
     pub fn install(&mut self, p: usize, line: Line, s: CacheState, prefetched: bool) {
+        if let Some((shift, _)) = self.pages {
+            if let std::collections::hash_map::Entry::Vacant(e) = self.frames[p].entry(line >> shift) {
+                e.insert(self.next_frame[p]);
+                self.next_frame[p] += 1;
+            }
+        }
         let ways = self.set_of(p, line);
         let i = self
             .slot(p, line)
@@ -180,8 +222,12 @@ impl Caches {
 pub(crate) struct Cache(Caches);
 
 impl Cache {
-    pub fn new(lines: u64, ways: usize) -> Cache {
-        Cache(Caches::new(1, lines, ways))
+    pub fn new(lines: u64, ways: usize, page_lines: Option<u64>) -> Cache {
+        let c = Caches::new(1, lines, ways);
+        Cache(match page_lines {
+            Some(n) => c.paged(n),
+            None => c,
+        })
     }
 
     #[inline]
@@ -231,6 +277,45 @@ mod tests {
         }
     }
 
+    /// With frames given in first-touch order, two arrays a cache size apart (the same
+    /// `line % sets`) touched together hold each other's lines (a plain cache evicts), one
+    /// array touched in order fills the cache without conflict, lines within a page keep their
+    /// order, and a cache of one page is indexed as before.
+    #[test]
+    fn paged_sets_follow_first_touch_order() {
+        let (sets, page_lines) = (64u64, 8u64);
+        let mut c = Caches::new(1, sets, 1).paged(page_lines);
+        let mut plain = Caches::new(1, sets, 1);
+        for l in 0..sets {
+            for line in [l, l + sets] {
+                c.install(0, line, CacheState::Shared, false);
+                plain.install(0, line, CacheState::Shared, false);
+            }
+            assert_eq!(plain.state(0, l), CacheState::Invalid, "line {l}: the plain cache conflicts");
+        }
+        // Pages alternate between the arrays: 16 pages of 8 sets each in 8 colours, so the
+        // second half of the touches evicts the first, but never a page its twin.
+        for l in sets / 2..sets {
+            assert_eq!(c.state(0, l), CacheState::Shared, "line {l}");
+            assert_eq!(c.state(0, l + sets), CacheState::Shared, "line {}", l + sets);
+        }
+        let mut one = Caches::new(1, sets, 1).paged(page_lines);
+        for l in 1000..1000 + sets {
+            one.install(0, l, CacheState::Shared, false);
+        }
+        assert!((1000..1000 + sets).all(|l| one.state(0, l) == CacheState::Shared), "one array fills the cache");
+        for l in 1000..1000 + page_lines - 1 {
+            assert_eq!(
+                one.set_of(0, l + 1).start,
+                one.set_of(0, l).start + 1,
+                "within a page the sets are consecutive"
+            );
+        }
+        let one_page = Caches::new(1, page_lines, 1).paged(page_lines);
+        assert!(one_page.pages.is_none());
+        assert_eq!(one_page.set_of(0, 3 + page_lines), one_page.set_of(0, 3));
+    }
+
     #[test]
     fn line_zero_is_held_like_any_other() {
         // The empty way is stored as 0, so line 0 must not read as empty.
@@ -258,7 +343,7 @@ mod tests {
 
     #[test]
     fn a_prefetched_line_is_useful_once_and_only_until_lost() {
-        let mut c = Cache::new(4, 1);
+        let mut c = Cache::new(4, 1, None);
         c.install(1, CacheState::Shared, true);
         assert!(c.touch(1), "the first use of a prefetched line");
         assert!(!c.touch(1), "later uses are ordinary hits");

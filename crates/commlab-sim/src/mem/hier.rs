@@ -24,7 +24,7 @@ use super::cache::{Cache, Line};
 use super::protocol::CacheState;
 use super::Memory;
 use crate::machine::{HierarchyConfig, LevelConfig};
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 
 /// One processor's hierarchy state.
 pub(crate) struct ProcHier {
@@ -40,6 +40,15 @@ pub(crate) struct ProcHier {
     /// Recent coherent-cache lines that missed to DRAM (stream detection).
     recent: VecDeque<Line>,
     stamp: u64,
+    /// The write buffer's youngest entry (a block), still open to merging stores.
+    wb_open: Option<u64>,
+    /// When each closed entry still draining is written (in order: they drain one at a time).
+    wb_done: VecDeque<u64>,
+    /// The write buffer's path to the next level is free from this time.
+    wb_free: u64,
+    /// Coherent-cache lines of private data that stores made dirty: evicted, they are written
+    /// back to the DRAM.
+    dirty: HashSet<Line>,
 }
 
 /// One stream buffer: the lines it fetched ahead, and the next one it will fetch.
@@ -58,13 +67,20 @@ pub(crate) struct NodeDram {
 impl ProcHier {
     pub fn new(h: &HierarchyConfig) -> ProcHier {
         ProcHier {
-            inner: h.levels[..h.inner].iter().map(|l| Cache::new(l.lines, l.ways)).collect(),
+            inner: h.levels[..h.inner]
+                .iter()
+                .map(|l| Cache::new(l.lines, l.ways, h.page_bytes.map(|pb| pb / l.line_bytes)))
+                .collect(),
             port_free: vec![0; h.inner + 1],
             slots: VecDeque::new(),
             arriving: Vec::new(),
             streams: Vec::new(),
             recent: VecDeque::new(),
             stamp: 0,
+            wb_open: None,
+            wb_done: VecDeque::new(),
+            wb_free: 0,
+            dirty: HashSet::new(),
         }
     }
 }
@@ -196,12 +212,147 @@ impl Memory {
         bus_start + xfer
     }
 
-    /// A private reference by `p` to `addr` at `t` (the processor's own clock): returns
-    /// (stall, busy) in picoseconds: how long it waited for a miss slot, and its issue time.
-    /// The coherent cache gets the line at once (its data arrives later; references to it
-    /// before then merge with the miss).
-    pub(crate) fn hier_private(&mut self, p: usize, addr: u64, t: u64) -> (u64, u64) {
+    /// A write of `bytes` at `addr` into node `p`'s DRAM at `t` (a write-buffer entry or a
+    /// dirty line written back): its bank is busy `bank_busy`, the data crosses the bus as the
+    /// bank starts (no read latency). Returns when the bus has taken it.
+    fn dram_write(&mut self, p: usize, addr: u64, bytes: u64, t: u64, h: &HierarchyConfig) -> u64 {
+        let d = h.dram;
+        let bank = ((addr / d.interleave_bytes) % d.banks) as usize;
+        let node = &mut self.drams[p];
+        let start = t.max(node.bank_free[bank]);
+        node.bank_free[bank] = start + d.bank_busy_ps;
+        let xfer = crate::machine::round_to_u64(bytes as f64 * d.ps_per_byte);
+        let bus_start = start.max(node.bus_free);
+        node.bus_free = bus_start + xfer;
+        bus_start + xfer
+    }
+
+    /// A private store by `p` to `addr` at `t` through the write buffer: the innermost cache
+    /// is write-through without write-allocate (a copy there is updated, a miss allocates
+    /// nothing), and the store merges into the buffer's youngest entry if it is to the same
+    /// block. Otherwise that entry closes and drains, and the store opens a new one, waiting
+    /// for the oldest draining entry when all are taken. Returns (stall, issue).
+    fn hier_store(&mut self, p: usize, addr: u64, t: u64, h: &HierarchyConfig) -> (u64, u64) {
+        let wb = h.write_buffer.expect("called with a write buffer");
+        let issue = h.levels[0].hit_ps;
+        if h.inner > 0 {
+            self.hier[p].inner[0].touch(addr / h.levels[0].line_bytes);
+        } else {
+            let line = self.line_of(addr);
+            self.caches.touch(p, line);
+        }
+        let block = addr / wb.block_bytes;
+        if self.hier[p].wb_open == Some(block) {
+            return (0, issue);
+        }
+        let mut t = t;
+        let mut stall = 0;
+        if let Some(old) = self.hier[p].wb_open.take() {
+            let done = self.drain(p, old * wb.block_bytes, wb.block_bytes, t, h);
+            self.hier[p].wb_done.push_back(done);
+        }
+        let hp = &mut self.hier[p];
+        hp.wb_done.retain(|&d| d > t);
+        while hp.wb_done.len() >= wb.entries {
+            let first = hp.wb_done.pop_front().expect("a draining entry");
+            stall += first - t;
+            t = first;
+            hp.wb_done.retain(|&d| d > t);
+        }
+        hp.wb_open = Some(block);
+        (stall, issue)
+    }
+
+    /// Write a closed write-buffer entry (`bytes` at `addr`), ready at `t`, after the entries
+    /// before it: into the next level (write-back and write-allocate: a miss there is filled
+    /// first, as a read would fill it, and the line becomes dirty), or, with no level inside
+    /// the coherent cache (the T3D's 21064), straight to the DRAM by the write path (not
+    /// through the read-ahead logic). Returns when it is written.
+    fn drain(&mut self, p: usize, addr: u64, bytes: u64, t: u64, h: &HierarchyConfig) -> u64 {
+        let start = t.max(self.hier[p].wb_free);
+        let done = if h.inner == 0 {
+            self.dram_write(p, addr, bytes, start, h)
+        } else {
+            let line = self.line_of(addr);
+            let coherent = self.caches.state(p, line) != CacheState::Invalid;
+            let s = if coherent {
+                (1..h.inner)
+                    .find(|&i| self.hier[p].inner[i].state(addr / h.levels[i].line_bytes) != CacheState::Invalid)
+                    .unwrap_or(h.inner)
+            } else {
+                h.inner + 1
+            };
+            // A fill for the write takes a miss slot as a read miss does (the 21164's miss
+            // address file and bus interface serve both), so it waits for one and holds it.
+            let start = if s > 1 { self.take_slot(p, start, h) } else { start };
+            let ready = if s == 1 {
+                if h.inner == 1 {
+                    self.caches.touch(p, line);
+                } else {
+                    self.hier[p].inner[1].touch(addr / h.levels[1].line_bytes);
+                }
+                start
+            } else if s <= h.inner {
+                if s == h.inner {
+                    self.caches.touch(p, line);
+                } else {
+                    self.hier[p].inner[s].touch(addr / h.levels[s].line_bytes);
+                }
+                self.cache_fill(p, addr, s, start, h)
+            } else {
+                self.stats.misses += 1;
+                self.stats.misses_by_node[p] += 1;
+                self.stats.local_misses += 1;
+                self.stats.private_misses += 1;
+                let r = self.memory_fill(p, line, start, h);
+                self.install_private_now(p, line, start, h);
+                r
+            };
+            if s > 1 {
+                self.hier[p].slots.push_back(ready);
+            }
+            // Allocate in the levels from the next one to the one inside the server (never the
+            // innermost: it does not allocate on a write).
+            for i in 1..s.min(h.inner) {
+                let l = addr / h.levels[i].line_bytes;
+                let c = &mut self.hier[p].inner[i];
+                if c.state(l) == CacheState::Invalid {
+                    c.install(l, CacheState::Shared, false);
+                }
+            }
+            self.hier[p].dirty.insert(line);
+            let hp = &mut self.hier[p];
+            let w = ready.max(hp.port_free[1]);
+            hp.port_free[1] = w + xfer_ps(&h.levels[1], bytes);
+            hp.port_free[1]
+        };
+        self.hier[p].wb_free = done;
+        done
+    }
+
+    /// When a miss wanting to start at `t` gets one of `p`'s miss slots (at `t` if one is free,
+    /// else when the earliest in flight arrives).
+    fn take_slot(&mut self, p: usize, t: u64, h: &HierarchyConfig) -> u64 {
+        let hp = &mut self.hier[p];
+        hp.slots.retain(|&r| r > t);
+        if hp.slots.len() < h.outstanding_misses {
+            return t;
+        }
+        let first = hp.slots.iter().copied().min().expect("full");
+        hp.slots.retain(|&r| r > first);
+        first
+    }
+
+    /// A private reference by `p` to `addr` at `t` (the processor's own clock), a store if
+    /// `write`: returns (stall, busy) in picoseconds: how long it waited for a miss slot (or a
+    /// write-buffer entry), and its issue time. The coherent cache gets the line at once (its
+    /// data arrives later; references to it before then merge with the miss). Without a write
+    /// buffer a store is timed as a load.
+    pub(crate) fn hier_private(&mut self, p: usize, addr: u64, t: u64, write: bool) -> (u64, u64) {
         let h = self.hier_cfg();
+        if write && h.write_buffer.is_some() {
+            return self.hier_store(p, addr, t, &h);
+        }
         let line = self.line_of(addr);
         let coherent = self.caches.state(p, line) != CacheState::Invalid;
         if coherent {
@@ -221,16 +372,9 @@ impl Memory {
             return (0, issue);
         }
         // A miss in the innermost level: it needs a slot.
-        let mut t = t;
-        let mut stall = 0;
-        let hp = &mut self.hier[p];
-        hp.slots.retain(|&r| r > t);
-        if hp.slots.len() >= h.outstanding_misses {
-            let first = hp.slots.iter().copied().min().expect("full");
-            stall = first - t;
-            t = first;
-            hp.slots.retain(|&r| r > t);
-        }
+        let start = self.take_slot(p, t, &h);
+        let stall = start - t;
+        let t = start;
         let ready = if s <= h.inner {
             if s == h.inner {
                 self.caches.touch(p, line);
@@ -244,7 +388,7 @@ impl Memory {
             self.stats.local_misses += 1;
             self.stats.private_misses += 1;
             let r = self.memory_fill(p, line, t, &h);
-            self.install_private_now(p, line);
+            self.install_private_now(p, line, t, &h);
             r
         };
         self.fill_inner(p, addr, s, &h);
@@ -252,12 +396,12 @@ impl Memory {
         for i in 0..s.min(h.inner + 1) {
             hp.arriving.push((i, addr / h.levels[i].line_bytes, ready));
         }
+        hp.slots.push_back(ready);
         if h.outstanding_misses == 1 {
             // One miss slot: the processor waits for its miss (in order, it stalls at the first
             // use of the data), so nothing overlaps it.
             return (stall + (ready - t), issue);
         }
-        hp.slots.push_back(ready);
         (stall, issue)
     }
 
@@ -277,10 +421,18 @@ impl Memory {
         self.cache_fill(p, addr, s, t, &h) - t
     }
 
-    /// Put private `line` in `p`'s coherent cache now (its fill is timed by the hierarchy).
-    /// A victim leaves through the protocol as on any fill; if every way holds a line that
-    /// must stay, the line is simply not cached.
-    fn install_private_now(&mut self, p: usize, line: Line) {
+    /// Put private `line` in `p`'s coherent cache now (its fill, asked for at `t`, is timed by
+    /// the hierarchy). A victim leaves through the protocol as on any fill; a private victim
+    /// a store made dirty is written back to the DRAM. If every way holds a line that must
+    /// stay, the line is simply not cached.
+    fn install_private_now(&mut self, p: usize, line: Line, t: u64, h: &HierarchyConfig) {
+        let pm = &self.procs[p];
+        if let Ok(Some((victim, _))) = self.caches.victim(p, line, |l| pm.engaged_with(l)) {
+            if self.hier[p].dirty.remove(&victim) {
+                let bytes = self.t.line_bytes;
+                self.dram_write(p, victim * bytes, bytes, t, h);
+            }
+        }
         if self.make_room(p, line) {
             self.caches.install(p, line, CacheState::Modified, false);
             if let Some(c) = &mut self.checker {

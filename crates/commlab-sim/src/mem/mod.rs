@@ -240,7 +240,13 @@ impl Memory {
             home: Vec::new(),
             dir: Vec::new(),
             txns: BTreeMap::new(),
-            caches: Caches::new(n, cfg.mem.cache_lines, cfg.mem.associativity as usize),
+            caches: {
+                let c = Caches::new(n, cfg.mem.cache_lines, cfg.mem.associativity as usize);
+                match cfg.mem.hierarchy.and_then(|h| h.page_bytes) {
+                    Some(page) => c.paged(page / cfg.mem.line_bytes),
+                    None => c,
+                }
+            },
             procs: vec![ProcMem::default(); n],
             ctrl_busy: vec![0; n],
             regions: Vec::new(),
