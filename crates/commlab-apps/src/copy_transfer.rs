@@ -9,7 +9,11 @@
 //!
 //! Variants:
 //! - `local`: processor 0 alone, on its private arrays (`private_read`/`private_write`: on a
-//!   machine with a `[hierarchy]` these do not block, up to its outstanding misses).
+//!   machine with a `[hierarchy]` these do not block, up to its outstanding misses). With
+//!   `loaders=N`, processors 0..N each run the same passes on their own private arrays at the
+//!   same time (002 §5.1: "all four processors accessing local caches and DRAM memory
+//!   independently at the same time"); the bandwidth is processor 0's (they all do the same
+//!   work, so the others' differ only by where they stand in the memory's queues).
 //! - `fetch`: coherent shared memory. Before each pass the producer (processor 1) writes the
 //!   array, homed at it; the consumer (processor 0) then loads it (coherent misses to the
 //!   producer's cache, or to its memory when the array outgrows that cache); copies store into
@@ -63,6 +67,11 @@ pub const INFO: AppInfo = AppInfo {
             doc: "working set: the array's bytes (a multiple of 8, at least stride x 8, up to 16 MiB)",
         },
         ParamDoc { name: "passes", default: "1", doc: "timed passes, after one untimed priming pass (1 to 100)" },
+        ParamDoc {
+            name: "loaders",
+            default: "1",
+            doc: "local only: processors 0..N each run the same kernel on their own arrays at once (all loading memory, 002 §5.1); processor 0's time is reported",
+        },
     ],
 };
 
@@ -115,6 +124,8 @@ struct CopyTransfer {
     words: usize,
     passes: usize,
     word_cycles: u64,
+    /// Processors running the `local` kernel at once (0..loaders).
+    loaders: usize,
 }
 
 #[derive(Default)]
@@ -220,7 +231,7 @@ impl Program for CopyTransfer {
         BarrierKind::SharedMemory
     }
     fn private_arrays(&self, id: ProcId) -> Vec<usize> {
-        if id != CONSUMER {
+        if id != CONSUMER && !(self.variant == Variant::Local && id < self.loaders) {
             return Vec::new();
         }
         match (self.variant, self.kernel) {
@@ -242,7 +253,7 @@ impl Program for CopyTransfer {
         match self.variant {
             Variant::Local => {
                 node.begin_timing();
-                if id != CONSUMER {
+                if id >= self.loaders {
                     return;
                 }
                 let src = node.private_array(0);
@@ -348,6 +359,18 @@ pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Resu
     let bytes: usize =
         params.get("bytes", ("a multiple of 8 from 8 to 16777216", |v| v % 8 == 0 && (8..=16 << 20).contains(&v)))?;
     let passes: usize = params.get("passes", ("a whole number from 1 to 100", |v| (1..=100).contains(&v)))?;
+    let loaders: usize = params.get("loaders", ("a whole number from 1 to 4096", |v| (1..=4096).contains(&v)))?;
+    if loaders > backend.nprocs() {
+        return Err(AppError::Input(format!(
+            "--param loaders={loaders}: copy-transfer needs a processor per loader, the machine has {}",
+            backend.nprocs()
+        )));
+    }
+    if loaders > 1 && variant != Variant::Local {
+        return Err(AppError::Input(format!(
+            "--param loaders={loaders}: concurrent loaders run the local variant only (got {variant_name})"
+        )));
+    }
     let words = bytes / 8;
     if stride > words {
         return Err(AppError::Input(format!(
@@ -366,7 +389,7 @@ pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Resu
         )));
     }
     let word_cycles = cost(backend, if kernel == Kernel::LoadSum { "accum_word" } else { "memcpy_word" })?;
-    let prog = CopyTransfer { variant, kernel, stride, words, passes, word_cycles };
+    let prog = CopyTransfer { variant, kernel, stride, words, passes, word_cycles, loaders };
     let out = backend.run(Arc::new(prog)).map_err(run_err)?;
 
     // The answers are the consumer's; the time is the timed processor's (the producer's for put).

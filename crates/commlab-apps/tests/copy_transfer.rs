@@ -147,6 +147,9 @@ fn bad_parameters_are_refused_by_name() {
         ("local", &["bytes=12"], "bytes=12"),
         ("local", &["bytes=64", "stride=9"], "stride=9"),
         ("local", &["passes=0"], "passes=0"),
+        ("local", &["loaders=0"], "loaders=0"),
+        ("local", &["loaders=5"], "loaders=5"),
+        ("fetch", &["loaders=2"], "loaders=2"),
     ];
     for (variant, params, named) in cases {
         let params: Vec<String> = params.iter().map(|p| p.to_string()).collect();
@@ -306,4 +309,44 @@ fn contiguous_copies_are_at_least_as_fast_as_strided_ones() {
             }
         }
     }
+}
+
+/// Issue 33, done-when 4: all four processors of the DEC 8400 loading at once (`loaders=4`)
+/// share its one memory and bus (`hierarchy.dram.shared`): the L1, L2 and L3 bandwidths stay
+/// as with one loader, and contiguous DRAM loads fall by the study's 8% within 10 points
+/// (002 §5.1). Strided DRAM loads fall too, but by about 10%, not the study's 25%: with the
+/// assumed 100 ns bank cycle the banks are seldom busy; with a 400 ns one (what-if below) both
+/// falls are within 10 points of the study's, and one loader's rows do not move.
+#[test]
+fn concurrent_loaders_share_the_dec8400_memory() {
+    let bw = |sets: &[&str], bytes: &str, stride: &str, loaders: usize| {
+        let s = common::preset("dec8400", sets, None);
+        let (b, st, l) = (format!("bytes={bytes}"), format!("stride={stride}"), format!("loaders={loaders}"));
+        let r = run(&s, "local", &["kernel=load-sum", &b, &st, &l]);
+        assert!(r.check.ok, "{b} {st} {l}: {}", r.check.detail);
+        r.counters["mbytes_per_s"]
+    };
+    let fall = |sets: &[&str], stride: &str| {
+        let (one, four) = (bw(sets, "8388608", stride, 1), bw(sets, "8388608", stride, 4));
+        (one, 1.0 - four / one)
+    };
+    for (bytes, stride) in [("4096", "1"), ("65536", "1"), ("1048576", "1"), ("1048576", "16")] {
+        let (one, four) = (bw(&[], bytes, stride, 1), bw(&[], bytes, stride, 4));
+        assert!(
+            (four / one - 1.0).abs() < 0.02,
+            "bytes={bytes} stride={stride}: {one:.1} alone, {four:.1} with 4 loaders"
+        );
+    }
+    let (one_c0, contiguous) = fall(&[], "1");
+    assert!((contiguous - 0.08).abs() <= 0.10, "contiguous DRAM loads fall {:.0}%", contiguous * 100.0);
+    let (one_s0, strided) = fall(&[], "16");
+    assert!(strided > 0.05, "strided DRAM loads fall {:.0}%", strided * 100.0);
+    let slow_banks = ["hierarchy.dram.bank_busy_cycles=120"];
+    let (one_c, contiguous) = fall(&slow_banks, "1");
+    let (one_s, strided) = fall(&slow_banks, "16");
+    assert!(
+        (contiguous - 0.08).abs() <= 0.10 && (strided - 0.25).abs() <= 0.10,
+        "400 ns banks: {contiguous:.2}, {strided:.2}"
+    );
+    assert_eq!((one_c, one_s), (one_c0, one_s0), "one loader does not see the bank cycle");
 }

@@ -495,6 +495,8 @@ pub struct DramConfig {
     /// A line from DRAM to the processor (`memory.local_miss_cycles`).
     pub latency_ps: u64,
     pub ps_per_byte: f64,
+    /// One DRAM (banks and bus) shared by every processor.
+    pub shared: bool,
 }
 
 /// Stream read-ahead buffers.
@@ -762,6 +764,7 @@ fn hierarchy_config(h: &HierarchySpec, mem: &MemorySpec, cycle_ps: f64) -> Resul
         bank_busy_ps: ps(d.bank_busy_cycles),
         latency_ps: ps(mem.local_miss_cycles),
         ps_per_byte: per_byte("hierarchy.dram.bytes_per_cycle", d.bytes_per_cycle)?,
+        shared: d.shared,
     };
     let stream = match &h.stream {
         None => None,

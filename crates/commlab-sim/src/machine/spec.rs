@@ -90,6 +90,10 @@ pub struct DramSpec {
     pub interleave_bytes: u64,
     pub bank_busy_cycles: u64,
     pub bytes_per_cycle: f64,
+    /// One memory for all processors (a bus-based SMP's memory modules on the system bus):
+    /// its banks and bus are shared. Absent or false: each node has its own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared: bool,
 }
 
 /// Stream read-ahead between the DRAM and the coherent cache (`[hierarchy.stream]`).
@@ -675,6 +679,11 @@ pub const KEYS: &[KeyDoc] = &[
         doc: "a bank is busy this long per access (strides that hit one bank wait for it); the latency is memory.local_miss_cycles",
     },
     KeyDoc { key: "hierarchy.dram.bytes_per_cycle", unit: "bytes/cycle", doc: "the node's memory bus: one line occupies it line/bandwidth" },
+    KeyDoc {
+        key: "hierarchy.dram.shared",
+        unit: "true/false",
+        doc: "one memory for all processors (a bus-based SMP): every processor's DRAM accesses share its banks and bus, granted first come first served in simulated time",
+    },
     KeyDoc {
         key: "hierarchy.stream.buffers",
         unit: "streams",

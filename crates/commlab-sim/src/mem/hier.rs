@@ -62,6 +62,44 @@ struct Stream {
 pub(crate) struct NodeDram {
     bank_free: Vec<u64>,
     bus_free: u64,
+    /// A DRAM shared by every processor (`hierarchy.dram.shared`): busy intervals of each bank
+    /// and of the bus, so a request from a processor behind the others in simulated time
+    /// (processors run ahead of each other) takes a gap before their reservations instead of
+    /// queueing after them.
+    bank_cal: Vec<Calendar>,
+    bus_cal: Calendar,
+}
+
+/// Busy intervals of a resource, sorted and disjoint; the oldest are forgotten beyond
+/// `CALENDAR_LEN` (no request comes that far behind).
+#[derive(Default)]
+struct Calendar {
+    busy: VecDeque<(u64, u64)>,
+}
+
+const CALENDAR_LEN: usize = 256;
+
+impl Calendar {
+    /// Reserve `dur` at the earliest time from `t` that is free; returns its start.
+    fn reserve(&mut self, t: u64, dur: u64) -> u64 {
+        let mut s = t;
+        let mut at = self.busy.len();
+        for (i, &(a, b)) in self.busy.iter().enumerate() {
+            if b <= s {
+                continue;
+            }
+            if a >= s + dur {
+                at = i;
+                break;
+            }
+            s = b;
+        }
+        self.busy.insert(at, (s, s + dur));
+        if self.busy.len() > CALENDAR_LEN {
+            self.busy.pop_front();
+        }
+        s
+    }
 }
 
 impl ProcHier {
@@ -87,7 +125,9 @@ impl ProcHier {
 
 impl NodeDram {
     pub fn new(h: &HierarchyConfig) -> NodeDram {
-        NodeDram { bank_free: vec![0; h.dram.banks as usize], bus_free: 0 }
+        let banks = h.dram.banks as usize;
+        let bank_cal = if h.dram.shared { (0..banks).map(|_| Calendar::default()).collect() } else { Vec::new() };
+        NodeDram { bank_free: vec![0; banks], bus_free: 0, bank_cal, bus_cal: Calendar::default() }
     }
 }
 
@@ -196,17 +236,26 @@ impl Memory {
         }
     }
 
-    /// When coherent-cache `line` of node `p`'s DRAM, asked for at `t`, arrives: its bank
-    /// starts when free (and stays busy `bank_busy`), the data comes after the latency, over
-    /// the bus when the bus is free.
+    /// When coherent-cache `line` of node `p`'s DRAM (the one shared DRAM with
+    /// `hierarchy.dram.shared`), asked for at `t`, arrives: its bank starts when free (and
+    /// stays busy `bank_busy`), the data comes after the latency, over the bus when the bus is
+    /// free.
     fn dram(&mut self, p: usize, line: Line, t: u64, h: &HierarchyConfig) -> u64 {
         let d = h.dram;
         let bytes = self.t.line_bytes;
         let bank = ((line * bytes / d.interleave_bytes) % d.banks) as usize;
+        let xfer = crate::machine::round_to_u64(bytes as f64 * d.ps_per_byte);
+        if d.shared {
+            // One memory on the system bus: the bank and then the bus, each granted at its
+            // first free interval (first come, first served in simulated time).
+            let node = &mut self.drams[0];
+            let start = node.bank_cal[bank].reserve(t, d.bank_busy_ps);
+            let want = (start + d.latency_ps).saturating_sub(xfer);
+            return node.bus_cal.reserve(want, xfer) + xfer;
+        }
         let node = &mut self.drams[p];
         let start = t.max(node.bank_free[bank]);
         node.bank_free[bank] = start + d.bank_busy_ps;
-        let xfer = crate::machine::round_to_u64(bytes as f64 * d.ps_per_byte);
         let bus_start = (start + d.latency_ps).saturating_sub(xfer).max(node.bus_free);
         node.bus_free = bus_start + xfer;
         bus_start + xfer
@@ -218,10 +267,15 @@ impl Memory {
     fn dram_write(&mut self, p: usize, addr: u64, bytes: u64, t: u64, h: &HierarchyConfig) -> u64 {
         let d = h.dram;
         let bank = ((addr / d.interleave_bytes) % d.banks) as usize;
+        let xfer = crate::machine::round_to_u64(bytes as f64 * d.ps_per_byte);
+        if d.shared {
+            let node = &mut self.drams[0];
+            let start = node.bank_cal[bank].reserve(t, d.bank_busy_ps);
+            return node.bus_cal.reserve(start, xfer) + xfer;
+        }
         let node = &mut self.drams[p];
         let start = t.max(node.bank_free[bank]);
         node.bank_free[bank] = start + d.bank_busy_ps;
-        let xfer = crate::machine::round_to_u64(bytes as f64 * d.ps_per_byte);
         let bus_start = start.max(node.bus_free);
         node.bus_free = bus_start + xfer;
         bus_start + xfer
