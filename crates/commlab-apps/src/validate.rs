@@ -384,7 +384,18 @@ fn largest_message<B: Backend>(b: &B) -> Result<(usize, Option<String>), AppErro
 ///   for a page hit without read-ahead; his page miss is 37.
 /// - DEC 8400 DRAM contiguous (16% fast): the published contiguous and strided DRAM rows
 ///   imply about 105 and 83 cycles per board-cache miss; the model has one miss time (80 +
-///   the loop) for both. Not identified.
+///   the loop) for both. Not identified. What-if: `--set memory.local_miss_cycles=100` reads
+///   147.7 contiguous (in tolerance) and 23.3 strided (-17%): no one latency fits both.
+/// - DEC 8400 L1/L2/L3 contiguous, what-if for the loop: a two-way unrolled load-sum (per two
+///   words 2 LDQ, 2 ADDQ, the second address, the pointer advance, compare and branch: 8
+///   integer-pipe instructions on two pipes, 2 cycles a word: `--set costs.accum_word=1`)
+///   reads L1 1200 (+9%), L2 686 (-2%), L3 strided 109 (-9%), L3 contiguous 457 (-24%); the
+///   L3 row then also needs the board-cache fill of about 10 cycles (`memory.hit_cycles`,
+///   assumed 20). The T3D's contiguous row with the same loop (`--set costs.accum_word=2`)
+///   reads 177.8 (-9%).
+/// - Stores (issue 33): private stores write through the L1 without allocating into a merging
+///   write buffer (`[hierarchy.write_buffer]`), and pages take frames in first-touch order
+///   (`hierarchy.page_bytes`); neither moves a load-sum row.
 /// - T3D remote deposits, strided (about 70% fast): the model is bound by the 24-byte packet
 ///   per word on the 2-byte-per-cycle link (12 cycles a word; with an unbounded link it reads
 ///   239 MB/s); the published 55 MB/s is 22
@@ -395,7 +406,17 @@ fn largest_message<B: Backend>(b: &B) -> Result<(usize, Option<String>), AppErro
 ///   remote path was found. The local one does not explain it: the T3D's local stores run at
 ///   462 MB/s in whole lines (Grassl via McCalpin, "Sustainable memory bandwidth", appendix
 ///   A), about 10 cycles a write-out, and a write-out of one word every 10 cycles would give
-///   about 115 MB/s, not 55. Not modelled.
+///   about 115 MB/s, not 55. The write buffer is modelled for private stores
+///   (`[hierarchy.write_buffer]`, issue 33) but puts do not pass through it (`engine/one_sided.rs`
+///   times them by `[remote]`). What-if: a processor cost of 22 cycles per remote store
+///   (`--set remote.issue_cycles=22`, the published rate's cycles per word) reads 54.5 MB/s.
+///   The same mechanism is why fetch beats deposit here (remote-bw 1 MB: fetch 137.5, deposit
+///   94.3 MB/s at stride 1 and 16): both are bound by one direction of the 2-byte-per-cycle
+///   link (a get's 16-byte reply per word against a put's 24-byte request; with the link
+///   unbounded, `--set network.link_bytes_per_ns=30`, both read 239.9), and the model has no
+///   per-word processor cost for a get (the T3D pops its prefetch queue with an off-chip load
+///   and stores the word) and no merging of contiguous puts into 32-byte write-buffer packets.
+///   No `--set` separates the two kinds; it needs per-kind costs in `[remote]`.
 /// - T3E contiguous deposit (16% slow): bound by the injection link held for the one-sided
 ///   NI latency plus the 88-byte packet; with the NI latency out of the way
 ///   (`--set remote.ni_latency_cycles=1`) fetch and deposit read 436 and 416 MB/s (+25%, +19%),
