@@ -350,3 +350,18 @@ fn concurrent_loaders_share_the_dec8400_memory() {
     );
     assert_eq!((one_c, one_s), (one_c0, one_s0), "one loader does not see the bank cycle");
 }
+
+/// 002 §5.3: on the distributed-memory machines "the per-node performance of the local memory
+/// accesses looks exactly the same, whether just one or all 512 processors" run: each node has
+/// its own DRAM, so four loaders read what one does.
+#[test]
+fn concurrent_loaders_on_the_t3d_and_t3e_do_not_interfere() {
+    for machine in ["t3d", "t3e"] {
+        let s = common::preset(machine, &[], None);
+        for stride in ["stride=1", "stride=16"] {
+            let bw =
+                |l: &str| run(&s, "local", &["kernel=copy-sload", "bytes=1048576", stride, l]).counters["mbytes_per_s"];
+            assert_eq!(bw("loaders=1"), bw("loaders=4"), "{machine} {stride}");
+        }
+    }
+}
