@@ -141,8 +141,8 @@ impl<'y, S> SimNode<'y, S> {
     /// Charge the time of a shared access that just performed (plus `extra_ps`), releasing a
     /// line held for this access.
     fn charge_hit(&mut self, extra_ps: u64, write: bool) {
-        // Software DSM checks the access tag on every shared reference.
-        let check = self.w().mem.sw.map_or(0, |sw| if write { sw.store_check_ps } else { sw.load_check_ps });
+        // Software DSM checks the access tag before every reference (private ones too).
+        let check = self.check_ps(write);
         self.charge_access(extra_ps + check);
     }
 
@@ -460,20 +460,39 @@ impl<'y, S> SimNode<'y, S> {
     }
 
     /// A reference to this processor's private memory: through the cache like any access
-    /// (a private line is always held owned), never access-checked.
-    fn private_ref(&mut self, addr: Addr, what: &str) {
+    /// (a private line is always held owned). On software DSM it pays the instrumentation's
+    /// access check (`dsm.instrumentation`): slicing cannot prove these arrays non-shared.
+    fn private_ref(&mut self, addr: Addr, write: bool) {
         let id = self.id;
         if !addr.0.is_multiple_of(8) || !self.w().mem.is_private_of(id, addr.0) {
+            let what = if write { "private_write" } else { "private_read" };
             self.fail(format!(
                 "processor {id}: {what} of address {:#x}, which is not an aligned word of its private arrays",
                 addr.0
             ));
         }
+        let check = self.check_ps(write);
         if self.hierarchy {
-            return self.private_hier(addr);
+            self.private_hier(addr);
+            if check > 0 {
+                let cat = self.mem_cat(false);
+                self.run_ahead(check, cat);
+            }
+            return;
         }
         self.access(addr, true);
-        self.charge_access(0);
+        self.charge_access(check);
+    }
+
+    /// The software access check before a load or store (`dsm.instrumentation`; 0 without).
+    fn check_ps(&mut self, write: bool) -> u64 {
+        let id = self.id;
+        let w = self.w();
+        let ps = w.mem.sw.map_or(0, |sw| if write { sw.store_check_ps } else { sw.load_check_ps });
+        if ps > 0 {
+            w.procs[id].checked[usize::from(write)] += 1;
+        }
+        ps
     }
 
     /// A load (`store: None`) or store of a word of a Tempest user region: performs on this
@@ -716,11 +735,11 @@ impl<S> Node for SimNode<'_, S> {
     }
 
     fn private_read(&mut self, addr: Addr) {
-        self.private_ref(addr, "private_read");
+        self.private_ref(addr, false);
     }
 
     fn private_write(&mut self, addr: Addr) {
-        self.private_ref(addr, "private_write");
+        self.private_ref(addr, true);
     }
 
     fn prefetch_read(&mut self, addr: Addr) {
@@ -823,6 +842,7 @@ impl<S> Node for SimNode<'_, S> {
                 p.received = 0;
                 p.failed_polls = 0;
                 p.edge_dispatches = 0;
+                p.checked = [0; 2];
             }
             w.overflow = Default::default();
             w.net.reset_link_stats();
