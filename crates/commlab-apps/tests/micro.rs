@@ -546,6 +546,20 @@ fn software_dsm_charges_the_home_for_its_own_protocol_steps() {
 }
 
 #[test]
+fn software_dsm_invalidates_a_block_once_where_it_was_accessible() {
+    // A write to a block dirty at a third node: the owner's copy becomes invalid (one ECC set on
+    // blizzard-e), and the home, whose own copy was already invalid, sets nothing (issue 34: it
+    // was charged a second 121 us). Each added cycle of `dsm.tag_invalidate_cycles` adds one
+    // cycle to the miss.
+    let miss = |x: u64| {
+        let set = [format!("dsm.tag_invalidate_cycles={x}")];
+        run(&preset("blizzard-e", &set), "miss-latency", "sm", &["kind=store-3party"]).counters["miss_cycles"]
+    };
+    let extra = miss(6788) - miss(5788);
+    assert!((extra - 1000.0).abs() < 1e-6, "1000 more cycles per invalidation made the miss {extra} cycles longer");
+}
+
+#[test]
 fn software_dsm_runs_are_deterministic() {
     // Software handlers steal processor time and replay deferred requests: same inputs, same run.
     for app in ["barrier", "lock-latency", "mem-refs"] {
