@@ -534,7 +534,9 @@ pub trait Backend {
     /// bulk gather/scatter copy costs.
     fn line_bytes(&self) -> usize;
     /// The same machine with `nprocs` processors (a mesh or torus reshaped, per-node and
-    /// per-link parameters kept), e.g. for a one-processor baseline of a parallel kernel.
+    /// per-link parameters kept), e.g. for a one-processor baseline of a parallel kernel (with
+    /// one processor, the simulator drops cross-traffic and software access checks: the
+    /// sequential program alone).
     fn with_nprocs(&self, nprocs: usize) -> Result<Self, Self::Error>
     where
         Self: Sized;

@@ -4,6 +4,7 @@
 //! alewife; the work done does not depend on the processor count; determinism; time
 //! accounting; traffic balance; parameter errors.
 
+use commlab_api::Category;
 use commlab_apps::{app_info, run_app, AppError, AppResult};
 use commlab_sim::Simulator;
 
@@ -305,4 +306,37 @@ fn bad_parameters_are_named() {
     assert!(err("appbt", &["nz=0"]).starts_with("--param nz=0:"));
     assert!(err("appbt", &["iterations=0"]).starts_with("--param iterations=0:"));
     assert!(err("appbt", &["nx=128", "ny=128", "nz=128"]).contains("point-iterations"));
+}
+
+/// Blizzard-S instruments every load and store the program makes (§4.1), its private ones
+/// too: the custom protocols of DSMC, APPBT and Barnes keep their data private and talk by
+/// messages, so on -T (hardware tags, no checks) they run faster, by exactly the checks' cycles
+/// in each processor's computation. The sequential baseline is the uninstrumented program on
+/// both.
+#[test]
+fn custom_runs_on_blizzard_s_pay_the_instrumentation_of_their_private_references() {
+    let s = common::preset("blizzard-s", &[], Some(4));
+    let t = common::preset("blizzard-t", &[], Some(4));
+    let sw = s.config().coherence.software().expect("software DSM");
+    for (app, p) in [("dsmc", DSMC), ("appbt", APPBT), ("barnes", BARNES)] {
+        let (rs, rt) = (run(&s, app, "custom", p), run(&t, app, "custom", p));
+        let what = format!("{app} [custom]");
+        let (loads, stores) = (rs.counters["access_checked_loads"], rs.counters["access_checked_stores"]);
+        assert!(loads > 0.0 && stores > 0.0, "{what}: no checked references");
+        assert!(!rt.counters.contains_key("access_checked_loads"), "{what}: blizzard-t checks nothing");
+        // The same references on both (the work does not depend on the machine).
+        assert_eq!(rs.counters["cache_hits"], rt.counters["cache_hits"], "{what}: references");
+        let check_ps = loads * sw.load_check_ps as f64 + stores * sw.store_check_ps as f64;
+        let compute = |r: &AppResult| r.stats.procs.iter().map(|p| p.get(Category::Compute)).sum::<f64>();
+        let diff_ps = (compute(&rs) - compute(&rt)) * s.config().cycle_ps;
+        assert!(
+            (diff_ps - check_ps).abs() <= 1e-9 * check_ps + 1.0,
+            "{what}: -S computed {diff_ps} ps more than -T, its checks are {check_ps} ps"
+        );
+        assert_eq!(
+            rs.counters["serial_cycles"], rt.counters["serial_cycles"],
+            "{what}: the baseline is uninstrumented"
+        );
+        assert!(rs.stats.cycles > rt.stats.cycles, "{what}");
+    }
 }

@@ -178,6 +178,13 @@ impl Backend for Simulator {
             // A one-processor copy (a sequential baseline) has no bisection for cross-traffic
             // to cross: the baseline of a run under cross-traffic is the program alone.
             spec.cross_traffic.rate_bytes_per_cycle = 0.0;
+            // Nor access checks: the Blizzard study's speedups are over the sequential program
+            // as it ran on a workstation, uninstrumented (§9; Table 1's "none").
+            if let Some(d) = &mut spec.dsm {
+                d.instrumentation = Some("none".to_string());
+                d.load_check_cycles = None;
+                d.store_check_cycles = None;
+            }
         }
         let cfg = MachineConfig::from_spec(spec).map_err(|e| SimError::Program(e.to_string()))?;
         Ok(Simulator { cfg: Arc::new(cfg), checked: self.checked, control: self.control.clone() })

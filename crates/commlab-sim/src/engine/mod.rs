@@ -250,6 +250,9 @@ pub(crate) struct Proc<S> {
     pub polls_to_charge: u64,
     pub failed_polls: u64,
     pub edge_dispatches: u64,
+    /// Software DSM: loads and stores that ran an inserted access check (`dsm.instrumentation`,
+    /// since `begin_timing`).
+    pub checked: [u64; 2],
     /// Arrived messages whose handlers have not run (the head is running if `handler_active`).
     pub inbox: VecDeque<u32>,
     pub acct: TimeAccount,
@@ -894,6 +897,7 @@ pub fn run<P: Program>(
             polls_to_charge: 0,
             failed_polls: 0,
             edge_dispatches: 0,
+            checked: [0; 2],
             inbox: VecDeque::new(),
             acct: TimeAccount::new(),
             barrier: BarrierState::default(),
@@ -1122,6 +1126,13 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         counters.insert("one_sided_requests".to_string(), w.one_sided.requests as f64);
         counters.insert("one_sided_words".to_string(), w.one_sided.words as f64);
         counters.insert("one_sided_invalidations".to_string(), w.one_sided.invalidations as f64);
+    }
+    if let Some(sw) = w.mem.sw.filter(|sw| sw.load_check_ps + sw.store_check_ps > 0) {
+        let sum = |k: usize| w.procs.iter().map(|p| p.checked[k]).sum::<u64>();
+        counters.insert("access_checked_loads".to_string(), sum(0) as f64);
+        counters.insert("access_checked_stores".to_string(), sum(1) as f64);
+        let ps = sum(0) * sw.load_check_ps + sum(1) * sw.store_check_ps;
+        counters.insert("access_check_cycles".to_string(), w.cfg.ps_to_cycles(ps));
     }
     if w.mem.sw.is_some() || w.cfg.smp_nodes {
         let ms = &w.mem.stats;

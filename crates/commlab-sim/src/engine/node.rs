@@ -24,6 +24,9 @@ pub(crate) struct SimNode<'y, S> {
     last_access: Option<(u64, bool)>,
     /// The machine has a memory hierarchy (`[hierarchy]`), read once: hits ask it for their time.
     hierarchy: bool,
+    /// The access `access` just made present is a software-DSM home's own block, performed on
+    /// its memory with no cached copy (`Memory::resident_at_home`): the checker has no copy.
+    at_home: bool,
 }
 
 impl<'y, S> SimNode<'y, S> {
@@ -41,6 +44,7 @@ impl<'y, S> SimNode<'y, S> {
             sync_depth: 0,
             last_access: None,
             hierarchy: cfg.mem.hierarchy.is_some(),
+            at_home: false,
         }
     }
 
@@ -109,7 +113,9 @@ impl<'y, S> SimNode<'y, S> {
             let w = self.w();
             let line = w.mem.line_of(addr.0);
             let st = w.mem.caches.state(id, line);
-            if st == CacheState::Modified || (!write && st == CacheState::Shared) {
+            // Software DSM: a home block its tag lets the home access is its memory, no copy.
+            let at_home = st == CacheState::Invalid && w.mem.resident_at_home(id, line, write);
+            if at_home || st == CacheState::Modified || (!write && st == CacheState::Shared) {
                 if w.mem.caches.touch(id, line) {
                     w.mem.stats.prefetches_useful += 1;
                 }
@@ -117,6 +123,7 @@ impl<'y, S> SimNode<'y, S> {
                     w.mem.stats.hits += 1;
                 }
                 self.last_access = Some((addr.0, missed));
+                self.at_home = at_home;
                 return line;
             }
             // A miss: issue it at the right time (after the hits before it), unless one is
@@ -141,8 +148,8 @@ impl<'y, S> SimNode<'y, S> {
     /// Charge the time of a shared access that just performed (plus `extra_ps`), releasing a
     /// line held for this access.
     fn charge_hit(&mut self, extra_ps: u64, write: bool) {
-        // Software DSM checks the access tag on every shared reference.
-        let check = self.w().mem.sw.map_or(0, |sw| if write { sw.store_check_ps } else { sw.load_check_ps });
+        // Software DSM checks the access tag before every reference (private ones too).
+        let check = self.check_ps(write);
         self.charge_access(extra_ps + check);
     }
 
@@ -222,14 +229,14 @@ impl<'y, S> SimNode<'y, S> {
     fn rmw(&mut self, addr: Addr, f: impl FnOnce(u64) -> u64) -> u64 {
         self.check_addr(addr, "read-modify-write");
         let line = self.access(addr, true);
-        let id = self.id;
+        let (id, at_home) = (self.id, self.at_home);
         let w = self.w();
         let i = (addr.0 / 8) as usize;
         let old = w.mem.data[i];
         let new = f(old);
         w.mem.data[i] = new;
         let word = i % (w.cfg.mem.line_bytes / 8) as usize;
-        if let Some(c) = &mut w.mem.checker {
+        if let Some(c) = w.mem.checker.as_mut().filter(|_| !at_home) {
             let r = c.load(id, line, word, old).and_then(|_| c.store(id, line, word, new));
             if let Err(e) = r {
                 self.w().fail(SimError::Internal(format!("coherence invariant: {e}")));
@@ -460,20 +467,39 @@ impl<'y, S> SimNode<'y, S> {
     }
 
     /// A reference to this processor's private memory: through the cache like any access
-    /// (a private line is always held owned), never access-checked.
-    fn private_ref(&mut self, addr: Addr, what: &str) {
+    /// (a private line is always held owned). On software DSM it pays the instrumentation's
+    /// access check (`dsm.instrumentation`): slicing cannot prove these arrays non-shared.
+    fn private_ref(&mut self, addr: Addr, write: bool) {
         let id = self.id;
         if !addr.0.is_multiple_of(8) || !self.w().mem.is_private_of(id, addr.0) {
+            let what = if write { "private_write" } else { "private_read" };
             self.fail(format!(
                 "processor {id}: {what} of address {:#x}, which is not an aligned word of its private arrays",
                 addr.0
             ));
         }
+        let check = self.check_ps(write);
         if self.hierarchy {
-            return self.private_hier(addr, what == "private_write");
+            self.private_hier(addr, write);
+            if check > 0 {
+                let cat = self.mem_cat(false);
+                self.run_ahead(check, cat);
+            }
+            return;
         }
         self.access(addr, true);
-        self.charge_access(0);
+        self.charge_access(check);
+    }
+
+    /// The software access check before a load or store (`dsm.instrumentation`; 0 without).
+    fn check_ps(&mut self, write: bool) -> u64 {
+        let id = self.id;
+        let w = self.w();
+        let ps = w.mem.sw.map_or(0, |sw| if write { sw.store_check_ps } else { sw.load_check_ps });
+        if ps > 0 {
+            w.procs[id].checked[usize::from(write)] += 1;
+        }
+        ps
     }
 
     /// A load (`store: None`) or store of a word of a Tempest user region: performs on this
@@ -670,11 +696,11 @@ impl<S> Node for SimNode<'_, S> {
             return self.user_access(addr, None);
         }
         let line = self.access(addr, false);
-        let id = self.id;
+        let (id, at_home) = (self.id, self.at_home);
         let w = self.w();
         let i = (addr.0 / 8) as usize;
         let v = w.mem.data[i];
-        if let Some(c) = &w.mem.checker {
+        if let Some(c) = w.mem.checker.as_ref().filter(|_| !at_home) {
             let word = i % (w.cfg.mem.line_bytes / 8) as usize;
             if let Err(e) = c.load(id, line, word, v) {
                 w.fail(SimError::Internal(format!("coherence invariant: {e}")));
@@ -691,11 +717,11 @@ impl<S> Node for SimNode<'_, S> {
             return;
         }
         let line = self.access(addr, true);
-        let id = self.id;
+        let (id, at_home) = (self.id, self.at_home);
         let w = self.w();
         let i = (addr.0 / 8) as usize;
         w.mem.data[i] = value;
-        if let Some(c) = &mut w.mem.checker {
+        if let Some(c) = w.mem.checker.as_mut().filter(|_| !at_home) {
             let word = i % (w.cfg.mem.line_bytes / 8) as usize;
             if let Err(e) = c.store(id, line, word, value) {
                 w.fail(SimError::Internal(format!("coherence invariant: {e}")));
@@ -716,11 +742,11 @@ impl<S> Node for SimNode<'_, S> {
     }
 
     fn private_read(&mut self, addr: Addr) {
-        self.private_ref(addr, "private_read");
+        self.private_ref(addr, false);
     }
 
     fn private_write(&mut self, addr: Addr) {
-        self.private_ref(addr, "private_write");
+        self.private_ref(addr, true);
     }
 
     fn prefetch_read(&mut self, addr: Addr) {
@@ -792,10 +818,12 @@ impl<S> Node for SimNode<'_, S> {
             if cond(v) {
                 break v;
             }
-            // Spinning hits in the cache and changes nothing until the line is taken away.
+            // Spinning hits in the cache (or the home's own memory) and changes nothing until
+            // the line is taken away.
             self.flush();
             let line = self.w().mem.line_of(addr.0);
-            if self.w().mem.caches.state(id, line) != CacheState::Invalid {
+            let w = self.w();
+            if w.mem.caches.state(id, line) != CacheState::Invalid || w.mem.resident_at_home(id, line, false) {
                 self.block(Wait::Spin(what, line), Category::Synchronization);
             }
         };
@@ -823,6 +851,7 @@ impl<S> Node for SimNode<'_, S> {
                 p.received = 0;
                 p.failed_polls = 0;
                 p.edge_dispatches = 0;
+                p.checked = [0; 2];
             }
             w.overflow = Default::default();
             w.net.reset_link_stats();

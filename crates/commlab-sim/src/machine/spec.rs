@@ -150,8 +150,15 @@ fn default_model() -> String {
 #[serde(deny_unknown_fields)]
 pub struct DsmSpec {
     pub handlers: String,
-    pub load_check_cycles: u64,
-    pub store_check_cycles: u64,
+    /// Blizzard-S's inserted access checks (`none`, `no-opt`, `cc-reg`, `slice`, `sentinel`):
+    /// required; the level gives the per-reference check costs (`machine::Instrumentation`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instrumentation: Option<String>,
+    /// Optional overrides of the level's per-load and per-store check costs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_check_cycles: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_check_cycles: Option<u64>,
     pub miss_trap_cycles: u64,
     pub upgrade_fault_cycles: u64,
     pub resume_cycles: u64,
@@ -639,8 +646,9 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc { key: "dsm.handlers", unit: "compute|protocol-processor", doc: "where the default protocol's handlers run on a one-processor node: on its compute processor (stealing its time) or a dedicated protocol processor (the program's handlers stay on the compute processor); an SMP node (node.procs_per_node = 2) runs every handler on its second processor, whatever this says" },
     KeyDoc { key: "node.procs_per_node", unit: "1|2", doc: "processors per node; 2: an SMP node whose second processor runs the protocol dispatch loop (every message handler, polled, never interrupting the compute processor; a block-access fault still runs on the processor that took it). Absent: 1" },
     KeyDoc { key: "node.tag_lock_cycles", unit: "cycles", doc: "on an SMP node of a software-DSM machine: the lock both processors take around each access-tag change (acquire and release), added to every tag change; required there" },
-    KeyDoc { key: "dsm.load_check_cycles", unit: "cycles", doc: "access check on every shared load" },
-    KeyDoc { key: "dsm.store_check_cycles", unit: "cycles", doc: "access check on every shared store" },
+    KeyDoc { key: "dsm.instrumentation", unit: "none|no-opt|cc-reg|slice|sentinel", doc: "Blizzard-S's access checks inserted before every load and store the program makes, shared and private (compute() is register work, never checked), at the Blizzard COW study's optimisation level (§4.1, Table 1): each level's per-load and per-store cost is built in; none for hardware access control; required on a software-DSM machine" },
+    KeyDoc { key: "dsm.load_check_cycles", unit: "cycles", doc: "optional: replaces the instrumentation level's access check before every load (refused with instrumentation none)" },
+    KeyDoc { key: "dsm.store_check_cycles", unit: "cycles", doc: "optional: replaces the instrumentation level's access check before every store (refused with instrumentation none)" },
     KeyDoc { key: "dsm.miss_trap_cycles", unit: "cycles", doc: "from a failed access check to the protocol handler sending its request" },
     KeyDoc { key: "dsm.upgrade_fault_cycles", unit: "cycles", doc: "extra when a write finds its block readable only (e.g. a page-protection fault and change)" },
     KeyDoc { key: "dsm.resume_cycles", unit: "cycles", doc: "from the reply handler to the faulting access resuming" },

@@ -14,6 +14,7 @@
 
 pub(crate) mod cache;
 pub(crate) mod check;
+mod dsm;
 pub(crate) mod hier;
 pub mod protocol;
 pub(crate) mod tempest;
@@ -178,6 +179,8 @@ pub(crate) struct Memory {
     pub(crate) pp_busy: Vec<u64>,
     /// Whether the fill being installed carried the block (not just permission).
     fill_has_data: bool,
+    /// Software DSM: the home answers itself with data an owner just returned (`mem/dsm.rs`).
+    home_fill_from_owner: bool,
     /// Per node: when its last message to itself arrives (they arrive in order).
     local_fifo: Vec<u64>,
     pub data: Vec<u64>,
@@ -227,6 +230,7 @@ impl Memory {
             handler_end: 0,
             pp_busy: vec![0; n],
             fill_has_data: true,
+            home_fill_from_owner: false,
             local_fifo: vec![0; n],
             data: Vec::new(),
             line_words: cfg.mem.line_bytes / 8,
@@ -659,17 +663,16 @@ impl Memory {
                 }
                 DirAction::ReplySharedData => {
                     if let Some(sw) = sw {
-                        t += sw.copy_block_ps + sw.send_data_ps;
+                        t += self.dsm_reply_ps(&sw, home, requester, ev, false, false);
                     }
                     self.send_proto(home, requester, ProtoKind::DataShared, line, requester, t)
                 }
                 DirAction::ReplyExclusiveData => {
                     let kind =
                         if requester_had_copy { ProtoKind::PermissionExclusive } else { ProtoKind::DataExclusive };
+                    self.home_access_lost(home, line, requester);
                     if let Some(sw) = sw {
-                        // The home's own copy becomes inaccessible; the data (if any) is copied out.
-                        t += sw.tag_invalidate_ps;
-                        t += if requester_had_copy { sw.send_small_ps } else { sw.copy_block_ps + sw.send_data_ps };
+                        t += self.dsm_reply_ps(&sw, home, requester, ev, true, requester_had_copy);
                     }
                     self.send_proto(home, requester, kind, line, requester, t)
                 }
@@ -850,8 +853,7 @@ impl Memory {
         if let Some(sw) = self.sw.filter(|_| !self.is_private(line)) {
             // Copy the block in (unless only permission came), open its access tag, return from
             // the miss handler.
-            let reply =
-                if with_data { sw.copy_block_ps + sw.tag_valid_ps } else { sw.tag_valid_base_ps } + sw.resume_ps;
+            let reply = self.dsm_fill_ps(&sw, p, line, with_data);
             self.stats.handler_ps_compute += reply;
             resume += reply;
             self.handler_reaches(resume);

@@ -1,0 +1,120 @@
+//! Software DSM at a block's home (Blizzard): the home's pages are the data and start
+//! read-write, so the home's own references to a block no other node holds are checked
+//! references, not misses (issue 34: a local load on blizzard-s took 2909 cycles with no message
+//! sent). A remote copy makes the home's tag read-only (its reads stay local, its write faults
+//! to invalidate the copy); a remote writer takes the block away and the home faults to fetch
+//! it back. Run with the invariant checker on.
+
+use commlab_api::{Addr, Backend, Category, Node, Placement, ProcId, Program, RunStats};
+use commlab_sim::machine::MachineConfig;
+use commlab_sim::Simulator;
+use std::sync::Arc;
+
+fn machine(name: &str) -> Simulator {
+    Simulator::new(MachineConfig::preset(name, &[], Some(2)).unwrap()).checked(true)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Script {
+    /// Processor 0 loads and stores its own block `n` times each.
+    HomeOnly(usize),
+    /// Processor 1 reads the block; then the home reads it, then writes it.
+    RemoteReaderThenHomeWrite,
+    /// The home spins on its own block until processor 1 writes it.
+    HomeSpins,
+}
+
+struct Home(Script);
+
+impl Program for Home {
+    type State = ();
+    fn init_state(&self, _: ProcId, _: usize) {}
+    fn main<N: Node<State = ()>>(&self, node: &mut N) {
+        let a: Addr = node.alloc_shared(1, Placement::OnNode(0));
+        node.barrier();
+        node.begin_timing();
+        let me = node.id();
+        match self.0 {
+            Script::HomeOnly(n) => {
+                if me == 0 {
+                    for i in 0..n {
+                        assert_eq!(node.load(a), i as u64);
+                        node.store(a, i as u64 + 1);
+                    }
+                }
+            }
+            Script::RemoteReaderThenHomeWrite => {
+                if me == 1 {
+                    assert_eq!(node.load(a), 0);
+                }
+                node.barrier();
+                if me == 0 {
+                    assert_eq!(node.load(a), 0);
+                    node.store(a, 7);
+                }
+                node.barrier();
+                if me == 1 {
+                    assert_eq!(node.load(a), 7, "the remote copy was invalidated and fetched again");
+                }
+            }
+            Script::HomeSpins => {
+                if me == 0 {
+                    assert_eq!(node.spin_until("flag", a, |v| v == 5), 5);
+                } else {
+                    node.compute(10_000);
+                    node.store(a, 5);
+                }
+            }
+        }
+        node.barrier();
+    }
+}
+
+fn run(sim: &Simulator, s: Script) -> RunStats {
+    sim.run(Arc::new(Home(s))).unwrap().stats
+}
+
+#[test]
+fn the_homes_own_block_is_its_memory_a_checked_reference_with_no_message() {
+    for name in ["blizzard-s", "blizzard-e", "blizzard-t"] {
+        let sim = machine(name);
+        let (one, many) = (run(&sim, Script::HomeOnly(1)), run(&sim, Script::HomeOnly(101)));
+        for s in [&one, &many] {
+            assert_eq!(s.counters["cache_misses"], 0.0, "{name}: the home's block is not a miss");
+            assert_eq!(s.counters["protocol_messages"], 0.0, "{name}");
+            assert_eq!(s.counters["software_traps"], 0.0, "{name}");
+        }
+        // Each further load and store: a hit and the instrumentation's check (blizzard-s).
+        let sw = sim.config().coherence.software().unwrap();
+        let per = 2.0 * sim.config().mem.hit_ps as f64 + (sw.load_check_ps + sw.store_check_ps) as f64;
+        let p0 = |s: &RunStats| s.procs[0].get(Category::Compute);
+        let extra_ps = (p0(&many) - p0(&one)) * sim.config().cycle_ps;
+        assert!(
+            (extra_ps - 100.0 * per).abs() < 1.0,
+            "{name}: 100 loads and stores took {extra_ps} ps, want {}",
+            100.0 * per
+        );
+    }
+}
+
+#[test]
+fn a_remote_copy_makes_the_homes_write_fault_and_invalidate_it() {
+    for name in ["blizzard-s", "blizzard-e", "blizzard-t"] {
+        let s = run(&machine(name), Script::RemoteReaderThenHomeWrite);
+        // Processor 1's two read misses; the home's read is local (read-only tag), its write
+        // faults once (the home's own miss) and invalidates processor 1's copy.
+        assert_eq!(s.counters["cache_misses"], 3.0, "{name}");
+        assert_eq!(s.counters["local_misses"], 1.0, "{name}");
+        assert_eq!(s.counters["invalidations"], 1.0, "{name}");
+    }
+}
+
+#[test]
+fn a_home_spinning_on_its_own_block_wakes_when_a_remote_write_takes_it() {
+    for name in ["blizzard-s", "blizzard-e", "blizzard-t"] {
+        let s = run(&machine(name), Script::HomeSpins);
+        // The writer's miss, then the home's fault to fetch the block back.
+        assert_eq!(s.counters["cache_misses"], 2.0, "{name}");
+        assert_eq!(s.counters["local_misses"], 1.0, "{name}");
+    }
+}
