@@ -27,7 +27,11 @@
 //!   one-sided access); `--quick`: 4 strides x 3 small sets. A heat map per variant (stride
 //!   across, working set up, colour = MB/s), drawn by the function `commlab characterize`
 //!   draws the host's with; the summary: plateaus per cache level, remote/local ratios.
-//!   Default machine `t3e`.
+//!   Then the large transfers (16 MiB) by stride with strided loads and with strided stores,
+//!   per variant (the copy-transfer study's Figs. 9-14). Default machine `t3e`.
+//! - `fft2d` (the fft2d app): MFlop/s against the problem side (64 to 1024 on 4 processors)
+//!   of each transpose variant: total, local computation and transposes (the study's Figs.
+//!   15-17, drawn by the code `reproduce copy-transfer` draws them with). Default machine `t3e`.
 //! - `blizzard` (issue 18): the Blizzard study's five applications (dsmc, barnes, appbt, moldyn, em3d) in their
 //!   `stache` and `custom` variants on blizzard-s, -e and -t (or `--machine`) at 1 to 16
 //!   processors: a speedup plot per app and a table of run times at 16 processors;
@@ -40,6 +44,7 @@
 
 mod blizzard;
 mod copy_transfer;
+mod fft2d;
 
 use crate::chart::runs::{self as chart_runs, RunBars, Stack};
 use crate::chart::{self, Cross, LineChart, Marker, Series, XKind};
@@ -72,7 +77,10 @@ alewife-sim)\n  \
 memcpy       memcpy app: block size 16 to 16384 bytes; MB/s of each copy variant (default machine alewife-sim)\n  \
 copy-transfer  copy-transfer app: MB/s over strides (1 to 64 words) x working sets (4 KB to beyond the last cache \
 level), local and each remote variant the machine has (fetch; get and put with one-sided access), as heat maps; \
+and the large transfers (16 MiB) by stride, strided loads vs strided stores, per variant; \
 --quick: a few small points (default machine t3e)\n  \
+fft2d        fft2d app: MFlop/s against problem size (n = 64 to 1024, 4 processors) for each transpose variant the \
+machine has: total, local computation (row FFTs) and transposes; --quick: n = 16, 32 (default machine t3e)\n  \
 blizzard     the Blizzard study's five apps (dsmc, barnes, appbt, moldyn, em3d; no app argument) in stache and custom on blizzard-s, -e \
 and -t at 1 to 16 processors: speedup plots per app, run times at 16 processors; --quick: small sizes at 1, 2, 4\n\n\
 Real machines (the presets) are marked on the bisection and latency axes by their figures normalised by \
@@ -89,6 +97,7 @@ commlab experiment volume em3d --out em3d-volume\n  \
 commlab experiment grain --procs 64\n  \
 commlab experiment memcpy\n  \
 commlab experiment copy-transfer --machine t3d --quick\n  \
+commlab experiment fft2d --machine t3d\n  \
 commlab experiment blizzard --quick";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -101,6 +110,7 @@ pub enum Name {
     Grain,
     Memcpy,
     CopyTransfer,
+    Fft2d,
     Blizzard,
 }
 
@@ -111,6 +121,7 @@ impl Name {
             Name::Grain => Some("grain"),
             Name::Memcpy => Some("memcpy"),
             Name::CopyTransfer => Some("copy-transfer"),
+            Name::Fft2d => Some("fft2d"),
             _ => None,
         }
     }
@@ -167,7 +178,7 @@ pub struct ExperimentArgs {
     #[arg(long)]
     no_marks: bool,
     /// copy-transfer: 4 strides x 3 small working sets (seconds), not the whole surface;
-    /// blizzard: small parameters at 1, 2 and 4 processors.
+    /// fft2d: n = 16 and 32; blizzard: small parameters at 1, 2 and 4 processors.
     #[arg(long)]
     quick: bool,
 }
@@ -340,7 +351,7 @@ fn app_name(a: &ExperimentArgs) -> &str {
 /// The machine the experiment runs on.
 fn machine_name(a: &ExperimentArgs) -> &str {
     a.machine.as_deref().unwrap_or(match a.name {
-        Name::CopyTransfer => "t3e",
+        Name::CopyTransfer | Name::Fft2d => "t3e",
         Name::Grain | Name::Memcpy => "alewife-sim",
         _ => "alewife",
     })
@@ -348,8 +359,8 @@ fn machine_name(a: &ExperimentArgs) -> &str {
 
 pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
     let name = a.name.text();
-    if a.quick && !matches!(a.name, Name::CopyTransfer | Name::Blizzard) {
-        return Err(input(format!("--quick is for experiments copy-transfer and blizzard, not {name}")));
+    if a.quick && !matches!(a.name, Name::CopyTransfer | Name::Fft2d | Name::Blizzard) {
+        return Err(input(format!("--quick is for experiments copy-transfer, fft2d and blizzard, not {name}")));
     }
     if a.name == Name::Blizzard {
         let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("experiment-blizzard"));
@@ -373,6 +384,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
         Name::Aggregation | Name::Volume => return run_variants(&a, &dir, &base),
         Name::Grain | Name::Memcpy => return run_param_curve(&a, &dir, &base),
         Name::CopyTransfer => return copy_transfer::run(&a, &dir, &base),
+        Name::Fft2d => return fft2d::run(&a, &dir, &base),
         _ => {}
     }
     let points = a.points;
@@ -419,7 +431,13 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
             };
             vec![(dir.clone(), axis)]
         }
-        Name::Aggregation | Name::Volume | Name::Grain | Name::Memcpy | Name::CopyTransfer | Name::Blizzard => {
+        Name::Aggregation
+        | Name::Volume
+        | Name::Grain
+        | Name::Memcpy
+        | Name::CopyTransfer
+        | Name::Fft2d
+        | Name::Blizzard => {
             unreachable!("handled above")
         }
     };

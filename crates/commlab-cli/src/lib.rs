@@ -15,6 +15,7 @@ pub mod apps;
 pub mod bench;
 pub mod characterize;
 mod chart;
+mod copy_study;
 mod crossover;
 mod detail_stats;
 pub mod embed;

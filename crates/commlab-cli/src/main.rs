@@ -65,7 +65,7 @@ enum Command {
     /// Draw runtime curves or breakdown/volume bars (PNG and SVG) from saved results.
     #[command(long_about = plot::LONG_ABOUT)]
     Plot(plot::PlotArgs),
-    /// Run a classic experiment (bisection, latency, overhead, aggregation, volume, grain, memcpy, copy-transfer, blizzard): results, summary, plots.
+    /// Run a classic experiment (bisection, latency, overhead, aggregation, volume, grain, memcpy, copy-transfer, fft2d, blizzard): results, summary, plots.
     #[command(long_about = experiment::LONG_ABOUT)]
     Experiment(experiment::ExperimentArgs),
     /// Reproduce a study: its tables and figures regenerated, published vs measured, its findings checked.

@@ -350,6 +350,25 @@ fn copy_transfer_experiment_draws_a_surface_per_variant() {
     let ratio = summary["remote_over_local"]["fetch"]["stride_1_largest"].as_f64().unwrap();
     assert!((ratio - mb("fetch", 1, 65536) / mb("local", 1, 65536)).abs() < 1e-9, "{ratio}");
     assert!(text.contains("plateaus") && text.contains("memory (beyond the caches; 64K)"), "{text}");
+    // The large transfers (seed 002's Figs. 9-14): every variant x stride x copy kernel at 64 KB
+    // (--quick), drawn by stride; beyond the T3D's cache a contiguous local copy (read-ahead)
+    // beats a strided one.
+    let large = json_lines(&d.file("large/results.jsonl"));
+    assert_eq!(large.len(), 4 * 6 * 2, "variants x strides x kernels");
+    assert!(large
+        .iter()
+        .all(|l| l["check"]["ok"] == true && l["params"]["bytes"].to_string().trim_matches('"') == "65536"));
+    assert_plots(d.path(), &["large-local", "large-remote"]);
+    let ways = &summary["large_transfers"]["ways"];
+    for w in [
+        "local, strided loads",
+        "local, strided stores",
+        "deposit (put), strided remote stores",
+        "coherent fetch, strided remote loads",
+    ] {
+        assert_eq!(ways[w]["points"].as_array().map(Vec::len), Some(6), "{w}: {ways}");
+    }
+    assert!(text.contains("large transfers (64K"), "{text}");
 
     // On the T3E a vector get of 8 contiguous words opens one remote line, of 8 words 16 apart
     // eight: stride 1 beats stride 16. A comma list picks variants.
@@ -374,6 +393,46 @@ fn copy_transfer_experiment_draws_a_surface_per_variant() {
     );
     bad_input(&["experiment", "copy-transfer", "--quick", "--param", "stride=2", "--out", e.arg()], &["stride"]);
     bad_input(&["experiment", "bisection", "em3d", "--quick"], &["--quick"]);
+}
+
+/// Issue 33: the 2-D FFT's MFlop/s against problem size per transpose variant, split as seed
+/// 002's Figs. 15-17: total, local computation, transposes. 1 / total = 1 / local + 1 /
+/// transposes up to the barriers between the phases.
+#[test]
+fn fft2d_experiment_splits_computation_and_transposes() {
+    let d = TempDir::new("fft2d-t3d");
+    let text = ok(&[
+        "experiment",
+        "fft2d",
+        "--quick",
+        "--machine",
+        "t3d",
+        "--variant",
+        "deposit,pack-deposit",
+        "--out",
+        d.arg(),
+    ]);
+    let runs = json_lines(&d.file("results.jsonl"));
+    assert_eq!(runs.len(), 2 * 2, "two variants x n = 16, 32");
+    assert!(runs.iter().all(|l| l["check"]["ok"] == true && l["procs"] == 4), "{runs:?}");
+    assert_plots(d.path(), &["total", "local", "transposes"]);
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(d.file("experiment.json")).unwrap()).unwrap();
+    for v in ["deposit", "pack-deposit"] {
+        let pts = summary["points"][v].as_array().unwrap();
+        assert_eq!(pts.iter().map(|p| p["n"].as_u64().unwrap()).collect::<Vec<_>>(), [16, 32]);
+        for p in pts {
+            let f = |k: &str| p[k].as_f64().unwrap();
+            let parts = 1.0 / f("local_mflops") + 1.0 / f("transposes_mflops");
+            assert!(1.0 / f("total_mflops") >= parts * 0.999 && 1.0 / f("total_mflops") <= parts * 1.5, "{p}");
+        }
+    }
+    // The summary's text lists every point's three figures.
+    for v in ["deposit", "pack-deposit"] {
+        let line =
+            text.lines().find(|l| l.trim_start().starts_with(&format!("{v}:"))).unwrap_or_else(|| panic!("{text}"));
+        assert!(line.contains("16: ") && line.contains("32: "), "{line}");
+    }
+    bad_input(&["experiment", "fft2d", "--quick", "--param", "n=64", "--out", d.arg()], &["n"]);
 }
 
 /// Issue 18: the Blizzard applications on the three Blizzard machines. `--quick`: 5 apps x 2

@@ -316,3 +316,175 @@ fn bad_requests_are_one_line_errors() {
         &["no_such_key"],
     );
 }
+
+/// A figure's files decode: the PNG's frame, the SVG as an `<svg>` document, the CSV as a
+/// header and rows of as many fields, the JSON.
+fn check_figure_files(fig: &Value) {
+    for f in fig["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()) {
+        let bytes = std::fs::read(f).unwrap_or_else(|e| panic!("{f}: {e}"));
+        match Path::new(f).extension().and_then(|e| e.to_str()) {
+            Some("png") => {
+                let mut reader = png::Decoder::new(std::io::Cursor::new(bytes)).read_info().expect("PNG header");
+                let mut buf = vec![0; reader.output_buffer_size()];
+                let info = reader.next_frame(&mut buf).unwrap_or_else(|e| panic!("{f}: {e}"));
+                assert!(info.width > 0 && info.height > 0, "{f}");
+            }
+            Some("svg") => {
+                let t = String::from_utf8(bytes).unwrap();
+                assert!(t.contains("<svg") && t.trim_end().ends_with("</svg>"), "{f} is not an SVG document");
+            }
+            Some("csv") => {
+                let t = String::from_utf8(bytes).unwrap();
+                let mut lines = t.lines();
+                // Fields: commas outside double quotes separate them.
+                let count = |l: &str| 1 + l.split('"').step_by(2).map(|part| part.matches(',').count()).sum::<usize>();
+                let fields = count(lines.next().expect("a header"));
+                let rows: Vec<&str> = lines.collect();
+                assert!(!rows.is_empty(), "{f}: no rows");
+                assert!(rows.iter().all(|l| count(l) == fields), "{f}: ragged rows");
+            }
+            Some("json") => {
+                serde_json::from_slice::<Value>(&bytes).unwrap_or_else(|e| panic!("{f}: {e}"));
+            }
+            other => panic!("{f}: unexpected file type {other:?}"),
+        }
+    }
+}
+
+/// Issue 33: every figure of seed 002 with numbers (Figs. 1-8 as heat maps, 9-14 by stride,
+/// 15-17 and §8 against problem size and processors), every number of its text as a row, every
+/// finding of §5-§9 as a check; deterministic (the same report on one thread).
+#[test]
+fn copy_transfer_every_figure_row_and_finding() {
+    let dir = TempDir::new("reproduce-copy-transfer");
+    let (r, code, stderr) = reproduce("copy-transfer", dir.path(), &["--jobs", "2"]);
+    check_common(&r, code, &stderr, dir.path());
+    assert_eq!((r["study"].as_str(), r["seed"].as_str()), (Some("copy-transfer"), Some("002")));
+    assert_eq!(r["machine"], "dec8400, t3d, t3e");
+    let rows = r["rows"].as_array().unwrap();
+    let item = |needle: &str| -> &Value {
+        let found: Vec<&Value> = rows.iter().filter(|x| x["item"].as_str().unwrap().contains(needle)).collect();
+        assert_eq!(found.len(), 1, "one row `{needle}`: {found:?}");
+        found[0]
+    };
+    // The calibration rows are inputs, all measured.
+    let inputs: Vec<&Value> = rows.iter().filter(|x| x["kind"] == "input").collect();
+    assert_eq!(inputs.len(), 17, "validate's 8 + 2 + 2 load rows and 5 remote rows");
+    assert!(inputs.iter().all(|x| x["measured"].is_number()), "{inputs:?}");
+    // Every number of the text (a sample of each section), with its published value.
+    for (needle, published) in [
+        ("DEC 8400: local loads from L1, contiguous", 1100.0),
+        ("L2 for large strides", 750.0),
+        ("L2, contiguous (64 KB): the plateau", 700.0),
+        ("L3, contiguous", 600.0),
+        ("L3, strided", 120.0),
+        ("DEC 8400: local loads from DRAM, contiguous", 150.0),
+        ("DEC 8400: local loads from DRAM, strided", 28.0),
+        ("remote loads (producer's cache)", 140.0),
+        ("DEC 8400: remote loads from DRAM, strided", 22.0),
+        ("T3D / DEC 8400 contiguous DRAM loads", 1.3),
+        ("Cray T3D: local loads from DRAM, strided", 43.0),
+        ("Cray T3E: local loads from DRAM, contiguous", 430.0),
+        ("Cray T3E: local loads from DRAM, strided", 42.0),
+        ("remote fetch, contiguous", 350.0),
+        ("remote fetch, strided: vector gets", 140.0),
+        ("one word per get", 70.0),
+        ("DEC 8400: large local copy, contiguous", 57.0),
+        ("DEC 8400: large local copy, strided", 18.0),
+        ("Cray T3D: large local copy, contiguous", 100.0),
+        ("strided stores, \"up to\"", 70.0),
+        ("Cray T3E: large local copy, contiguous", 200.0),
+        ("by strided deposits", 55.0),
+        ("limited to about 20", 20.0),
+        ("DEC 8400: large strided remote transfers", 22.0),
+        ("Cray T3E: large remote copy, contiguous", 350.0),
+        ("the best way", 140.0),
+        ("the worst way", 70.0),
+        ("a 2 fold improvement", 2.0),
+        ("a 2.75 fold improvement", 2.75),
+        ("a factor of 2.5", 2.5),
+        ("a factor of 6.5", 6.5),
+        ("about a factor of 1.5", 1.5),
+        ("more than a factor 2.5", 2.5),
+        ("up to 200", 200.0),
+        ("Cray T3D: 2-D FFT on", 8750.0),
+        ("around 20", 20.0),
+    ] {
+        let row = item(needle);
+        assert_eq!(row["published"].as_f64(), Some(published), "{row}");
+        assert!(row["measured"].is_number(), "{row}");
+    }
+    // §5.1's concurrent loading: measured with --param loaders=4, or "not yet modelled".
+    for needle in ["all 4 processors loading / alone, contiguous", "all 4 processors loading / alone, strided"] {
+        let row = item(needle);
+        assert!(
+            row["measured"].is_number() || row["missing"].as_str().is_some_and(|m| m.contains("not yet modelled")),
+            "{row}"
+        );
+    }
+    // §7.2's withheld FFT figures are shown measured.
+    let withheld: Vec<&Value> = rows.iter().filter(|x| x["published"] == "withheld").collect();
+    assert_eq!(withheld.len(), 5);
+    assert!(withheld.iter().all(|x| x["measured"].is_number() && x["closeness"] == "withheld"), "{withheld:?}");
+    // Figures: the eight surfaces, the six large-transfer figures, the three FFT figures and the
+    // T3D's scaling (and §5.1's loading where modelled); every file decodes.
+    let ids = figure_ids(&r);
+    let mut want: Vec<String> = [
+        "fig1-dec8400-local",
+        "fig2-dec8400-fetch",
+        "fig3-t3d-local",
+        "fig4-t3d-get",
+        "fig5-t3d-put",
+        "fig6-t3e-local",
+        "fig7-t3e-get",
+        "fig8-t3e-put",
+    ]
+    .map(String::from)
+    .to_vec();
+    if ids.contains(&"s5.1-dec8400-loaders".to_string()) {
+        want.push("s5.1-dec8400-loaders".into());
+    }
+    for (n, m) in [(9, "dec8400"), (10, "t3d"), (11, "t3e")] {
+        want.push(format!("fig{n}-{m}-local-copies"));
+    }
+    for (n, m) in [(12, "dec8400"), (13, "t3d"), (14, "t3e")] {
+        want.push(format!("fig{n}-{m}-remote-copies"));
+    }
+    want.extend(
+        ["fig15-fft2d-total", "fig16-fft2d-local", "fig17-fft2d-transposes", "s8-fft2d-t3d-scaling"].map(String::from),
+    );
+    assert_eq!(ids, want);
+    for fig in r["figures"].as_array().unwrap() {
+        check_figure_files(fig);
+    }
+    // A heat map's data: every working set x stride cell, each measured.
+    let surface: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("fig5-t3d-put.json")).unwrap()).unwrap();
+    let grid = surface["mb_per_s"].as_array().unwrap();
+    assert_eq!(grid.len(), surface["working_sets_bytes"].as_array().unwrap().len());
+    assert!(grid.iter().all(|row| row.as_array().unwrap().iter().all(Value::is_number)), "{surface}");
+    // Every finding of §5-§9: 4 on the loads, §5.1's loading, 15 on the copies, 8 on the FFT.
+    let findings = r["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 28, "{}", r["findings"]);
+    let not_evaluated: Vec<&Value> = findings.iter().filter(|f| f["holds"].is_null()).collect();
+    assert!(
+        not_evaluated.iter().all(|f| f["measured"].as_str().unwrap().contains("not yet modelled")),
+        "only §5.1's loading may be left unevaluated (before the loaders parameter): {not_evaluated:?}"
+    );
+
+    // Deterministic: the same report on one thread (figures byte for byte).
+    let dir2 = TempDir::new("reproduce-copy-transfer-2");
+    let (again, code2, _) = reproduce("copy-transfer", dir2.path(), &["--jobs", "1"]);
+    assert_eq!(code2, code);
+    let strip = |mut v: Value| {
+        v["wall_seconds"] = Value::Null;
+        for f in v["figures"].as_array_mut().unwrap() {
+            f["files"] = Value::Null;
+        }
+        v
+    };
+    assert_eq!(strip(again), strip(r));
+    for f in ["fig13-t3d-remote-copies.png", "fig4-t3d-get.svg", "fig15-fft2d-total.csv"] {
+        assert_eq!(std::fs::read(dir.path().join(f)).unwrap(), std::fs::read(dir2.path().join(f)).unwrap(), "{f}");
+    }
+}

@@ -36,9 +36,18 @@ fn jobs_default_to_the_cores_everywhere() {
 fn the_top_level_help_lists_every_experiment() {
     let help = ok(&["--help"]);
     let line = help.lines().find(|l| l.trim_start().starts_with("experiment")).expect("an experiment line");
-    for name in
-        ["bisection", "latency", "overhead", "aggregation", "volume", "grain", "memcpy", "copy-transfer", "blizzard"]
-    {
+    for name in [
+        "bisection",
+        "latency",
+        "overhead",
+        "aggregation",
+        "volume",
+        "grain",
+        "memcpy",
+        "copy-transfer",
+        "fft2d",
+        "blizzard",
+    ] {
         assert!(line.contains(name), "{name} missing: {line}");
     }
 }

@@ -9,9 +9,20 @@
 //! working sets well inside it (characterize's rule: above the level inside it, at most half of
 //! it; memory: beyond twice the last level) at stride 1 and 16, and each remote variant's MB/s
 //! over local's.
+//!
+//! Then the large transfers (the copy-transfer study's Figs. 9-14): a second sweep into
+//! `DIR/large/` at a working set beyond the last cache level (`copy_study::large_bytes`: 8 MiB
+//! on the DEC 8400, 1 MiB on the T3D and T3E; `--quick` 64 KB) over the
+//! study's strides with both copy kernels (strided loads, `copy-sload`; strided stores,
+//! `copy-sstore`) for every variant, drawn as MB/s against stride, one curve per way of
+//! copying ([`copy_study`]'s, as `reproduce copy-transfer` draws them): `DIR/large-local`
+//! (local copies) and `DIR/large-remote` (each remote variant, either side strided); the
+//! summary lists each way at stride 1 and 16.
 
 use super::{read_rows, sweep_args, write_summary, ExperimentArgs};
 use crate::characterize::{bandwidth_heatmap, geomean, median, size_text};
+use crate::chart::{self, LineChart, XKind};
+use crate::copy_study::{self, levels, stride_series, Way};
 use crate::failure::{failed, input, Failure};
 use crate::sweep;
 use commlab_api::Backend;
@@ -28,15 +39,6 @@ const QUICK_SIZES: [u64; 3] = [4 << 10, 16 << 10, 64 << 10];
 const MAX_BYTES: u64 = 16 << 20;
 /// The stride the summary calls strided (the study's: every reference a new line).
 const STRIDED: usize = 16;
-
-/// The machine's cache levels, innermost first: (name, bytes).
-fn levels(cfg: &MachineConfig) -> Vec<(String, u64)> {
-    let sizes: Vec<u64> = match &cfg.mem.hierarchy {
-        Some(h) => h.caches().iter().map(|l| l.lines * l.line_bytes).collect(),
-        None => vec![cfg.spec.memory.cache_bytes],
-    };
-    sizes.into_iter().enumerate().map(|(i, b)| (format!("L{}", i + 1), b)).collect()
-}
 
 /// Working sets: 4 KB doubling to 4 x the last cache level, at least 1 MB, at most 16 MB.
 fn working_sets(last: u64) -> Vec<u64> {
@@ -183,8 +185,77 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path, base: &MachineConfig) -> Resul
             (v.to_string(), json!(grid))
         })
         .collect();
+    // The large transfers (Figs. 9-14).
+    let (large_bytes, large_strides) = if a.quick {
+        (copy_study::QUICK_LARGE_BYTES, copy_study::QUICK_LARGE_STRIDES.to_vec())
+    } else {
+        (copy_study::large_bytes(copy_study::last_cache(base)), copy_study::LARGE_STRIDES.to_vec())
+    };
+    let large_dir = dir.join("large");
+    std::fs::create_dir_all(&large_dir).map_err(|e| input(format!("cannot create `{}`: {e}", large_dir.display())))?;
+    let mut large_args =
+        sweep_args(a, format!("stride={}", join(large_strides.iter().map(usize::to_string).collect())), &large_dir);
+    large_args.param.retain(|p| p.split('=').next().map(str::trim) != Some("kernel"));
+    large_args.param.push(format!("bytes={large_bytes}"));
+    large_args.vary.push("kernel=copy-sload,copy-sstore".to_string());
+    large_args.variant = variants.join(",");
+    let large_outcome = sweep::run(large_args);
+    if let Err(f) = &large_outcome {
+        if f.status == 2 {
+            return large_outcome;
+        }
+    }
+    if outcome.is_ok() {
+        outcome = large_outcome;
+    }
+    let large_rows = read_rows(&large_dir.join("results.jsonl"), None, info.variants)?;
+    let large_at = |w: &Way, s: usize| -> Option<f64> {
+        large_rows
+            .iter()
+            .find(|r| {
+                r.record.variant == w.variant
+                    && r.record.vary_number("stride") == s as f64
+                    && r.record.params.get("kernel").map(String::as_str) == Some(w.kernel)
+            })
+            .map(|r| r.record.counter("mbytes_per_s"))
+            .filter(|x| x.is_finite())
+    };
+    let mut large = Map::new();
+    text.push_str(&format!(
+        "  large transfers ({}; MB/s at stride 1 / stride {STRIDED}; all strides in experiment.json):\n",
+        size_text(large_bytes)
+    ));
+    for (kind, ways) in [
+        ("local", copy_study::ways_of("local")),
+        ("remote", variants.iter().filter(|v| **v != "local").flat_map(|v| copy_study::ways_of(v)).collect()),
+    ] {
+        if ways.is_empty() {
+            continue;
+        }
+        let series = stride_series(&ways, &large_strides, &large_at);
+        for (w, s) in ways.iter().zip(&series) {
+            let y = |x: usize| s.points.iter().find(|p| p.0 == x as f64).map(|p| p.1);
+            text.push_str(&format!("    {}: {}/{}\n", w.label, mb(y(1)), mb(y(STRIDED))));
+            large.insert(w.label.to_string(), json!({ "variant": w.variant, "kernel": w.kernel, "points": s.points }));
+        }
+        if series.iter().any(|s| !s.points.is_empty()) {
+            let title = format!("{machine}: large {kind} copies ({}) by stride", size_text(large_bytes));
+            let chart = LineChart {
+                title: &title,
+                x_label: "stride (64-bit words)",
+                y_label: "MB/s",
+                series: &series,
+                crossovers: &[],
+                markers: &[],
+                log_x: true,
+                x_kind: XKind::Plain,
+            };
+            files.extend(chart::line_chart(&dir.join(format!("large-{kind}")), &chart).map_err(failed)?);
+        }
+    }
     let summary = json!({
         "experiment": "copy-transfer", "app": info.name, "machine": machine, "procs": base.nprocs(),
+        "large_transfers": { "bytes": large_bytes, "strides": large_strides, "ways": large },
         "kernel": kernel, "variants": variants, "strides": strides, "working_sets": sizes,
         "levels": levels.iter().map(|(l, b)| json!({ "level": l, "bytes": b })).collect::<Vec<_>>(),
         "surfaces_mb_per_s": surfaces,
@@ -193,7 +264,7 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path, base: &MachineConfig) -> Resul
         "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
     });
     print!("{}", write_summary(dir, &summary, text, &files)?);
-    if outcome.is_ok() && rows.is_empty() {
+    if outcome.is_ok() && (rows.is_empty() || large_rows.is_empty()) {
         outcome = Err(failed("experiment copy-transfer: no runs finished".to_string()));
     }
     outcome

@@ -1,8 +1,9 @@
 //! A study's figure regenerated: its data (`ID.csv`, `ID.json`) and its drawing (`ID.png`,
 //! `ID.svg`, through `chart`), as the study drew it: curves against the study's x axis with
-//! the crossovers marked, or stacked bars.
+//! the crossovers marked, stacked bars, or a copy-transfer surface as a heat map.
 
 use super::report::Drawn;
+use crate::characterize::bandwidth_heatmap;
 use crate::chart::{self, BarChart, Cross, LineChart, Marker, Series, XKind};
 use crate::crossover::{crossovers, Crossover};
 use crate::failure::{failed, Failure};
@@ -14,6 +15,10 @@ pub(crate) enum Plot {
     Lines { x_label: String, y_label: String, series: Vec<Series>, log_x: bool, crossovers: bool, markers: Vec<Marker> },
     /// Stacked bars: one bar per name, layers bottom first.
     Bars { y_label: String, bars: Vec<String>, layers: Vec<(String, Vec<f64>)> },
+    /// A copy-transfer surface: MB/s over stride (64-bit words, across) x working set (bytes,
+    /// up), drawn as `commlab characterize` and `experiment copy-transfer` draw theirs;
+    /// `mb_per_s[i][j]` at `sizes[i]`, `strides[j]` (NaN: missing).
+    Heatmap { strides: Vec<usize>, sizes: Vec<u64>, mb_per_s: Vec<Vec<f64>> },
 }
 
 pub(crate) struct Figure {
@@ -133,6 +138,34 @@ pub(crate) fn draw(dir: &Path, fig: &Figure) -> Result<Drawn, Failure> {
             let data = json!({
                 "id": fig.id, "number": fig.number, "title": fig.title, "about": fig.about, "y_label": y_label,
                 "bars": bars, "layers": layers.iter().map(|(n, v)| json!({"name": n, "values": v})).collect::<Vec<_>>(),
+            });
+            files.push(write("json", serde_json::to_string_pretty(&data).expect("json") + "\n")?);
+        }
+        Plot::Heatmap { strides, sizes, mb_per_s } => {
+            let at = |s: usize, w: u64| -> Option<f64> {
+                let (i, j) = (sizes.iter().position(|&x| x == w)?, strides.iter().position(|&x| x == s)?);
+                mb_per_s.get(i)?.get(j).copied().filter(|v| v.is_finite())
+            };
+            if mb_per_s.iter().flatten().any(|v| v.is_finite()) {
+                files.extend(
+                    bandwidth_heatmap(&stem, &fig.title, strides, sizes, &at)
+                        .map_err(failed)?
+                        .into_iter()
+                        .map(|p| p.display().to_string()),
+                );
+            }
+            let mut csv = "working_set_bytes,stride_words,mb_per_s\n".to_string();
+            for &w in sizes {
+                for &s in strides {
+                    csv.push_str(&format!("{w},{s},{}\n", at(s, w).unwrap_or(f64::NAN)));
+                }
+            }
+            files.push(write("csv", csv)?);
+            let grid: Vec<Vec<Option<f64>>> =
+                sizes.iter().map(|&w| strides.iter().map(|&s| at(s, w)).collect()).collect();
+            let data = json!({
+                "id": fig.id, "number": fig.number, "title": fig.title, "about": fig.about,
+                "strides_words": strides, "working_sets_bytes": sizes, "mb_per_s": grid,
             });
             files.push(write("json", serde_json::to_string_pretty(&data).expect("json") + "\n")?);
         }

@@ -11,10 +11,12 @@
 //! finding fails, an input row is out of its tolerance or a run fails, 0 otherwise (2 for bad
 //! input). Nothing depends on the order runs finish in.
 //!
-//! One module per study: `alewife` (seed 000), `alewife_runtime` (seed 001), `iccg` (seed 004).
+//! One module per study: `alewife` (seed 000), `alewife_runtime` (seed 001), `copy_transfer`
+//! (seed 002), `iccg` (seed 004).
 
 mod alewife;
 mod alewife_runtime;
+mod copy_transfer;
 mod figure;
 mod iccg;
 mod measure;
@@ -38,7 +40,7 @@ STUDY is one of:\n  \
 alewife          seed 000: the Alewife mechanism study (EM3D, ICCG, UNSTRUC, MOLDYN; volume, bisection, latency)\n  \
 iccg             seed 004: ICCG's sparse triangular solve on Alewife (six matrices, aggregation, overheads)\n  \
 alewife-runtime  seed 001: the Alewife runtime study (barrier, remote thread invocation, copies, accum, grain, aq, jacobi on the simulated 64-processor Alewife)\n  \
-copy-transfer    seed 002 (not built yet: issue 33)\n  \
+copy-transfer    seed 002: the copy-transfer study of the DEC 8400, Cray T3D and T3E (load and copy bandwidth over stride x working set, fetch vs deposit, large copies, the 2-D FFT)\n  \
 blizzard-cow     seed 003 (not built yet: issue 34)\n  \
 all              every study built\n\n\
 Into DIR (default reproduce-STUDY) it writes: report.txt and report.json (every published figure beside \
@@ -148,10 +150,18 @@ const STUDIES: &[Study] = &[
         plan: alewife_runtime::plan,
         report: alewife_runtime::report,
     },
+    Study {
+        name: "copy-transfer",
+        seed: "002",
+        title: "Global Address Space, Non-Uniform Bandwidth: A Memory System Performance Characterization of Parallel Systems (DEC 8400, Cray T3D, Cray T3E)",
+        matrices: false,
+        plan: copy_transfer::plan,
+        report: copy_transfer::report,
+    },
 ];
 
 /// Studies named in the brief whose reproduction is another issue's.
-const NOT_YET: &[(&str, &str, &str)] = &[("copy-transfer", "002", "issue 33"), ("blizzard-cow", "003", "issue 34")];
+const NOT_YET: &[(&str, &str, &str)] = &[("blizzard-cow", "003", "issue 34")];
 
 fn names() -> String {
     let mut v: Vec<&str> = STUDIES.iter().map(|s| s.name).collect();
