@@ -1,7 +1,11 @@
 //! `commlab run --stats per-node=FILE --stats per-link=FILE`: the statistics behind the means,
 //! as gem5 and SST users expect them: one row per processor (its time breakdown and counters)
 //! or per network link (utilisation and bytes over the timed region), written as JSON Lines,
-//! or as CSV when FILE ends in `.csv`, beside the run's own output.
+//! or as CSV when FILE ends in `.csv`, beside the run's own output. `--stats latency=FILE`
+//! records the run's latency distributions (miss stalls by where the line lives, one-way
+//! message latency by kind, NI and lock waits: `commlab_api::LatencyStats`) and writes one row
+//! per distribution (CSV: its percentiles; JSON Lines: its buckets too). Asking for it is what
+//! switches the recording on, and the run's `--json` record then carries `latencies`.
 
 use crate::failure::{failed, input, Failure};
 use commlab_api::Category;
@@ -15,6 +19,7 @@ use std::path::PathBuf;
 pub enum Detail {
     PerNode,
     PerLink,
+    Latency,
 }
 
 /// One `--stats KIND=FILE` request.
@@ -30,20 +35,22 @@ impl Detail {
         match self {
             Detail::PerNode => "per-node",
             Detail::PerLink => "per-link",
+            Detail::Latency => "latency",
         }
     }
 }
 
 impl Request {
-    /// Parse `per-node=FILE` or `per-link=FILE`.
+    /// Parse `per-node=FILE`, `per-link=FILE` or `latency=FILE`.
     pub fn parse(arg: &str) -> Result<Request, Failure> {
         let (kind, path) = arg
             .split_once('=')
-            .ok_or_else(|| input(format!("--stats `{arg}`: expected per-node=FILE or per-link=FILE")))?;
+            .ok_or_else(|| input(format!("--stats `{arg}`: expected per-node=FILE, per-link=FILE or latency=FILE")))?;
         let detail = match kind.trim() {
             "per-node" => Detail::PerNode,
             "per-link" => Detail::PerLink,
-            other => return Err(input(format!("--stats `{other}`: valid kinds are per-node and per-link"))),
+            "latency" => Detail::Latency,
+            other => return Err(input(format!("--stats `{other}`: valid kinds are per-node, per-link and latency"))),
         };
         if path.trim().is_empty() {
             return Err(input(format!("--stats {kind}=: give a file name")));
@@ -87,7 +94,24 @@ pub fn rows(r: &AppResult, detail: Detail) -> Vec<Value> {
                 })
             })
             .collect(),
+        Detail::Latency => s
+            .latencies
+            .iter()
+            .map(|l| {
+                let buckets: Vec<Value> = l.buckets.iter().map(|b| json!([b.lo, b.hi, b.count])).collect();
+                json!({
+                    "app": r.app, "variant": r.variant, "metric": l.metric, "class": l.class,
+                    "count": l.count, "sum": l.sum, "mean": if l.count > 0 { l.sum / l.count as f64 } else { 0.0 },
+                    "min": l.min, "p50": l.p50, "p90": l.p90, "p99": l.p99, "max": l.max, "buckets": buckets,
+                })
+            })
+            .collect(),
     }
+}
+
+/// Whether any request asks for latency distributions (which must then be recorded).
+pub fn wants_latencies(requests: &[Request]) -> bool {
+    requests.iter().any(|r| r.detail == Detail::Latency)
 }
 
 /// The column order of `detail`'s CSV.
@@ -100,6 +124,9 @@ fn columns(detail: Detail) -> Vec<&'static str> {
             c
         }
         Detail::PerLink => vec!["app", "variant", "link", "kind", "from", "to", "utilization", "bytes"],
+        Detail::Latency => {
+            vec!["app", "variant", "metric", "class", "count", "sum", "mean", "min", "p50", "p90", "p99", "max"]
+        }
     }
 }
 

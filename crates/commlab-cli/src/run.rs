@@ -64,7 +64,11 @@ pub struct RunArgs {
     /// Also write per-processor or per-link statistics of every run: per-node=FILE (each
     /// processor's time breakdown, messages sent and received, misses, LimitLESS traps) or
     /// per-link=FILE (each network link's kind, ends, utilisation and bytes over the timed
-    /// region); JSON Lines, or CSV when FILE ends in .csv (repeatable).
+    /// region) or latency=FILE (distributions over the timed region, in cycles: count, sum,
+    /// min, p50/p90/p99, max and log-spaced buckets of each miss stall by where the line lives,
+    /// one-way message latency by kind, NI output and credit waits, lock waits; recorded only
+    /// when asked, and then also in --json's `latencies`); JSON Lines, or CSV when FILE ends
+    /// in .csv (repeatable).
     #[arg(long = "stats", value_name = "KIND=FILE")]
     stats: Vec<String>,
 }
@@ -251,17 +255,16 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         seed: args.seed,
     };
     let cycle_ps = cfg.cycle_ps;
-    let sim = Simulator::new(cfg);
+    let sim = Simulator::new(cfg).record_latencies(detail_stats::wants_latencies(&detail));
     let jobs =
         jobs_that_fit(&args.app, &args.param, &sim, args.max_memory, args.jobs.map(|j| j as usize), variants.len())?;
-    let cfg = sim.config().clone();
     // One control for every run: --max-wall stops them all; the progress line follows
     // whichever run reported last.
     let watch = Watch::start(format!("run {}", info.name), args.max_wall, cycle_ps);
     let mut records = Vec::new();
     let mut results = Vec::new();
     let mut failed_checks = Vec::new();
-    in_variant_order(&cfg, info.name, &variants, &args.param, args.seed, jobs, &watch.control, |v, r| {
+    in_variant_order(&sim, info.name, &variants, &args.param, args.seed, jobs, &watch.control, |v, r| {
         let r = r.map_err(|e| match e {
             AppError::Input(m) => input(m),
             AppError::Run(m) => match (watch.control.stop_requested(), args.max_wall) {
@@ -341,7 +344,7 @@ pub(crate) fn jobs_asked(jobs: Option<u64>) -> usize {
 /// so the output is that of `jobs = 1` whatever the threads' timing.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn in_variant_order(
-    cfg: &MachineConfig,
+    template: &Simulator,
     app: &'static str,
     variants: &[&'static str],
     params: &[String],
@@ -364,7 +367,7 @@ pub(crate) fn in_variant_order(
                 }
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(v) = variants.get(k) else { break };
-                let sim = Simulator::new(cfg.clone()).with_control(Arc::clone(control));
+                let sim = template.clone().with_control(Arc::clone(control));
                 let r = commlab_apps::run_app(&sim, app, v, params, seed);
                 if tx.send((k, r)).is_err() {
                     break;

@@ -68,12 +68,13 @@ use std::sync::Arc;
 pub struct Simulator {
     cfg: Arc<MachineConfig>,
     checked: bool,
+    latencies: bool,
     control: Option<Arc<RunControl>>,
 }
 
 impl Simulator {
     pub fn new(cfg: MachineConfig) -> Self {
-        Simulator { cfg: Arc::new(cfg), checked: false, control: None }
+        Simulator { cfg: Arc::new(cfg), checked: false, latencies: false, control: None }
     }
 
     /// Watch and stop this simulator's runs (and those of its resized copies) through `control`.
@@ -86,6 +87,13 @@ impl Simulator {
     /// (slow; for tests).
     pub fn checked(mut self, on: bool) -> Self {
         self.checked = on;
+        self
+    }
+
+    /// Record latency distributions (`RunStats::latencies`): miss stalls, one-way message
+    /// latencies, NI and lock waits. Off by default; off, the engine records nothing.
+    pub fn record_latencies(mut self, on: bool) -> Self {
+        self.latencies = on;
         self
     }
 
@@ -180,10 +188,15 @@ impl Backend for Simulator {
             spec.cross_traffic.rate_bytes_per_cycle = 0.0;
         }
         let cfg = MachineConfig::from_spec(spec).map_err(|e| SimError::Program(e.to_string()))?;
-        Ok(Simulator { cfg: Arc::new(cfg), checked: self.checked, control: self.control.clone() })
+        Ok(Simulator {
+            cfg: Arc::new(cfg),
+            checked: self.checked,
+            latencies: self.latencies,
+            control: self.control.clone(),
+        })
     }
 
     fn run<P: Program>(&self, program: Arc<P>) -> Result<RunOutput<P::State>, SimError> {
-        engine::run(Arc::clone(&self.cfg), program, self.checked, self.control.as_deref())
+        engine::run(Arc::clone(&self.cfg), program, self.checked, self.latencies, self.control.as_deref())
     }
 }

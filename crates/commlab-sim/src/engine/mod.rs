@@ -23,6 +23,7 @@ use crate::msg::flow::Flow;
 use crate::msg::{self, Ctx, MessageRecord, Target};
 use crate::net::{NetEvent, Network, Packet};
 use crate::queue::{EventQueue, Liveness, Priority};
+use crate::stats::latency::{self, Latencies};
 use crate::stats::{TimeAccount, Traffic};
 use commlab_api::{
     AccessTag, BarrierKind, Category, Fault, FaultHandler, Handler, LinkStats, Message, NodeCounters, ProcId,
@@ -287,6 +288,8 @@ pub(crate) struct World<S> {
     /// Base address of the shared-memory barrier's lines (counter and flag per processor).
     pub barrier_region: u64,
     pub timing_start: Option<u64>,
+    /// Latency distributions, when the run records them (`Simulator::record_latencies`).
+    pub lat: Option<Box<Latencies>>,
     /// What the program last said of its progress (`Node::progress`).
     pub work: (u64, u64),
     pub fatal: Option<SimError>,
@@ -355,7 +358,9 @@ impl<S> World<S> {
             8 * (args.len() + payload.len()) as u64
         };
         let arg_bytes = 8 * args.len() as u64;
-        let msg = self.alloc_msg(MessageRecord::new(src as u32, target, args, payload));
+        let mut rec = MessageRecord::new(src as u32, target, args, payload);
+        rec.sent_ps = self.now;
+        let msg = self.alloc_msg(rec);
         self.flow.attach_credits(msg, src, dst, target);
         let sizes: Vec<u64> = msg::packet_payloads(payload_bytes, cfg.max_packet_payload_bytes).collect();
         let n = sizes.len();
@@ -401,6 +406,40 @@ impl<S> World<S> {
     #[inline]
     pub fn compute_in_handler(&self, p: usize) -> bool {
         self.procs[p].handler_active && !self.cfg.smp_nodes
+    }
+
+    /// Record a latency that started at `since` and ends now (`Simulator::record_latencies`;
+    /// nothing when off).
+    #[inline]
+    pub fn record_latency(&mut self, key: latency::Key, since: u64) {
+        self.record_latency_between(key, since, self.now);
+    }
+
+    /// A program or runtime message's handler starts now: record its one-way latency by kind
+    /// (protocol messages, traps and faults show in the miss stalls instead).
+    fn record_message_latency(&mut self, msg_id: u32) {
+        let rec = self.msgs[msg_id as usize].as_ref().expect("live message");
+        let class = match rec.target {
+            Target::App(_) if rec.payload.is_empty() => "active",
+            Target::App(_) => "bulk",
+            Target::BarrierArrive | Target::BarrierRelease => "barrier",
+            Target::FlowAck => "flow_ack",
+            _ => return,
+        };
+        let sent = rec.sent_ps;
+        self.record_latency(("message", class), sent);
+    }
+
+    /// Record a latency from `since` to `until`. Only what started inside the timed region is
+    /// recorded (as the counters count a miss or message when it starts), so a distribution's
+    /// count is the counter's.
+    #[inline]
+    pub fn record_latency_between(&mut self, key: latency::Key, since: u64, until: u64) {
+        if let Some(l) = self.lat.as_mut() {
+            if since >= self.timing_start.unwrap_or(0) {
+                l.record(key, until - since);
+            }
+        }
     }
 
     /// Run the next waiting handler on `p` if the receive mode allows it now.
@@ -506,6 +545,9 @@ impl<S> World<S> {
         let msg_id = *self.procs[p].inbox.front().expect("inbox not empty");
         let cfg = Arc::clone(&self.cfg);
         let nprocs = self.procs.len();
+        if self.lat.is_some() {
+            self.record_message_latency(msg_id);
+        }
         let rec = self.msgs[msg_id as usize].as_ref().expect("live message");
         if rec.target == Target::OverflowTrap {
             self.start_overflow_trap(p);
@@ -859,6 +901,7 @@ pub fn run<P: Program>(
     cfg: Arc<MachineConfig>,
     program: Arc<P>,
     checked: bool,
+    record_latencies: bool,
     control: Option<&RunControl>,
 ) -> Result<RunOutput<P::State>, SimError> {
     let started = std::time::Instant::now();
@@ -919,6 +962,7 @@ pub fn run<P: Program>(
         barrier_arity,
         barrier_region,
         timing_start: None,
+        lat: record_latencies.then(Box::default),
         work: (0, 0),
         fatal: None,
         procs_done: 0,
@@ -1211,5 +1255,6 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         links,
         events,
         wall_seconds: wall,
+        latencies: w.lat.as_ref().map_or_else(Vec::new, |l| l.report(cfg.cycle_ps)),
     })
 }

@@ -1,4 +1,7 @@
-//! Statistics: the per-processor time account and network traffic by class.
+//! Statistics: the per-processor time account, network traffic by class, and (when asked)
+//! latency distributions (`latency`).
+
+pub(crate) mod latency;
 
 use commlab_api::{Category, TrafficClass};
 
