@@ -446,6 +446,40 @@ pub struct RunStats {
     /// Latency distributions over the timed region, one per metric and class; empty unless the
     /// backend was asked to record them (the simulator's `Simulator::record_latencies`).
     pub latencies: Vec<LatencyStats>,
+    /// The run as a timeline, when the backend was asked to trace it (the simulator's
+    /// `Simulator::trace`).
+    pub trace: Option<TraceData>,
+}
+
+/// A run's timeline, in cycles from the start of the timed region.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TraceData {
+    /// Each processor's time account as spans, one per stretch of one category: a processor's
+    /// spans do not overlap and cover its timed region (within the window).
+    pub spans: Vec<TraceSpan>,
+    /// Arrows: `message` kinds from the send to the handler's entry, `miss` from the stall to
+    /// the access.
+    pub flows: Vec<TraceFlow>,
+    /// Where the trace stopped because it reached its size cap (None: complete).
+    pub truncated_at: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceSpan {
+    pub proc: u32,
+    pub category: Category,
+    pub start: f64,
+    pub end: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceFlow {
+    /// `miss`, or the message's kind (`active`, `bulk`, `barrier`, `flow_ack`).
+    pub name: &'static str,
+    pub from: u32,
+    pub from_cycle: f64,
+    pub to: u32,
+    pub to_cycle: f64,
 }
 
 /// The distribution of one latency over the timed region: `metric` is `miss` (a processor's

@@ -33,5 +33,6 @@ pub mod record;
 pub mod reproduce;
 pub mod run;
 pub mod sweep;
+mod trace_out;
 pub mod validate;
 mod variant_arg;

@@ -404,5 +404,6 @@ fn collect_stats<S>(shared: &Shared, results: &[ProcResult<S>], wall: f64) -> Ru
         events: 0,
         wall_seconds: wall,
         latencies: Vec::new(),
+        trace: None,
     }
 }

@@ -58,6 +58,7 @@ mod stats;
 pub mod topology;
 
 pub use engine::{RunControl, SimError, STACK_BYTES, STACK_USE_BYTES};
+pub use stats::trace::TraceOptions;
 
 use commlab_api::{Backend, BarrierKind, Program, RunOutput};
 use machine::MachineConfig;
@@ -68,13 +69,13 @@ use std::sync::Arc;
 pub struct Simulator {
     cfg: Arc<MachineConfig>,
     checked: bool,
-    latencies: bool,
+    recording: engine::Recording,
     control: Option<Arc<RunControl>>,
 }
 
 impl Simulator {
     pub fn new(cfg: MachineConfig) -> Self {
-        Simulator { cfg: Arc::new(cfg), checked: false, latencies: false, control: None }
+        Simulator { cfg: Arc::new(cfg), checked: false, recording: engine::Recording::default(), control: None }
     }
 
     /// Watch and stop this simulator's runs (and those of its resized copies) through `control`.
@@ -93,7 +94,14 @@ impl Simulator {
     /// Record latency distributions (`RunStats::latencies`): miss stalls, one-way message
     /// latencies, NI and lock waits. Off by default; off, the engine records nothing.
     pub fn record_latencies(mut self, on: bool) -> Self {
-        self.latencies = on;
+        self.recording.latencies = on;
+        self
+    }
+
+    /// Record the run as a timeline (`RunStats::trace`): each processor's time account as
+    /// spans, messages and misses as flows, within the options' window and cap. Off by default.
+    pub fn trace(mut self, options: Option<TraceOptions>) -> Self {
+        self.recording.trace = options;
         self
     }
 
@@ -191,12 +199,12 @@ impl Backend for Simulator {
         Ok(Simulator {
             cfg: Arc::new(cfg),
             checked: self.checked,
-            latencies: self.latencies,
+            recording: self.recording,
             control: self.control.clone(),
         })
     }
 
     fn run<P: Program>(&self, program: Arc<P>) -> Result<RunOutput<P::State>, SimError> {
-        engine::run(Arc::clone(&self.cfg), program, self.checked, self.latencies, self.control.as_deref())
+        engine::run(Arc::clone(&self.cfg), program, self.checked, self.recording, self.control.as_deref())
     }
 }

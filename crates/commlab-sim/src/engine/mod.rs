@@ -24,6 +24,7 @@ use crate::msg::{self, Ctx, MessageRecord, Target};
 use crate::net::{NetEvent, Network, Packet};
 use crate::queue::{EventQueue, Liveness, Priority};
 use crate::stats::latency::{self, Latencies};
+use crate::stats::trace::{self as tracing, FlowLog, SpanLog, TraceOptions};
 use crate::stats::{TimeAccount, Traffic};
 use commlab_api::{
     AccessTag, BarrierKind, Category, Fault, FaultHandler, Handler, LinkStats, Message, NodeCounters, ProcId,
@@ -290,6 +291,10 @@ pub(crate) struct World<S> {
     pub timing_start: Option<u64>,
     /// Latency distributions, when the run records them (`Simulator::record_latencies`).
     pub lat: Option<Box<Latencies>>,
+    /// The trace's flows, when the run is traced (`Simulator::trace`; its spans are in each
+    /// processor's time account), and the options it was asked with.
+    pub flows: Option<Box<FlowLog>>,
+    pub trace: Option<TraceOptions>,
     /// What the program last said of its progress (`Node::progress`).
     pub work: (u64, u64),
     pub fatal: Option<SimError>,
@@ -415,9 +420,9 @@ impl<S> World<S> {
         self.record_latency_between(key, since, self.now);
     }
 
-    /// A program or runtime message's handler starts now: record its one-way latency by kind
-    /// (protocol messages, traps and faults show in the miss stalls instead).
-    fn record_message_latency(&mut self, msg_id: u32) {
+    /// A program or runtime message's handler starts now on `p`: record its one-way latency
+    /// and its flow by kind (protocol messages, traps and faults show in the miss stalls).
+    fn record_message(&mut self, p: usize, msg_id: u32) {
         let rec = self.msgs[msg_id as usize].as_ref().expect("live message");
         let class = match rec.target {
             Target::App(_) if rec.payload.is_empty() => "active",
@@ -426,8 +431,19 @@ impl<S> World<S> {
             Target::FlowAck => "flow_ack",
             _ => return,
         };
-        let sent = rec.sent_ps;
+        let (src, sent) = (rec.src as usize, rec.sent_ps);
         self.record_latency(("message", class), sent);
+        if let Some(f) = self.flows.as_mut() {
+            f.push(class, src, sent, p, self.now);
+        }
+    }
+
+    /// The trace window in simulated picoseconds for a timed region starting at `start`.
+    pub fn trace_window_ps(&self, t: TraceOptions, start: u64) -> (u64, u64) {
+        match t.window_cycles {
+            None => (start, u64::MAX),
+            Some((a, b)) => (start + self.cfg.cycles_to_ps(a), start.saturating_add(self.cfg.cycles_to_ps(b))),
+        }
     }
 
     /// Record a latency from `since` to `until`. Only what started inside the timed region is
@@ -545,8 +561,8 @@ impl<S> World<S> {
         let msg_id = *self.procs[p].inbox.front().expect("inbox not empty");
         let cfg = Arc::clone(&self.cfg);
         let nprocs = self.procs.len();
-        if self.lat.is_some() {
-            self.record_message_latency(msg_id);
+        if self.lat.is_some() || self.flows.is_some() {
+            self.record_message(p, msg_id);
         }
         let rec = self.msgs[msg_id as usize].as_ref().expect("live message");
         if rec.target == Target::OverflowTrap {
@@ -893,6 +909,15 @@ fn call_fault_handler<S>(f: Option<FaultHandler<S>>, state: &mut S, ctx: &mut Ct
     }
 }
 
+/// What a run records beyond its totals (all off by default).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Recording {
+    /// Latency distributions (`stats/latency.rs`).
+    pub latencies: bool,
+    /// A timeline (`stats/trace.rs`).
+    pub trace: Option<TraceOptions>,
+}
+
 /// Run `program` on the machine `cfg`; `checked` switches the coherence invariant checker on.
 /// With a `control`, every [`CONTROL_EVERY_EVENTS`] events the loop publishes its progress
 /// there and stops with [`SimError::Cancelled`] if it was asked to; it never reads anything else
@@ -901,7 +926,7 @@ pub fn run<P: Program>(
     cfg: Arc<MachineConfig>,
     program: Arc<P>,
     checked: bool,
-    record_latencies: bool,
+    recording: Recording,
     control: Option<&RunControl>,
 ) -> Result<RunOutput<P::State>, SimError> {
     let started = std::time::Instant::now();
@@ -962,7 +987,9 @@ pub fn run<P: Program>(
         barrier_arity,
         barrier_region,
         timing_start: None,
-        lat: record_latencies.then(Box::default),
+        lat: recording.latencies.then(Box::default),
+        flows: recording.trace.map(|t| Box::new(FlowLog::new(t.max_events / 2))),
+        trace: recording.trace,
         work: (0, 0),
         fatal: None,
         procs_done: 0,
@@ -976,6 +1003,19 @@ pub fn run<P: Program>(
         flow: Flow::new(cfg.msg.flow_window_messages, n),
         cfg: Arc::clone(&cfg),
     });
+    if let Some(t) = recording.trace {
+        // Spans and flows share the cap: half to the flows, half over the processors.
+        let per_proc = (t.max_events / 2 / n).max(16);
+        let (a, b) = world.trace_window_ps(t, 0);
+        for p in &mut world.procs {
+            let mut log = SpanLog::new(per_proc);
+            log.set_window(a, b);
+            p.acct.spans = Some(Box::new(log));
+        }
+        if let Some(f) = world.flows.as_mut() {
+            f.set_window(a, b);
+        }
+    }
     let wp: *mut World<P::State> = &mut *world;
 
     type Coro<S> = Coroutine<*mut World<S>, (), ()>;
@@ -1256,5 +1296,9 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         events,
         wall_seconds: wall,
         latencies: w.lat.as_ref().map_or_else(Vec::new, |l| l.report(cfg.cycle_ps)),
+        trace: w.flows.as_ref().map(|f| {
+            let spans: Vec<Option<&SpanLog>> = w.procs.iter().map(|p| p.acct.spans.as_deref()).collect();
+            tracing::report(&spans, f, w.timing_start.unwrap_or(0), cfg.cycle_ps)
+        }),
     })
 }

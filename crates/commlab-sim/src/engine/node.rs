@@ -150,6 +150,9 @@ impl<'y, S> SimNode<'y, S> {
         let id = self.id;
         let sync = self.sync_depth > 0;
         let w = self.w();
+        if let Some(f) = w.flows.as_mut() {
+            f.push("miss", id, since, id, w.now);
+        }
         if w.lat.is_none() {
             return;
         }
@@ -864,6 +867,18 @@ impl<S> Node for SimNode<'_, S> {
             w.net.reset_link_stats();
             if let Some(l) = w.lat.as_mut() {
                 l.clear();
+            }
+            if let Some(t) = w.trace {
+                let (a, b) = w.trace_window_ps(t, now);
+                for p in &mut w.procs {
+                    if let Some(log) = p.acct.spans.as_mut() {
+                        log.set_window(a, b);
+                    }
+                }
+                if let Some(f) = w.flows.as_mut() {
+                    f.clear();
+                    f.set_window(a, b);
+                }
             }
         }
     }

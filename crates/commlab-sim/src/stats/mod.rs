@@ -2,6 +2,7 @@
 //! latency distributions (`latency`).
 
 pub(crate) mod latency;
+pub(crate) mod trace;
 
 use commlab_api::{Category, TrafficClass};
 
@@ -15,11 +16,20 @@ pub(crate) struct TimeAccount {
     totals_ps: [u64; 4],
     start_ps: u64,
     finish_ps: Option<u64>,
+    /// The spans themselves, when the run is traced (`trace`).
+    pub spans: Option<Box<trace::SpanLog>>,
 }
 
 impl TimeAccount {
     pub fn new() -> Self {
-        TimeAccount { current: Category::Compute, since_ps: 0, totals_ps: [0; 4], start_ps: 0, finish_ps: None }
+        TimeAccount {
+            current: Category::Compute,
+            since_ps: 0,
+            totals_ps: [0; 4],
+            start_ps: 0,
+            finish_ps: None,
+            spans: None,
+        }
     }
 
     /// Switch the accruing category at `now`.
@@ -29,6 +39,9 @@ impl TimeAccount {
             return;
         }
         self.totals_ps[self.current as usize] += now - self.since_ps;
+        if let Some(log) = self.spans.as_mut() {
+            log.push(self.current, self.since_ps, now);
+        }
         self.current = cat;
         self.since_ps = now;
     }
@@ -38,6 +51,9 @@ impl TimeAccount {
         self.totals_ps = [0; 4];
         self.since_ps = now;
         self.start_ps = now;
+        if let Some(log) = self.spans.as_mut() {
+            log.clear();
+        }
     }
 
     /// Stop accruing at `now` (the main thread returned).
