@@ -449,6 +449,35 @@ pub struct RunStats {
     /// The run as a timeline, when the backend was asked to trace it (the simulator's
     /// `Simulator::trace`).
     pub trace: Option<TraceData>,
+    /// The run cut into equal stretches of time, when the backend was asked for them (the
+    /// simulator's `Simulator::intervals`).
+    pub intervals: Option<IntervalData>,
+}
+
+/// Interval statistics: the timed region cut into stretches of `length` cycles.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IntervalData {
+    pub length: f64,
+    pub rows: Vec<IntervalRow>,
+}
+
+/// One stretch of time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IntervalRow {
+    /// Cycles from the start of the timed region.
+    pub start: f64,
+    /// Per processor, the cycles of each category in this stretch (indexed as
+    /// `Category::ALL`); over the stretches they sum to the run's breakdown.
+    pub breakdown: Vec<[f64; 4]>,
+    /// Bytes injected in this stretch per traffic class (indexed as `TrafficClass::ALL`).
+    pub traffic: [u64; 5],
+    /// Per link, the busy time reserved in this stretch over its length.
+    pub link_utilization: Vec<f64>,
+    /// NI queue depths (packets) at the stretch's end: mean and largest over the NIs.
+    pub ni_output_mean: f64,
+    pub ni_output_max: u32,
+    pub ni_input_mean: f64,
+    pub ni_input_max: u32,
 }
 
 /// A run's timeline, in cycles from the start of the timed region.

@@ -67,8 +67,10 @@ pub struct RunArgs {
     /// region) or latency=FILE (distributions over the timed region, in cycles: count, sum,
     /// min, p50/p90/p99, max and log-spaced buckets of each miss stall by where the line lives,
     /// one-way message latency by kind, NI output and credit waits, lock waits; recorded only
-    /// when asked, and then also in --json's `latencies`); JSON Lines, or CSV when FILE ends
-    /// in .csv (repeatable).
+    /// when asked, and then also in --json's `latencies`) or interval=CYCLES,FILE (every
+    /// CYCLES of the timed region: each processor's breakdown in it, traffic by class, each
+    /// link's utilisation, NI queue depths; `commlab plot timeline FILE` draws it); JSON Lines,
+    /// or CSV when FILE ends in .csv (repeatable).
     #[arg(long = "stats", value_name = "KIND=FILE")]
     stats: Vec<String>,
     /// Also write the run as a timeline to FILE: Chrome trace-event JSON that Perfetto's UI
@@ -285,7 +287,10 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         seed: args.seed,
     };
     let cycle_ps = cfg.cycle_ps;
-    let sim = Simulator::new(cfg).record_latencies(detail_stats::wants_latencies(&detail)).trace(trace);
+    let sim = Simulator::new(cfg)
+        .record_latencies(detail_stats::wants_latencies(&detail))
+        .trace(trace)
+        .intervals(detail_stats::interval_cycles(&detail));
     let clock_mhz = sim.config().spec.processor.clock_mhz;
     let jobs =
         jobs_that_fit(&args.app, &args.param, &sim, args.max_memory, args.jobs.map(|j| j as usize), variants.len())?;

@@ -176,3 +176,90 @@ fn latency_distributions_agree_with_the_run() {
         assert!(b.get("latencies").is_none());
     }
 }
+
+/// Issue 37, item 2: `--stats interval=CYCLES,FILE` cuts the run into stretches whose
+/// processor breakdowns sum to each processor's totals and whose traffic sums to the run's
+/// volume; `commlab plot timeline` draws them.
+#[test]
+fn interval_statistics_sum_to_the_run_and_plot() {
+    let d = TempDir::new("interval");
+    std::fs::create_dir_all(d.path()).unwrap();
+    let (iv, csv, nodes) = (d.file("iv.jsonl"), d.file("iv.csv"), d.file("nodes.jsonl"));
+    let out = ok(&[
+        "run",
+        "em3d",
+        "--machine",
+        "alewife",
+        "--variant",
+        "sm,mp-int",
+        "--procs",
+        "8",
+        "--param",
+        "nodes=400",
+        "--param",
+        "iterations=3",
+        "--json",
+        "--stats",
+        &format!("interval=2000,{}", iv.display()),
+        "--stats",
+        &format!("interval=2000,{}", csv.display()),
+        "--stats",
+        &format!("per-node={}", nodes.display()),
+    ]);
+    let runs: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows = json_lines(&iv);
+    let per_node = json_lines(&nodes);
+    for run in &runs {
+        let v = run["variant"].as_str().unwrap();
+        let mine: Vec<&Value> = rows.iter().filter(|r| r["variant"] == v).collect();
+        assert!(mine.len() >= 10, "{v}: {} stretches of 2000 cycles", mine.len());
+        for (k, r) in mine.iter().enumerate() {
+            assert_eq!(r["interval"].as_u64(), Some(k as u64), "in order");
+            assert_eq!(r["start"].as_f64(), Some(2000.0 * k as f64));
+        }
+        for cat in ["compute", "memory_ni_wait", "message_overhead", "synchronization"] {
+            for p in 0..8 {
+                let summed: f64 = mine.iter().map(|r| r["breakdown"][cat][p].as_f64().unwrap()).sum();
+                let row = per_node.iter().find(|r| r["variant"] == v && r["proc"] == p).unwrap();
+                let total = row[cat].as_f64().unwrap();
+                assert!((summed - total).abs() <= 1e-6 * total.max(1.0), "{v} p{p} {cat}: {summed} vs {total}");
+            }
+            // No stretch holds more than its length per processor.
+            for r in &mine {
+                let t: f64 = ["compute", "memory_ni_wait", "message_overhead", "synchronization"]
+                    .iter()
+                    .map(|c| r["breakdown"][c][0].as_f64().unwrap())
+                    .sum();
+                assert!(t <= 2000.0 + 1e-6, "{v}: {t} cycles in a 2000-cycle stretch");
+            }
+        }
+        for (class, bytes) in run["volume_bytes"].as_object().unwrap() {
+            let summed: u64 = mine.iter().map(|r| r["traffic"][class].as_u64().unwrap()).sum();
+            assert_eq!(summed, bytes.as_u64().unwrap(), "{v} {class}: traffic over the stretches");
+        }
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("app,variant,interval,start,end,compute,memory_ni_wait,"));
+    assert_eq!(text.lines().count(), rows.len() + 1);
+
+    let plots = ok(&["plot", "timeline", iv.to_str().unwrap(), "--out", d.file("plots").to_str().unwrap()]);
+    let paths: Vec<&str> = plots.lines().collect();
+    assert_eq!(paths.len(), 8, "two charts (PNG and SVG) per run: {plots}");
+    for p in &paths {
+        let bytes = std::fs::read(p).unwrap();
+        if p.ends_with(".png") {
+            assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{p}");
+            let mut reader = png::Decoder::new(std::io::Cursor::new(bytes)).read_info().expect("PNG header");
+            let mut buf = vec![0; reader.output_buffer_size()];
+            let frame = reader.next_frame(&mut buf).expect("the PNG decodes");
+            assert!(frame.width > 100 && frame.height > 100);
+        }
+    }
+    let svg = std::fs::read_to_string(paths.iter().find(|p| p.contains("breakdown") && p.ends_with(".svg")).unwrap())
+        .unwrap();
+    for label in ["compute", "memory & NI wait", "synchronization"] {
+        assert!(common::svg_texts(&svg).iter().any(|t| t == label), "legend `{label}` in the timeline");
+    }
+    bad_input(&["run", "am-latency", "--stats", "interval=0,x.jsonl"], &["interval", "at least 1 cycle"]);
+    bad_input(&["run", "am-latency", "--stats", "interval=x.jsonl"], &["interval=CYCLES,FILE"]);
+}

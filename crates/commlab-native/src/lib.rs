@@ -405,5 +405,6 @@ fn collect_stats<S>(shared: &Shared, results: &[ProcResult<S>], wall: f64) -> Ru
         wall_seconds: wall,
         latencies: Vec::new(),
         trace: None,
+        intervals: None,
     }
 }

@@ -105,6 +105,13 @@ impl Simulator {
         self
     }
 
+    /// Keep interval statistics every `cycles` cycles of the timed region
+    /// (`RunStats::intervals`). Off by default.
+    pub fn intervals(mut self, cycles: Option<f64>) -> Self {
+        self.recording.interval_cycles = cycles;
+        self
+    }
+
     pub fn config(&self) -> &MachineConfig {
         &self.cfg
     }

@@ -23,6 +23,7 @@ use crate::msg::flow::Flow;
 use crate::msg::{self, Ctx, MessageRecord, Target};
 use crate::net::{NetEvent, Network, Packet};
 use crate::queue::{EventQueue, Liveness, Priority};
+use crate::stats::interval::{self as intervals, IntervalAccount, Sampler};
 use crate::stats::latency::{self, Latencies};
 use crate::stats::trace::{self as tracing, FlowLog, SpanLog, TraceOptions};
 use crate::stats::{TimeAccount, Traffic};
@@ -295,6 +296,8 @@ pub(crate) struct World<S> {
     /// processor's time account), and the options it was asked with.
     pub flows: Option<Box<FlowLog>>,
     pub trace: Option<TraceOptions>,
+    /// Interval statistics' boundary samples, when kept (`Simulator::intervals`).
+    pub sampler: Option<Box<Sampler>>,
     /// What the program last said of its progress (`Node::progress`).
     pub work: (u64, u64),
     pub fatal: Option<SimError>,
@@ -435,6 +438,25 @@ impl<S> World<S> {
         self.record_latency(("message", class), sent);
         if let Some(f) = self.flows.as_mut() {
             f.push(class, src, sent, p, self.now);
+        }
+    }
+
+    /// The next boundary of interval statistics (never, when not kept).
+    #[inline]
+    fn next_sample_ps(&self) -> u64 {
+        self.sampler.as_ref().map_or(u64::MAX, |s| s.next)
+    }
+
+    /// Close every stretch of interval statistics that ends at or before `t` (the state now is
+    /// the state after every event before `t`).
+    fn sample_until(&mut self, t: u64) {
+        let Some(s) = self.sampler.as_mut() else { return };
+        if s.next > t {
+            return;
+        }
+        let depths: Vec<(u32, u32)> = self.net.ni_depths().collect();
+        while s.next <= t {
+            s.close(self.traffic.bytes, self.net.link_busy_ps().map(|(_, b)| b), &depths);
         }
     }
 
@@ -916,6 +938,8 @@ pub struct Recording {
     pub latencies: bool,
     /// A timeline (`stats/trace.rs`).
     pub trace: Option<TraceOptions>,
+    /// Interval statistics every so many cycles (`stats/interval.rs`).
+    pub interval_cycles: Option<f64>,
 }
 
 /// Run `program` on the machine `cfg`; `checked` switches the coherence invariant checker on.
@@ -990,6 +1014,7 @@ pub fn run<P: Program>(
         lat: recording.latencies.then(Box::default),
         flows: recording.trace.map(|t| Box::new(FlowLog::new(t.max_events / 2))),
         trace: recording.trace,
+        sampler: recording.interval_cycles.map(|c| Box::new(Sampler::new(cfg.cycles_to_ps(c)))),
         work: (0, 0),
         fatal: None,
         procs_done: 0,
@@ -1003,6 +1028,11 @@ pub fn run<P: Program>(
         flow: Flow::new(cfg.msg.flow_window_messages, n),
         cfg: Arc::clone(&cfg),
     });
+    if let Some(len) = world.sampler.as_ref().map(|s| s.len) {
+        for p in &mut world.procs {
+            p.acct.intervals = Some(Box::new(IntervalAccount::new(len)));
+        }
+    }
     if let Some(t) = recording.trace {
         // Spans and flows share the cap: half to the flows, half over the processors.
         let per_proc = (t.max_events / 2 / n).max(16);
@@ -1053,6 +1083,9 @@ pub fn run<P: Program>(
         // pops it, but was never queued; `events` counts queued events only.
         let Some((t, ev, folded)) = w.q.pop() else { break };
         events += u64::from(!folded);
+        if t >= w.next_sample_ps() {
+            w.sample_until(t);
+        }
         w.now = t;
         if events > cfg.max_events {
             return Err(SimError::EventLimit { events: events - 1, cycles: cfg.ps_to_cycles(t) });
@@ -1125,6 +1158,19 @@ pub fn run<P: Program>(
         c.record_stack_bytes(deepest as u64);
     } else {
         drop(coros);
+    }
+    // The last, partial stretch of interval statistics.
+    if world.sampler.is_some() {
+        let end = world.now;
+        world.sample_until(end.saturating_add(1));
+        if let Some(s) = world.sampler.as_mut() {
+            if s.closed() == 0 || s.next.saturating_sub(s.len) < end {
+                let w = &mut *world;
+                let depths: Vec<(u32, u32)> = w.net.ni_depths().collect();
+                let s = w.sampler.as_mut().expect("sampling");
+                s.close(w.traffic.bytes, w.net.link_busy_ps().map(|(_, b)| b), &depths);
+            }
+        }
     }
     let stats = collect_stats(&world, events, started.elapsed().as_secs_f64())?;
     let memory = std::mem::take(&mut world.mem.data);
@@ -1296,6 +1342,10 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         events,
         wall_seconds: wall,
         latencies: w.lat.as_ref().map_or_else(Vec::new, |l| l.report(cfg.cycle_ps)),
+        intervals: w.sampler.as_ref().map(|s| {
+            let accounts: Vec<Option<&IntervalAccount>> = w.procs.iter().map(|p| p.acct.intervals.as_deref()).collect();
+            intervals::report(&accounts, s, cfg.cycle_ps)
+        }),
         trace: w.flows.as_ref().map(|f| {
             let spans: Vec<Option<&SpanLog>> = w.procs.iter().map(|p| p.acct.spans.as_deref()).collect();
             tracing::report(&spans, f, w.timing_start.unwrap_or(0), cfg.cycle_ps)

@@ -868,6 +868,14 @@ impl<S> Node for SimNode<'_, S> {
             if let Some(l) = w.lat.as_mut() {
                 l.clear();
             }
+            if let Some(s) = w.sampler.as_mut() {
+                s.restart(now);
+                for p in &mut w.procs {
+                    if let Some(a) = p.acct.intervals.as_mut() {
+                        a.restart(now);
+                    }
+                }
+            }
             if let Some(t) = w.trace {
                 let (a, b) = w.trace_window_ps(t, now);
                 for p in &mut w.procs {

@@ -1,6 +1,7 @@
 //! Statistics: the per-processor time account, network traffic by class, and (when asked)
 //! latency distributions (`latency`).
 
+pub(crate) mod interval;
 pub(crate) mod latency;
 pub(crate) mod trace;
 
@@ -18,6 +19,8 @@ pub(crate) struct TimeAccount {
     finish_ps: Option<u64>,
     /// The spans themselves, when the run is traced (`trace`).
     pub spans: Option<Box<trace::SpanLog>>,
+    /// The account per stretch of time, when the run keeps interval statistics (`interval`).
+    pub intervals: Option<Box<interval::IntervalAccount>>,
 }
 
 impl TimeAccount {
@@ -29,6 +32,7 @@ impl TimeAccount {
             start_ps: 0,
             finish_ps: None,
             spans: None,
+            intervals: None,
         }
     }
 
@@ -42,6 +46,9 @@ impl TimeAccount {
         if let Some(log) = self.spans.as_mut() {
             log.push(self.current, self.since_ps, now);
         }
+        if let Some(a) = self.intervals.as_mut() {
+            a.add(self.current as usize, self.since_ps, now);
+        }
         self.current = cat;
         self.since_ps = now;
     }
@@ -53,6 +60,9 @@ impl TimeAccount {
         self.start_ps = now;
         if let Some(log) = self.spans.as_mut() {
             log.clear();
+        }
+        if let Some(a) = self.intervals.as_mut() {
+            a.clear();
         }
     }
 
