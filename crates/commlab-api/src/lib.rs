@@ -443,6 +443,103 @@ pub struct RunStats {
     pub events: u64,
     /// Wall-clock seconds the run took.
     pub wall_seconds: f64,
+    /// Latency distributions over the timed region, one per metric and class; empty unless the
+    /// backend was asked to record them (the simulator's `Simulator::record_latencies`).
+    pub latencies: Vec<LatencyStats>,
+    /// The run as a timeline, when the backend was asked to trace it (the simulator's
+    /// `Simulator::trace`).
+    pub trace: Option<TraceData>,
+    /// The run cut into equal stretches of time, when the backend was asked for them (the
+    /// simulator's `Simulator::intervals`).
+    pub intervals: Option<IntervalData>,
+}
+
+/// Interval statistics: the timed region cut into stretches of `length` cycles.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IntervalData {
+    pub length: f64,
+    pub rows: Vec<IntervalRow>,
+}
+
+/// One stretch of time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IntervalRow {
+    /// Cycles from the start of the timed region.
+    pub start: f64,
+    /// Per processor, the cycles of each category in this stretch (indexed as
+    /// `Category::ALL`); over the stretches they sum to the run's breakdown.
+    pub breakdown: Vec<[f64; 4]>,
+    /// Bytes injected in this stretch per traffic class (indexed as `TrafficClass::ALL`).
+    pub traffic: [u64; 5],
+    /// Per link, the busy time reserved in this stretch over its length.
+    pub link_utilization: Vec<f64>,
+    /// NI queue depths (packets) at the stretch's end: mean and largest over the NIs.
+    pub ni_output_mean: f64,
+    pub ni_output_max: u32,
+    pub ni_input_mean: f64,
+    pub ni_input_max: u32,
+}
+
+/// A run's timeline, in cycles from the start of the timed region.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TraceData {
+    /// Each processor's time account as spans, one per stretch of one category: a processor's
+    /// spans do not overlap and cover its timed region (within the window).
+    pub spans: Vec<TraceSpan>,
+    /// Arrows: `message` kinds from the send to the handler's entry, `miss` from the stall to
+    /// the access.
+    pub flows: Vec<TraceFlow>,
+    /// Where the trace stopped because it reached its size cap (None: complete).
+    pub truncated_at: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceSpan {
+    pub proc: u32,
+    pub category: Category,
+    pub start: f64,
+    pub end: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceFlow {
+    /// `miss`, or the message's kind (`active`, `bulk`, `barrier`, `flow_ack`).
+    pub name: &'static str,
+    pub from: u32,
+    pub from_cycle: f64,
+    pub to: u32,
+    pub to_cycle: f64,
+}
+
+/// The distribution of one latency over the timed region: `metric` is `miss` (a processor's
+/// stall on a demand miss, from the miss to the access), `message` (one-way: from the send
+/// to the handler's entry), `ni_wait` (a sender's stall for NI output space or flow-control
+/// credit) or `lock_wait` (from `lock` to holding the lock); `class` says which kind (a miss's
+/// home, a message's kind). All times in processor cycles.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LatencyStats {
+    pub metric: &'static str,
+    pub class: String,
+    pub count: u64,
+    /// Exact sum of the samples (not from the buckets).
+    pub sum: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Percentiles (p50, p90, p99), each within 0.1% of the exact sample (the histogram
+    /// keeps three significant digits).
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    /// Log-spaced buckets (each twice the one before), the empty ones left out.
+    pub buckets: Vec<LatencyBucket>,
+}
+
+/// Samples `lo < x <= hi` (cycles); the first bucket starts at 0.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LatencyBucket {
+    pub lo: f64,
+    pub hi: f64,
+    pub count: u64,
 }
 
 /// One processor's counts over the timed region.

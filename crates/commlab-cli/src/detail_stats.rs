@@ -1,7 +1,11 @@
 //! `commlab run --stats per-node=FILE --stats per-link=FILE`: the statistics behind the means,
 //! as gem5 and SST users expect them: one row per processor (its time breakdown and counters)
 //! or per network link (utilisation and bytes over the timed region), written as JSON Lines,
-//! or as CSV when FILE ends in `.csv`, beside the run's own output.
+//! or as CSV when FILE ends in `.csv`, beside the run's own output. `--stats latency=FILE`
+//! records the run's latency distributions (miss stalls by where the line lives, one-way
+//! message latency by kind, NI and lock waits: `commlab_api::LatencyStats`) and writes one row
+//! per distribution (CSV: its percentiles; JSON Lines: its buckets too). Asking for it is what
+//! switches the recording on, and the run's `--json` record then carries `latencies`.
 
 use crate::failure::{failed, input, Failure};
 use commlab_api::Category;
@@ -15,6 +19,9 @@ use std::path::PathBuf;
 pub enum Detail {
     PerNode,
     PerLink,
+    Latency,
+    /// Interval statistics every so many cycles.
+    Interval(f64),
 }
 
 /// One `--stats KIND=FILE` request.
@@ -30,20 +37,47 @@ impl Detail {
         match self {
             Detail::PerNode => "per-node",
             Detail::PerLink => "per-link",
+            Detail::Latency => "latency",
+            Detail::Interval(_) => "interval",
         }
     }
 }
 
 impl Request {
-    /// Parse `per-node=FILE` or `per-link=FILE`.
+    /// Parse `per-node=FILE`, `per-link=FILE` or `latency=FILE`.
     pub fn parse(arg: &str) -> Result<Request, Failure> {
-        let (kind, path) = arg
-            .split_once('=')
-            .ok_or_else(|| input(format!("--stats `{arg}`: expected per-node=FILE or per-link=FILE")))?;
+        let (kind, path) = arg.split_once('=').ok_or_else(|| {
+            input(format!(
+                "--stats `{arg}`: expected per-node=FILE, per-link=FILE, latency=FILE or interval=CYCLES,FILE"
+            ))
+        })?;
         let detail = match kind.trim() {
             "per-node" => Detail::PerNode,
             "per-link" => Detail::PerLink,
-            other => return Err(input(format!("--stats `{other}`: valid kinds are per-node and per-link"))),
+            "latency" => Detail::Latency,
+            "interval" => {
+                let (cycles, file) = path.split_once(',').ok_or_else(|| {
+                    input(format!(
+                        "--stats interval=`{path}`: expected interval=CYCLES,FILE (e.g. interval=10000,iv.jsonl)"
+                    ))
+                })?;
+                let c: f64 = cycles
+                    .trim()
+                    .parse()
+                    .map_err(|_| input(format!("--stats interval=`{path}`: `{cycles}` is not a number of cycles")))?;
+                if !(c.is_finite() && c >= 1.0) {
+                    return Err(input(format!("--stats interval=`{path}`: the interval must be at least 1 cycle")));
+                }
+                if file.trim().is_empty() {
+                    return Err(input(format!("--stats interval={cycles},: give a file name")));
+                }
+                return Ok(Request { detail: Detail::Interval(c), path: PathBuf::from(file.trim()) });
+            }
+            other => {
+                return Err(input(format!(
+                    "--stats `{other}`: valid kinds are per-node, per-link, latency and interval"
+                )))
+            }
         };
         if path.trim().is_empty() {
             return Err(input(format!("--stats {kind}=: give a file name")));
@@ -87,7 +121,66 @@ pub fn rows(r: &AppResult, detail: Detail) -> Vec<Value> {
                 })
             })
             .collect(),
+        Detail::Interval(_) => {
+            let Some(iv) = &s.intervals else { return Vec::new() };
+            iv.rows
+                .iter()
+                .enumerate()
+                .map(|(k, row)| {
+                    let mut breakdown = serde_json::Map::new();
+                    let mut sums = serde_json::Map::new();
+                    for c in Category::ALL {
+                        let per: Vec<f64> = row.breakdown.iter().map(|b| b[c as usize]).collect();
+                        sums.insert(c.name().to_string(), json!(per.iter().sum::<f64>()));
+                        breakdown.insert(c.name().to_string(), json!(per));
+                    }
+                    let mut traffic = serde_json::Map::new();
+                    for t in commlab_api::TrafficClass::ALL {
+                        traffic.insert(t.name().to_string(), json!(row.traffic[t as usize]));
+                    }
+                    let links = &row.link_utilization;
+                    let mean = if links.is_empty() { 0.0 } else { links.iter().sum::<f64>() / links.len() as f64 };
+                    json!({
+                        "app": r.app, "variant": r.variant, "interval": k, "start": row.start,
+                        "end": row.start + iv.length, "total": sums, "breakdown": breakdown, "traffic": traffic,
+                        "link_utilization_mean": mean,
+                        "link_utilization_max": links.iter().copied().fold(0.0, f64::max),
+                        "link_utilization": links,
+                        "ni_output_mean": row.ni_output_mean, "ni_output_max": row.ni_output_max,
+                        "ni_input_mean": row.ni_input_mean, "ni_input_max": row.ni_input_max,
+                    })
+                })
+                .collect()
+        }
+        Detail::Latency => s
+            .latencies
+            .iter()
+            .map(|l| {
+                let buckets: Vec<Value> = l.buckets.iter().map(|b| json!([b.lo, b.hi, b.count])).collect();
+                json!({
+                    "app": r.app, "variant": r.variant, "metric": l.metric, "class": l.class,
+                    "count": l.count, "sum": l.sum, "mean": if l.count > 0 { l.sum / l.count as f64 } else { 0.0 },
+                    "min": l.min, "p50": l.p50, "p90": l.p90, "p99": l.p99, "max": l.max, "buckets": buckets,
+                })
+            })
+            .collect(),
     }
+}
+
+/// The interval statistics' length, when a request asks for them (the smallest of several).
+pub fn interval_cycles(requests: &[Request]) -> Option<f64> {
+    requests
+        .iter()
+        .filter_map(|r| match r.detail {
+            Detail::Interval(c) => Some(c),
+            _ => None,
+        })
+        .reduce(f64::min)
+}
+
+/// Whether any request asks for latency distributions (which must then be recorded).
+pub fn wants_latencies(requests: &[Request]) -> bool {
+    requests.iter().any(|r| r.detail == Detail::Latency)
 }
 
 /// The column order of `detail`'s CSV.
@@ -100,6 +193,35 @@ fn columns(detail: Detail) -> Vec<&'static str> {
             c
         }
         Detail::PerLink => vec!["app", "variant", "link", "kind", "from", "to", "utilization", "bytes"],
+        Detail::Latency => {
+            vec!["app", "variant", "metric", "class", "count", "sum", "mean", "min", "p50", "p90", "p99", "max"]
+        }
+        Detail::Interval(_) => {
+            let mut c = vec!["app", "variant", "interval", "start", "end"];
+            c.extend(Category::ALL.iter().map(|c| c.name()));
+            c.extend(commlab_api::TrafficClass::ALL.iter().map(|t| t.name()));
+            c.extend([
+                "link_utilization_mean",
+                "link_utilization_max",
+                "ni_output_mean",
+                "ni_output_max",
+                "ni_input_mean",
+                "ni_input_max",
+            ]);
+            c
+        }
+    }
+}
+
+/// A CSV cell of a row: a top-level field, or (interval rows) a category's sum over the
+/// processors or a traffic class's bytes.
+fn csv_cell<'a>(row: &'a Value, col: &str) -> &'a Value {
+    match &row[col] {
+        Value::Null => match (&row["total"][col], &row["traffic"][col]) {
+            (Value::Null, t) => t,
+            (v, _) => v,
+        },
+        v => v,
     }
 }
 
@@ -115,7 +237,7 @@ pub fn write(requests: &[Request], runs: &[AppResult]) -> Result<(), Failure> {
                 for row in rows(r, req.detail) {
                     let cells: Vec<String> = cols
                         .iter()
-                        .map(|c| match &row[*c] {
+                        .map(|c| match csv_cell(&row, c) {
                             Value::String(s) => s.clone(),
                             v => v.to_string(),
                         })

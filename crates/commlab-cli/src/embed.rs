@@ -70,7 +70,7 @@ pub fn run(req: &RunRequest) -> Result<Vec<ResultRecord>, Failure> {
     let jobs = run::jobs_that_fit(&req.app, &req.params, &sim, None, req.jobs, variants.len())?;
     let control = Arc::new(RunControl::default());
     let mut records = Vec::new();
-    run::in_variant_order(sim.config(), info.name, &variants, &req.params, req.seed, jobs, &control, |v, r| {
+    run::in_variant_order(&sim, info.name, &variants, &req.params, req.seed, jobs, &control, |v, r| {
         let r = r.map_err(|e| match e {
             AppError::Input(m) => input(m),
             AppError::Run(m) => failed(format!("{} [{v}]: {m}", info.name)),

@@ -29,7 +29,7 @@ pub(crate) struct Args {
     pub csv: bool,
     pub out: Option<std::path::PathBuf>,
     pub stats: Vec<String>,
-    pub sim_only: [(bool, &'static str); 3],
+    pub sim_only: [(bool, &'static str); 4],
 }
 
 /// Why a simulator-only option means nothing natively.
@@ -50,7 +50,7 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
     }
     let detail: Vec<detail_stats::Request> =
         args.stats.iter().map(|s| detail_stats::Request::parse(s)).collect::<Result<_, _>>()?;
-    crate::outputs::check_run_outputs(args.out.as_deref(), &detail)?;
+    crate::outputs::check_run_outputs(args.out.as_deref(), &detail, &[])?;
     let host = NativeBackend::new();
     let cores = host.cores();
     let procs = args.procs.unwrap_or(cores);

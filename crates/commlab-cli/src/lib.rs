@@ -34,5 +34,7 @@ pub mod record;
 pub mod reproduce;
 pub mod run;
 pub mod sweep;
+mod timeline;
+mod trace_out;
 pub mod validate;
 mod variant_arg;

@@ -137,11 +137,12 @@ fn is_fifo_or_tty(f: &std::fs::File) -> bool {
     false
 }
 
-/// Every file a run writes (`--out`, each `--stats`), checked before it runs: writable, and
+/// Every file a run writes (`--out`, each `--stats`, each `--trace` file), checked before it runs: writable, and
 /// no file named twice.
 pub(crate) fn check_run_outputs(
     out: Option<&std::path::Path>,
     detail: &[crate::detail_stats::Request],
+    traces: &[PathBuf],
 ) -> Result<(), Failure> {
     let mut outputs: Vec<Output> = Vec::new();
     if let Some(p) = out {
@@ -149,6 +150,9 @@ pub(crate) fn check_run_outputs(
     }
     for d in detail {
         outputs.push(Output { flag: format!("--stats {}", d.detail.name()), path: &d.path });
+    }
+    for t in traces {
+        outputs.push(Output { flag: "--trace".to_string(), path: t });
     }
     check(&outputs)
 }

@@ -21,7 +21,10 @@ marked; needs sweep results\n  \
 breakdown   stacked bars of the mean time per processor in compute, memory & NI wait, message overhead \
 and synchronization, one bar per variant\n  \
 volume      stacked bars of the traffic in bytes by class (invalidates, requests, headers, data, \
-cross-traffic), one bar per variant\n\n\
+cross-traffic), one bar per variant\n  \
+timeline    from `commlab run --stats interval=CYCLES,FILE` (its JSON Lines): stacked bars of the \
+processors' time per stretch of time (timeline-breakdown) and a heat map of link utilisation over time \
+and links (timeline-links), per run\n\n\
 The x axis is the varied key; when the sweep varied several keys, pick it with --x (a key varied over one \
 value does not count). One chart is drawn per combination of the other varied keys: DIR/KIND.png and \
 DIR/KIND.svg when there is one combination, else DIR/KIND-KEY=VALUE,....png/.svg. breakdown and volume show \
@@ -37,7 +40,7 @@ commlab run em3d --variant all --json --out em3d.jsonl && commlab plot volume em
 
 #[derive(clap::Args)]
 pub struct PlotArgs {
-    /// What to draw: runtime, breakdown or volume.
+    /// What to draw: runtime, breakdown, volume or timeline.
     pub(crate) kind: String,
     /// Results file: results.jsonl of `commlab sweep`, or `commlab run --json` output.
     pub(crate) results: PathBuf,
@@ -66,7 +69,7 @@ pub fn run(args: PlotArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-const KINDS: &str = "runtime, breakdown, volume";
+const KINDS: &str = "runtime, breakdown, volume, timeline";
 
 /// Read a results file: one record per non-blank line, each with a "variant".
 fn read_results(path: &Path) -> Result<Vec<Numbered>, Failure> {
@@ -292,14 +295,13 @@ fn parse_marks(marks: &[String]) -> Result<Vec<Marker>, Failure> {
 
 /// Draw what `args` asks for; returns the paths written.
 pub(crate) fn draw(args: &PlotArgs) -> Result<Vec<PathBuf>, Failure> {
-    if !["runtime", "breakdown", "volume"].contains(&args.kind.as_str()) {
+    if !["runtime", "breakdown", "volume", "timeline"].contains(&args.kind.as_str()) {
         return Err(input(format!("unknown plot kind `{}` (valid: {KINDS})", args.kind)));
     }
     let markers = parse_marks(&args.mark)?;
     if !markers.is_empty() && args.kind != "runtime" {
         return Err(input(format!("--mark applies to runtime plots, not {}", args.kind)));
     }
-    let recs = read_results(&args.results)?;
     let dir = match &args.out {
         Some(d) => d.clone(),
         None => args.results.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf(),
@@ -309,6 +311,11 @@ pub(crate) fn draw(args: &PlotArgs) -> Result<Vec<PathBuf>, Failure> {
     }
     std::fs::create_dir_all(&dir)
         .map_err(|e| input(format!("cannot write plots to `{}`: cannot create the directory: {e}", dir.display())))?;
+    if args.kind == "timeline" {
+        // Interval statistics, not run records.
+        return crate::timeline::draw(&args.results, &dir);
+    }
+    let recs = read_results(&args.results)?;
     match args.kind.as_str() {
         "runtime" => runtime(args, &recs, &dir, &markers),
         kind => bars(args, kind, &recs, &dir),

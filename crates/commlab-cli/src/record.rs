@@ -53,6 +53,9 @@ pub struct ResultRecord {
     /// Cycles of the timed region.
     #[serde(deserialize_with = "number_or_null")]
     pub cycles: f64,
+    /// Latency distributions (`--stats latency=FILE` records them; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latencies: Option<Vec<LatencyRecord>>,
     pub machine: String,
     /// Fingerprint of the resolved machine (after overrides, resizing and, in a sweep, the
     /// point's varied keys): a rerun on the same machine has the same one.
@@ -78,6 +81,39 @@ pub struct ResultRecord {
     pub vary: Option<Map<String, Value>>,
     /// Bytes injected per traffic class, keyed by [`TrafficClass::name`].
     pub volume_bytes: BTreeMap<String, u64>,
+}
+
+/// One latency distribution of a run (see `commlab_api::LatencyStats`), in cycles.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencyRecord {
+    pub metric: String,
+    pub class: String,
+    pub count: u64,
+    pub sum: f64,
+    pub min: f64,
+    pub max: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    /// `[lo, hi, count]`: samples with `lo < x <= hi` cycles, log-spaced, empty ones left out.
+    pub buckets: Vec<(f64, f64, u64)>,
+}
+
+impl LatencyRecord {
+    pub fn of(l: &commlab_api::LatencyStats) -> LatencyRecord {
+        LatencyRecord {
+            metric: l.metric.to_string(),
+            class: l.class.clone(),
+            count: l.count,
+            sum: l.sum,
+            min: l.min,
+            max: l.max,
+            p50: l.p50,
+            p90: l.p90,
+            p99: l.p99,
+            buckets: l.buckets.iter().map(|b| (b.lo, b.hi, b.count)).collect(),
+        }
+    }
 }
 
 /// The application's answer check.
@@ -110,6 +146,7 @@ impl Default for ResultRecord {
             commlab_version: None,
             counters: BTreeMap::new(),
             cycles: f64::NAN,
+            latencies: None,
             machine: String::new(),
             machine_fingerprint: None,
             overrides: None,
@@ -218,6 +255,7 @@ impl ResultRecord {
             commlab_version: Some(env!("CARGO_PKG_VERSION").to_string()),
             counters: r.counters.clone(),
             cycles: s.cycles,
+            latencies: (!s.latencies.is_empty()).then(|| s.latencies.iter().map(LatencyRecord::of).collect()),
             machine: meta.machine.to_string(),
             machine_fingerprint: Some(meta.fingerprint.to_string()),
             overrides: Some(meta.overrides.to_vec()),

@@ -64,9 +64,29 @@ pub struct RunArgs {
     /// Also write per-processor or per-link statistics of every run: per-node=FILE (each
     /// processor's time breakdown, messages sent and received, misses, LimitLESS traps) or
     /// per-link=FILE (each network link's kind, ends, utilisation and bytes over the timed
-    /// region); JSON Lines, or CSV when FILE ends in .csv (repeatable).
+    /// region) or latency=FILE (distributions over the timed region, in cycles: count, sum,
+    /// min, p50/p90/p99, max and log-spaced buckets of each miss stall by where the line lives,
+    /// one-way message latency by kind, NI output and credit waits, lock waits; recorded only
+    /// when asked, and then also in --json's `latencies`) or interval=CYCLES,FILE (every
+    /// CYCLES of the timed region: each processor's breakdown in it, traffic by class, each
+    /// link's utilisation, NI queue depths; `commlab plot timeline FILE` draws it); JSON Lines,
+    /// or CSV when FILE ends in .csv (repeatable).
     #[arg(long = "stats", value_name = "KIND=FILE")]
     stats: Vec<String>,
+    /// Also write the run as a timeline to FILE: Chrome trace-event JSON that Perfetto's UI
+    /// (ui.perfetto.dev) or chrome://tracing opens. One track per processor with its compute,
+    /// memory/NI wait, message overhead (handlers) and synchronization spans, and arrows from
+    /// each message's send to its handler and from each miss's stall to its access. With
+    /// several variants, one file each: FILE's stem + .VARIANT.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<std::path::PathBuf>,
+    /// Trace only cycles START to END of the timed region (END may be empty: to the end).
+    #[arg(long, value_name = "START:END", requires = "trace")]
+    trace_window: Option<String>,
+    /// The most spans and arrows a trace keeps (about 100 bytes of JSON each); a trace that
+    /// reaches it stops there and says so.
+    #[arg(long, value_name = "N", requires = "trace", default_value_t = crate::trace_out::DEFAULT_MAX_EVENTS)]
+    trace_max_events: usize,
 }
 
 /// `--max-wall`: a positive number of seconds.
@@ -222,6 +242,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             (!args.set.is_empty(), "--set"),
             (args.max_wall.is_some(), "--max-wall"),
             (args.max_memory.is_some(), "--max-memory"),
+            (args.trace.is_some(), "--trace"),
         ];
         return crate::host::run(crate::host::Args {
             app: args.app,
@@ -240,7 +261,22 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         checked_inputs(&args.app, &args.variant, &args.param, &args.machine, &args.set, args.procs)?;
     let detail: Vec<detail_stats::Request> =
         args.stats.iter().map(|s| detail_stats::Request::parse(s)).collect::<Result<_, _>>()?;
-    crate::outputs::check_run_outputs(args.out.as_deref(), &detail)?;
+    let trace = match &args.trace {
+        None => None,
+        Some(_) => {
+            let window_cycles = args.trace_window.as_deref().map(crate::trace_out::parse_window).transpose()?;
+            if args.trace_max_events == 0 {
+                return Err(input("--trace-max-events 0: give at least 1"));
+            }
+            Some(commlab_sim::TraceOptions { window_cycles, max_events: args.trace_max_events })
+        }
+    };
+    let trace_files: Vec<std::path::PathBuf> = args
+        .trace
+        .iter()
+        .flat_map(|f| variants.iter().map(|v| crate::trace_out::path_for(f, v, variants.len() > 1)))
+        .collect();
+    crate::outputs::check_run_outputs(args.out.as_deref(), &detail, &trace_files)?;
     let mut sink = Sink::new(args.out.as_deref());
     let (name, fingerprint) = (cfg.spec.name.clone(), cfg.fingerprint());
     let meta = RunMeta {
@@ -251,17 +287,20 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         seed: args.seed,
     };
     let cycle_ps = cfg.cycle_ps;
-    let sim = Simulator::new(cfg);
+    let sim = Simulator::new(cfg)
+        .record_latencies(detail_stats::wants_latencies(&detail))
+        .trace(trace)
+        .intervals(detail_stats::interval_cycles(&detail));
+    let clock_mhz = sim.config().spec.processor.clock_mhz;
     let jobs =
         jobs_that_fit(&args.app, &args.param, &sim, args.max_memory, args.jobs.map(|j| j as usize), variants.len())?;
-    let cfg = sim.config().clone();
     // One control for every run: --max-wall stops them all; the progress line follows
     // whichever run reported last.
     let watch = Watch::start(format!("run {}", info.name), args.max_wall, cycle_ps);
     let mut records = Vec::new();
     let mut results = Vec::new();
     let mut failed_checks = Vec::new();
-    in_variant_order(&cfg, info.name, &variants, &args.param, args.seed, jobs, &watch.control, |v, r| {
+    in_variant_order(&sim, info.name, &variants, &args.param, args.seed, jobs, &watch.control, |v, r| {
         let r = r.map_err(|e| match e {
             AppError::Input(m) => input(m),
             AppError::Run(m) => match (watch.control.stop_requested(), args.max_wall) {
@@ -273,6 +312,14 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             failed_checks.push(format!("{} [{v}]: answer check failed: {}", info.name, r.check.detail));
         }
         let record = ResultRecord::of_run(&r, &meta);
+        if let (Some(file), Some(t)) = (&args.trace, &r.stats.trace) {
+            let path = crate::trace_out::path_for(file, v, variants.len() > 1);
+            let about = serde_json::json!({
+                "app": r.app, "variant": v, "machine": meta.machine, "procs": meta.procs, "seed": meta.seed,
+                "clock_mhz": clock_mhz, "cycles": r.stats.cycles, "window_cycles": args.trace_window,
+            });
+            crate::trace_out::write(&path, t, clock_mhz, about, args.trace_max_events)?;
+        }
         if args.json {
             sink.write(&record.to_json_line())?;
         } else if !args.csv {
@@ -341,7 +388,7 @@ pub(crate) fn jobs_asked(jobs: Option<u64>) -> usize {
 /// so the output is that of `jobs = 1` whatever the threads' timing.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn in_variant_order(
-    cfg: &MachineConfig,
+    template: &Simulator,
     app: &'static str,
     variants: &[&'static str],
     params: &[String],
@@ -364,7 +411,7 @@ pub(crate) fn in_variant_order(
                 }
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(v) = variants.get(k) else { break };
-                let sim = Simulator::new(cfg.clone()).with_control(Arc::clone(control));
+                let sim = template.clone().with_control(Arc::clone(control));
                 let r = commlab_apps::run_app(&sim, app, v, params, seed);
                 if tx.send((k, r)).is_err() {
                     break;

@@ -57,7 +57,7 @@ fn per_node_and_per_link_statistics_agree_with_the_run() {
 fn a_bad_stats_request_is_one_line() {
     bad_input(
         &["run", "am-latency", "--stats", "per-router=x.jsonl"],
-        &["--stats `per-router`", "per-node", "per-link"],
+        &["--stats `per-router`", "per-node", "per-link", "latency"],
     );
     bad_input(&["run", "am-latency", "--stats", "nodes.jsonl"], &["per-node=FILE"]);
 }
@@ -97,4 +97,169 @@ fn an_unwritable_stats_or_out_file_is_found_before_the_run() {
         &["--stats per-link", "/proc/no/such.csv"],
     );
     assert!(started.elapsed().as_secs() < 10, "refused before running the 200 iterations");
+}
+
+/// Issue 37, item 1: `--stats latency=FILE` records distributions that agree with the run's
+/// totals: as many miss stalls as misses and as many one-way latencies as messages, and on a
+/// machine where nothing interrupts a stalled processor (dash: a full-map directory, no
+/// software traps) the stalls and NI waits sum to the memory-and-NI wait the breakdown charges.
+#[test]
+fn latency_distributions_agree_with_the_run() {
+    let d = TempDir::new("latency");
+    std::fs::create_dir_all(d.path()).unwrap();
+    let (lat, nodes, csv) = (d.file("lat.jsonl"), d.file("nodes.jsonl"), d.file("lat.csv"));
+    let args = |extra: &[String]| {
+        let mut a: Vec<String> = ["run", "em3d", "--machine", "dash", "--variant", "sm,mp-poll", "--procs", "8"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.extend(["--param", "nodes=400", "--param", "iterations=3", "--json"].iter().map(|s| s.to_string()));
+        a.extend(extra.iter().cloned());
+        a
+    };
+    let with = args(&[
+        "--stats".into(),
+        format!("latency={}", lat.display()),
+        "--stats".into(),
+        format!("latency={}", csv.display()),
+        "--stats".into(),
+        format!("per-node={}", nodes.display()),
+    ]);
+    let out = ok(&with.iter().map(String::as_str).collect::<Vec<_>>());
+    let runs: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows = json_lines(&lat);
+    let per_node = json_lines(&nodes);
+    assert_eq!(runs.len(), 2);
+    for run in &runs {
+        let v = run["variant"].as_str().unwrap();
+        let mine: Vec<&Value> = rows.iter().filter(|r| r["variant"] == v).collect();
+        let total = |metric: &str, skip: &str| -> (u64, f64) {
+            mine.iter()
+                .filter(|r| r["metric"] == metric && r["class"] != skip)
+                .fold((0, 0.0), |(c, s), r| (c + r["count"].as_u64().unwrap(), s + r["sum"].as_f64().unwrap()))
+        };
+        // Misses inside synchronization are charged to it, not to memory waits.
+        let (_, stalled) = total("miss", "sync");
+        let (misses, _) = total("miss", "none");
+        let (messages, _) = total("message", "none");
+        let (_, ni_waited) = total("ni_wait", "none");
+        assert_eq!(misses as f64, run["counters"]["cache_misses"].as_f64().unwrap(), "{v}: one stall per miss");
+        assert_eq!(messages as f64, run["counters"]["messages"].as_f64().unwrap(), "{v}: one latency per message");
+        let charged: f64 =
+            per_node.iter().filter(|r| r["variant"] == v).map(|r| r["memory_ni_wait"].as_f64().unwrap()).sum();
+        let waited = stalled + ni_waited;
+        assert!((waited - charged).abs() <= 1e-9 * charged.max(1.0), "{v}: waits {waited} vs breakdown {charged}");
+        for r in &mine {
+            let f = |k: &str| r[k].as_f64().unwrap();
+            assert!(f("min") <= f("p50") && f("p50") <= f("p90") && f("p90") <= f("p99") && f("p99") <= f("max"));
+            let buckets = r["buckets"].as_array().unwrap();
+            let in_buckets: u64 = buckets.iter().map(|b| b[2].as_u64().unwrap()).sum();
+            assert_eq!(in_buckets, r["count"].as_u64().unwrap(), "buckets hold every sample: {r}");
+        }
+        // The record carries the same distributions.
+        assert_eq!(run["latencies"].as_array().unwrap().len(), mine.len());
+    }
+    assert!(rows.iter().any(|r| r["metric"] == "miss" && r["class"] == "remote"), "em3d sm misses remotely");
+    assert!(rows.iter().any(|r| r["metric"] == "message" && r["class"] == "active"), "em3d mp-poll sends");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().next(), Some("app,variant,metric,class,count,sum,mean,min,p50,p90,p99,max"));
+    assert_eq!(text.lines().count(), rows.len() + 1);
+
+    // Recording changes nothing it measures: the same runs without it, the same cycles and
+    // events, and no `latencies` in the record.
+    let without = args(&[]);
+    let plain = ok(&without.iter().map(String::as_str).collect::<Vec<_>>());
+    for (a, b) in runs.iter().zip(plain.lines().map(|l| serde_json::from_str::<Value>(l).unwrap())) {
+        assert_eq!(a["cycles"], b["cycles"]);
+        assert_eq!(a["sim"]["events"], b["sim"]["events"]);
+        assert_eq!(a["breakdown"], b["breakdown"]);
+        assert!(b.get("latencies").is_none());
+    }
+}
+
+/// Issue 37, item 2: `--stats interval=CYCLES,FILE` cuts the run into stretches whose
+/// processor breakdowns sum to each processor's totals and whose traffic sums to the run's
+/// volume; `commlab plot timeline` draws them.
+#[test]
+fn interval_statistics_sum_to_the_run_and_plot() {
+    let d = TempDir::new("interval");
+    std::fs::create_dir_all(d.path()).unwrap();
+    let (iv, csv, nodes) = (d.file("iv.jsonl"), d.file("iv.csv"), d.file("nodes.jsonl"));
+    let out = ok(&[
+        "run",
+        "em3d",
+        "--machine",
+        "alewife",
+        "--variant",
+        "sm,mp-int",
+        "--procs",
+        "8",
+        "--param",
+        "nodes=400",
+        "--param",
+        "iterations=3",
+        "--json",
+        "--stats",
+        &format!("interval=2000,{}", iv.display()),
+        "--stats",
+        &format!("interval=2000,{}", csv.display()),
+        "--stats",
+        &format!("per-node={}", nodes.display()),
+    ]);
+    let runs: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows = json_lines(&iv);
+    let per_node = json_lines(&nodes);
+    for run in &runs {
+        let v = run["variant"].as_str().unwrap();
+        let mine: Vec<&Value> = rows.iter().filter(|r| r["variant"] == v).collect();
+        assert!(mine.len() >= 10, "{v}: {} stretches of 2000 cycles", mine.len());
+        for (k, r) in mine.iter().enumerate() {
+            assert_eq!(r["interval"].as_u64(), Some(k as u64), "in order");
+            assert_eq!(r["start"].as_f64(), Some(2000.0 * k as f64));
+        }
+        for cat in ["compute", "memory_ni_wait", "message_overhead", "synchronization"] {
+            for p in 0..8 {
+                let summed: f64 = mine.iter().map(|r| r["breakdown"][cat][p].as_f64().unwrap()).sum();
+                let row = per_node.iter().find(|r| r["variant"] == v && r["proc"] == p).unwrap();
+                let total = row[cat].as_f64().unwrap();
+                assert!((summed - total).abs() <= 1e-6 * total.max(1.0), "{v} p{p} {cat}: {summed} vs {total}");
+            }
+            // No stretch holds more than its length per processor.
+            for r in &mine {
+                let t: f64 = ["compute", "memory_ni_wait", "message_overhead", "synchronization"]
+                    .iter()
+                    .map(|c| r["breakdown"][c][0].as_f64().unwrap())
+                    .sum();
+                assert!(t <= 2000.0 + 1e-6, "{v}: {t} cycles in a 2000-cycle stretch");
+            }
+        }
+        for (class, bytes) in run["volume_bytes"].as_object().unwrap() {
+            let summed: u64 = mine.iter().map(|r| r["traffic"][class].as_u64().unwrap()).sum();
+            assert_eq!(summed, bytes.as_u64().unwrap(), "{v} {class}: traffic over the stretches");
+        }
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("app,variant,interval,start,end,compute,memory_ni_wait,"));
+    assert_eq!(text.lines().count(), rows.len() + 1);
+
+    let plots = ok(&["plot", "timeline", iv.to_str().unwrap(), "--out", d.file("plots").to_str().unwrap()]);
+    let paths: Vec<&str> = plots.lines().collect();
+    assert_eq!(paths.len(), 8, "two charts (PNG and SVG) per run: {plots}");
+    for p in &paths {
+        let bytes = std::fs::read(p).unwrap();
+        if p.ends_with(".png") {
+            assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{p}");
+            let mut reader = png::Decoder::new(std::io::Cursor::new(bytes)).read_info().expect("PNG header");
+            let mut buf = vec![0; reader.output_buffer_size()];
+            let frame = reader.next_frame(&mut buf).expect("the PNG decodes");
+            assert!(frame.width > 100 && frame.height > 100);
+        }
+    }
+    let svg = std::fs::read_to_string(paths.iter().find(|p| p.contains("breakdown") && p.ends_with(".svg")).unwrap())
+        .unwrap();
+    for label in ["compute", "memory & NI wait", "synchronization"] {
+        assert!(common::svg_texts(&svg).iter().any(|t| t == label), "legend `{label}` in the timeline");
+    }
+    bad_input(&["run", "am-latency", "--stats", "interval=0,x.jsonl"], &["interval", "at least 1 cycle"]);
+    bad_input(&["run", "am-latency", "--stats", "interval=x.jsonl"], &["interval=CYCLES,FILE"]);
 }

@@ -403,5 +403,8 @@ fn collect_stats<S>(shared: &Shared, results: &[ProcResult<S>], wall: f64) -> Ru
         links: Vec::new(),
         events: 0,
         wall_seconds: wall,
+        latencies: Vec::new(),
+        trace: None,
+        intervals: None,
     }
 }

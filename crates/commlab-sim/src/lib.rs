@@ -58,6 +58,7 @@ mod stats;
 pub mod topology;
 
 pub use engine::{RunControl, SimError, STACK_BYTES, STACK_USE_BYTES};
+pub use stats::trace::TraceOptions;
 
 use commlab_api::{Backend, BarrierKind, Program, RunOutput};
 use machine::MachineConfig;
@@ -68,12 +69,13 @@ use std::sync::Arc;
 pub struct Simulator {
     cfg: Arc<MachineConfig>,
     checked: bool,
+    recording: engine::Recording,
     control: Option<Arc<RunControl>>,
 }
 
 impl Simulator {
     pub fn new(cfg: MachineConfig) -> Self {
-        Simulator { cfg: Arc::new(cfg), checked: false, control: None }
+        Simulator { cfg: Arc::new(cfg), checked: false, recording: engine::Recording::default(), control: None }
     }
 
     /// Watch and stop this simulator's runs (and those of its resized copies) through `control`.
@@ -86,6 +88,27 @@ impl Simulator {
     /// (slow; for tests).
     pub fn checked(mut self, on: bool) -> Self {
         self.checked = on;
+        self
+    }
+
+    /// Record latency distributions (`RunStats::latencies`): miss stalls, one-way message
+    /// latencies, NI and lock waits. Off by default; off, the engine records nothing.
+    pub fn record_latencies(mut self, on: bool) -> Self {
+        self.recording.latencies = on;
+        self
+    }
+
+    /// Record the run as a timeline (`RunStats::trace`): each processor's time account as
+    /// spans, messages and misses as flows, within the options' window and cap. Off by default.
+    pub fn trace(mut self, options: Option<TraceOptions>) -> Self {
+        self.recording.trace = options;
+        self
+    }
+
+    /// Keep interval statistics every `cycles` cycles of the timed region
+    /// (`RunStats::intervals`). Off by default.
+    pub fn intervals(mut self, cycles: Option<f64>) -> Self {
+        self.recording.interval_cycles = cycles;
         self
     }
 
@@ -187,10 +210,15 @@ impl Backend for Simulator {
             }
         }
         let cfg = MachineConfig::from_spec(spec).map_err(|e| SimError::Program(e.to_string()))?;
-        Ok(Simulator { cfg: Arc::new(cfg), checked: self.checked, control: self.control.clone() })
+        Ok(Simulator {
+            cfg: Arc::new(cfg),
+            checked: self.checked,
+            recording: self.recording,
+            control: self.control.clone(),
+        })
     }
 
     fn run<P: Program>(&self, program: Arc<P>) -> Result<RunOutput<P::State>, SimError> {
-        engine::run(Arc::clone(&self.cfg), program, self.checked, self.control.as_deref())
+        engine::run(Arc::clone(&self.cfg), program, self.checked, self.recording, self.control.as_deref())
     }
 }

@@ -23,6 +23,9 @@ use crate::msg::flow::Flow;
 use crate::msg::{self, Ctx, MessageRecord, Target};
 use crate::net::{NetEvent, Network, Packet};
 use crate::queue::{EventQueue, Liveness, Priority};
+use crate::stats::interval::{self as intervals, IntervalAccount, Sampler};
+use crate::stats::latency::{self, Latencies};
+use crate::stats::trace::{self as tracing, FlowLog, SpanLog, TraceOptions};
 use crate::stats::{TimeAccount, Traffic};
 use commlab_api::{
     AccessTag, BarrierKind, Category, Fault, FaultHandler, Handler, LinkStats, Message, NodeCounters, ProcId,
@@ -290,6 +293,14 @@ pub(crate) struct World<S> {
     /// Base address of the shared-memory barrier's lines (counter and flag per processor).
     pub barrier_region: u64,
     pub timing_start: Option<u64>,
+    /// Latency distributions, when the run records them (`Simulator::record_latencies`).
+    pub lat: Option<Box<Latencies>>,
+    /// The trace's flows, when the run is traced (`Simulator::trace`; its spans are in each
+    /// processor's time account), and the options it was asked with.
+    pub flows: Option<Box<FlowLog>>,
+    pub trace: Option<TraceOptions>,
+    /// Interval statistics' boundary samples, when kept (`Simulator::intervals`).
+    pub sampler: Option<Box<Sampler>>,
     /// What the program last said of its progress (`Node::progress`).
     pub work: (u64, u64),
     pub fatal: Option<SimError>,
@@ -358,7 +369,9 @@ impl<S> World<S> {
             8 * (args.len() + payload.len()) as u64
         };
         let arg_bytes = 8 * args.len() as u64;
-        let msg = self.alloc_msg(MessageRecord::new(src as u32, target, args, payload));
+        let mut rec = MessageRecord::new(src as u32, target, args, payload);
+        rec.sent_ps = self.now;
+        let msg = self.alloc_msg(rec);
         self.flow.attach_credits(msg, src, dst, target);
         let sizes: Vec<u64> = msg::packet_payloads(payload_bytes, cfg.max_packet_payload_bytes).collect();
         let n = sizes.len();
@@ -404,6 +417,70 @@ impl<S> World<S> {
     #[inline]
     pub fn compute_in_handler(&self, p: usize) -> bool {
         self.procs[p].handler_active && !self.cfg.smp_nodes
+    }
+
+    /// Record a latency that started at `since` and ends now (`Simulator::record_latencies`;
+    /// nothing when off).
+    #[inline]
+    pub fn record_latency(&mut self, key: latency::Key, since: u64) {
+        self.record_latency_between(key, since, self.now);
+    }
+
+    /// A program or runtime message's handler starts now on `p`: record its one-way latency
+    /// and its flow by kind (protocol messages, traps and faults show in the miss stalls).
+    fn record_message(&mut self, p: usize, msg_id: u32) {
+        let rec = self.msgs[msg_id as usize].as_ref().expect("live message");
+        let class = match rec.target {
+            Target::App(_) if rec.payload.is_empty() => "active",
+            Target::App(_) => "bulk",
+            Target::BarrierArrive | Target::BarrierRelease => "barrier",
+            Target::FlowAck => "flow_ack",
+            _ => return,
+        };
+        let (src, sent) = (rec.src as usize, rec.sent_ps);
+        self.record_latency(("message", class), sent);
+        if let Some(f) = self.flows.as_mut() {
+            f.push(class, src, sent, p, self.now);
+        }
+    }
+
+    /// The next boundary of interval statistics (never, when not kept).
+    #[inline]
+    fn next_sample_ps(&self) -> u64 {
+        self.sampler.as_ref().map_or(u64::MAX, |s| s.next)
+    }
+
+    /// Close every stretch of interval statistics that ends at or before `t` (the state now is
+    /// the state after every event before `t`).
+    fn sample_until(&mut self, t: u64) {
+        let Some(s) = self.sampler.as_mut() else { return };
+        if s.next > t {
+            return;
+        }
+        let depths: Vec<(u32, u32)> = self.net.ni_depths().collect();
+        while s.next <= t {
+            s.close(self.traffic.bytes, self.net.link_busy_ps().map(|(_, b)| b), &depths);
+        }
+    }
+
+    /// The trace window in simulated picoseconds for a timed region starting at `start`.
+    pub fn trace_window_ps(&self, t: TraceOptions, start: u64) -> (u64, u64) {
+        match t.window_cycles {
+            None => (start, u64::MAX),
+            Some((a, b)) => (start + self.cfg.cycles_to_ps(a), start.saturating_add(self.cfg.cycles_to_ps(b))),
+        }
+    }
+
+    /// Record a latency from `since` to `until`. Only what started inside the timed region is
+    /// recorded (as the counters count a miss or message when it starts), so a distribution's
+    /// count is the counter's.
+    #[inline]
+    pub fn record_latency_between(&mut self, key: latency::Key, since: u64, until: u64) {
+        if let Some(l) = self.lat.as_mut() {
+            if since >= self.timing_start.unwrap_or(0) {
+                l.record(key, until - since);
+            }
+        }
     }
 
     /// Run the next waiting handler on `p` if the receive mode allows it now.
@@ -509,6 +586,9 @@ impl<S> World<S> {
         let msg_id = *self.procs[p].inbox.front().expect("inbox not empty");
         let cfg = Arc::clone(&self.cfg);
         let nprocs = self.procs.len();
+        if self.lat.is_some() || self.flows.is_some() {
+            self.record_message(p, msg_id);
+        }
         let rec = self.msgs[msg_id as usize].as_ref().expect("live message");
         if rec.target == Target::OverflowTrap {
             self.start_overflow_trap(p);
@@ -854,6 +934,17 @@ fn call_fault_handler<S>(f: Option<FaultHandler<S>>, state: &mut S, ctx: &mut Ct
     }
 }
 
+/// What a run records beyond its totals (all off by default).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Recording {
+    /// Latency distributions (`stats/latency.rs`).
+    pub latencies: bool,
+    /// A timeline (`stats/trace.rs`).
+    pub trace: Option<TraceOptions>,
+    /// Interval statistics every so many cycles (`stats/interval.rs`).
+    pub interval_cycles: Option<f64>,
+}
+
 /// Run `program` on the machine `cfg`; `checked` switches the coherence invariant checker on.
 /// With a `control`, every [`CONTROL_EVERY_EVENTS`] events the loop publishes its progress
 /// there and stops with [`SimError::Cancelled`] if it was asked to; it never reads anything else
@@ -862,6 +953,7 @@ pub fn run<P: Program>(
     cfg: Arc<MachineConfig>,
     program: Arc<P>,
     checked: bool,
+    recording: Recording,
     control: Option<&RunControl>,
 ) -> Result<RunOutput<P::State>, SimError> {
     let started = std::time::Instant::now();
@@ -923,6 +1015,10 @@ pub fn run<P: Program>(
         barrier_arity,
         barrier_region,
         timing_start: None,
+        lat: recording.latencies.then(Box::default),
+        flows: recording.trace.map(|t| Box::new(FlowLog::new(t.max_events / 2))),
+        trace: recording.trace,
+        sampler: recording.interval_cycles.map(|c| Box::new(Sampler::new(cfg.cycles_to_ps(c)))),
         work: (0, 0),
         fatal: None,
         procs_done: 0,
@@ -936,6 +1032,24 @@ pub fn run<P: Program>(
         flow: Flow::new(cfg.msg.flow_window_messages, n),
         cfg: Arc::clone(&cfg),
     });
+    if let Some(len) = world.sampler.as_ref().map(|s| s.len) {
+        for p in &mut world.procs {
+            p.acct.intervals = Some(Box::new(IntervalAccount::new(len)));
+        }
+    }
+    if let Some(t) = recording.trace {
+        // Spans and flows share the cap: half to the flows, half over the processors.
+        let per_proc = (t.max_events / 2 / n).max(16);
+        let (a, b) = world.trace_window_ps(t, 0);
+        for p in &mut world.procs {
+            let mut log = SpanLog::new(per_proc);
+            log.set_window(a, b);
+            p.acct.spans = Some(Box::new(log));
+        }
+        if let Some(f) = world.flows.as_mut() {
+            f.set_window(a, b);
+        }
+    }
     let wp: *mut World<P::State> = &mut *world;
 
     type Coro<S> = Coroutine<*mut World<S>, (), ()>;
@@ -973,6 +1087,9 @@ pub fn run<P: Program>(
         // pops it, but was never queued; `events` counts queued events only.
         let Some((t, ev, folded)) = w.q.pop() else { break };
         events += u64::from(!folded);
+        if t >= w.next_sample_ps() {
+            w.sample_until(t);
+        }
         w.now = t;
         if events > cfg.max_events {
             return Err(SimError::EventLimit { events: events - 1, cycles: cfg.ps_to_cycles(t) });
@@ -1045,6 +1162,19 @@ pub fn run<P: Program>(
         c.record_stack_bytes(deepest as u64);
     } else {
         drop(coros);
+    }
+    // The last, partial stretch of interval statistics.
+    if world.sampler.is_some() {
+        let end = world.now;
+        world.sample_until(end.saturating_add(1));
+        if let Some(s) = world.sampler.as_mut() {
+            if s.closed() == 0 || s.next.saturating_sub(s.len) < end {
+                let w = &mut *world;
+                let depths: Vec<(u32, u32)> = w.net.ni_depths().collect();
+                let s = w.sampler.as_mut().expect("sampling");
+                s.close(w.traffic.bytes, w.net.link_busy_ps().map(|(_, b)| b), &depths);
+            }
+        }
     }
     let stats = collect_stats(&world, events, started.elapsed().as_secs_f64())?;
     let memory = std::mem::take(&mut world.mem.data);
@@ -1222,5 +1352,14 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         links,
         events,
         wall_seconds: wall,
+        latencies: w.lat.as_ref().map_or_else(Vec::new, |l| l.report(cfg.cycle_ps)),
+        intervals: w.sampler.as_ref().map(|s| {
+            let accounts: Vec<Option<&IntervalAccount>> = w.procs.iter().map(|p| p.acct.intervals.as_deref()).collect();
+            intervals::report(&accounts, s, cfg.cycle_ps)
+        }),
+        trace: w.flows.as_ref().map(|f| {
+            let spans: Vec<Option<&SpanLog>> = w.procs.iter().map(|p| p.acct.spans.as_deref()).collect();
+            tracing::report(&spans, f, w.timing_start.unwrap_or(0), cfg.cycle_ps)
+        }),
     })
 }

@@ -103,6 +103,7 @@ impl<'y, S> SimNode<'y, S> {
     fn access(&mut self, addr: Addr, write: bool) -> u64 {
         let id = self.id;
         let mut missed = false;
+        let mut stalled_since = None;
         if self.is_user(addr) {
             self.fail(format!(
                 "processor {id}: an atomic, lock, spin or prefetch on address {:#x} of a Tempest user region (only load and store reach user blocks)",
@@ -124,6 +125,9 @@ impl<'y, S> SimNode<'y, S> {
                 }
                 self.last_access = Some((addr.0, missed));
                 self.at_home = at_home;
+                if let Some(since) = stalled_since {
+                    self.record_miss(addr, line, since);
+                }
                 return line;
             }
             // A miss: issue it at the right time (after the hits before it), unless one is
@@ -141,8 +145,34 @@ impl<'y, S> SimNode<'y, S> {
             }
             missed = true;
             let cat = self.mem_cat(true);
+            stalled_since.get_or_insert(self.w().now);
             self.block(Wait::Miss(line), cat);
         }
+    }
+
+    /// Record a demand miss's stall (`Simulator::record_latencies`): by where the line lives
+    /// (this processor's private memory, its node's memory, another node's), or `sync` for a
+    /// miss inside a synchronization operation (charged to synchronization, not memory).
+    fn record_miss(&mut self, addr: Addr, line: u64, since: u64) {
+        let id = self.id;
+        let sync = self.sync_depth > 0;
+        let w = self.w();
+        if let Some(f) = w.flows.as_mut() {
+            f.push("miss", id, since, id, w.now);
+        }
+        if w.lat.is_none() {
+            return;
+        }
+        let class = if sync {
+            "sync"
+        } else if w.mem.is_private_of(id, addr.0) {
+            "private"
+        } else if w.mem.home_of(line) == id {
+            "local"
+        } else {
+            "remote"
+        };
+        w.record_latency(("miss", class), since);
     }
 
     /// Charge the time of a shared access that just performed (plus `extra_ps`), releasing a
@@ -435,7 +465,9 @@ impl<'y, S> SimNode<'y, S> {
         let mut waited = false;
         loop {
             if !self.w().net.output_has_room(id, npackets) {
+                let since = self.w().now;
                 self.block(Wait::NiOutput, Category::MemoryNiWait);
+                self.w().record_latency(("ni_wait", "output"), since);
                 continue;
             }
             if flow {
@@ -446,7 +478,9 @@ impl<'y, S> SimNode<'y, S> {
                             waited = true;
                             self.w().flow.stats.credit_waits += 1;
                         }
+                        let since = self.w().now;
                         self.block(Wait::Credit(dest as u32), Category::MemoryNiWait);
+                        self.w().record_latency(("ni_wait", "credit"), since);
                         continue;
                     }
                     Decision::Buffer => {
@@ -790,12 +824,17 @@ impl<S> Node for SimNode<'_, S> {
     }
 
     fn lock(&mut self, addr: Addr) {
+        // Times as the processor sees them (hits not yet given to the scheduler included), so
+        // that recording changes nothing.
+        let since = self.w().now + self.pending_ps;
         self.sync_depth += 1;
         // Test-and-set first (one write miss when the lock is free), then spin with loads
         // in the cache until it looks free (test-and-test-and-set).
         while self.rmw(addr, |_| 1) != 0 {
             self.spin_until("lock", addr, |v| v == 0);
         }
+        let held = self.w().now + self.pending_ps;
+        self.w().record_latency_between(("lock_wait", "lock"), since, held);
         let overhead = self.w().cfg.mem.lock_overhead_ps;
         self.run_ahead(overhead, Category::Synchronization);
         self.sync_depth -= 1;
@@ -855,6 +894,29 @@ impl<S> Node for SimNode<'_, S> {
             }
             w.overflow = Default::default();
             w.net.reset_link_stats();
+            if let Some(l) = w.lat.as_mut() {
+                l.clear();
+            }
+            if let Some(s) = w.sampler.as_mut() {
+                s.restart(now);
+                for p in &mut w.procs {
+                    if let Some(a) = p.acct.intervals.as_mut() {
+                        a.restart(now);
+                    }
+                }
+            }
+            if let Some(t) = w.trace {
+                let (a, b) = w.trace_window_ps(t, now);
+                for p in &mut w.procs {
+                    if let Some(log) = p.acct.spans.as_mut() {
+                        log.set_window(a, b);
+                    }
+                }
+                if let Some(f) = w.flows.as_mut() {
+                    f.clear();
+                    f.set_window(a, b);
+                }
+            }
         }
     }
 }

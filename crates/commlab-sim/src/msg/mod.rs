@@ -63,11 +63,14 @@ pub(crate) struct MessageRecord {
     /// slot any more, and its handler is dispatched from memory
     /// (`messaging.overflow_dispatch_cycles`, no interrupt entry or exit).
     pub in_memory: bool,
+    /// When it was launched (for the one-way latency; 0 for messages the network does not
+    /// carry).
+    pub sent_ps: u64,
 }
 
 impl MessageRecord {
     pub(crate) fn new(src: u32, target: Target, args: Vec<u64>, payload: Vec<u64>) -> MessageRecord {
-        MessageRecord { src, target, args, payload, in_memory: false }
+        MessageRecord { src, target, args, payload, in_memory: false, sent_ps: 0 }
     }
 }
 

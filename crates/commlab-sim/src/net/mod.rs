@@ -502,6 +502,11 @@ impl Network {
     }
 
     /// Bytes per link since the last reset.
+    /// Each NI's queue depths now: (packets waiting to be injected, input slots in use).
+    pub fn ni_depths(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.nis.iter().map(|ni| (ni.out.len() as u32, ni.in_used))
+    }
+
     pub fn link_bytes(&self) -> impl Iterator<Item = u64> + '_ {
         self.links.iter().map(|l| l.bytes)
     }

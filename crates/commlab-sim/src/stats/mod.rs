@@ -1,4 +1,9 @@
-//! Statistics: the per-processor time account and network traffic by class.
+//! Statistics: the per-processor time account, network traffic by class, and (when asked)
+//! latency distributions (`latency`).
+
+pub(crate) mod interval;
+pub(crate) mod latency;
+pub(crate) mod trace;
 
 use commlab_api::{Category, TrafficClass};
 
@@ -12,11 +17,23 @@ pub(crate) struct TimeAccount {
     totals_ps: [u64; 4],
     start_ps: u64,
     finish_ps: Option<u64>,
+    /// The spans themselves, when the run is traced (`trace`).
+    pub spans: Option<Box<trace::SpanLog>>,
+    /// The account per stretch of time, when the run keeps interval statistics (`interval`).
+    pub intervals: Option<Box<interval::IntervalAccount>>,
 }
 
 impl TimeAccount {
     pub fn new() -> Self {
-        TimeAccount { current: Category::Compute, since_ps: 0, totals_ps: [0; 4], start_ps: 0, finish_ps: None }
+        TimeAccount {
+            current: Category::Compute,
+            since_ps: 0,
+            totals_ps: [0; 4],
+            start_ps: 0,
+            finish_ps: None,
+            spans: None,
+            intervals: None,
+        }
     }
 
     /// Switch the accruing category at `now`.
@@ -26,6 +43,12 @@ impl TimeAccount {
             return;
         }
         self.totals_ps[self.current as usize] += now - self.since_ps;
+        if let Some(log) = self.spans.as_mut() {
+            log.push(self.current, self.since_ps, now);
+        }
+        if let Some(a) = self.intervals.as_mut() {
+            a.add(self.current as usize, self.since_ps, now);
+        }
         self.current = cat;
         self.since_ps = now;
     }
@@ -35,6 +58,12 @@ impl TimeAccount {
         self.totals_ps = [0; 4];
         self.since_ps = now;
         self.start_ps = now;
+        if let Some(log) = self.spans.as_mut() {
+            log.clear();
+        }
+        if let Some(a) = self.intervals.as_mut() {
+            a.clear();
+        }
     }
 
     /// Stop accruing at `now` (the main thread returned).

@@ -1,0 +1,157 @@
+//! The run as a timeline (`Simulator::trace`): each processor's time account as spans (one per
+//! stretch of one category, so a processor's spans tile its timed region without overlap) and
+//! flows (a message from its send to its handler's entry; a miss from the stall to the access).
+//!
+//! Bounded twice: a window (simulated picoseconds, set when the timed region starts; spans are
+//! clipped to it, flows kept when both ends are inside) and a cap on spans and flows together,
+//! shared out over the processors; a log that reaches its cap stops and says when.
+
+use commlab_api::{Category, TraceData, TraceFlow, TraceSpan};
+
+/// What to record (cycles from the start of the timed region).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TraceOptions {
+    /// `[start, end)` cycles of the timed region to record; `None`: all of it.
+    pub window_cycles: Option<(f64, f64)>,
+    /// The most spans and flows to keep in all.
+    pub max_events: usize,
+}
+
+/// One processor's spans.
+#[derive(Clone, Debug)]
+pub(crate) struct SpanLog {
+    window_ps: (u64, u64),
+    cap: usize,
+    spans: Vec<(Category, u64, u64)>,
+    /// When the cap was reached (the log stops there).
+    pub full_at: Option<u64>,
+}
+
+impl SpanLog {
+    pub fn new(cap: usize) -> SpanLog {
+        SpanLog { window_ps: (0, u64::MAX), cap, spans: Vec::new(), full_at: None }
+    }
+
+    pub fn set_window(&mut self, start: u64, end: u64) {
+        self.window_ps = (start, end);
+    }
+
+    /// A stretch of `cat` from `from` to `to`, clipped to the window.
+    #[inline]
+    pub fn push(&mut self, cat: Category, from: u64, to: u64) {
+        let (a, b) = (from.max(self.window_ps.0), to.min(self.window_ps.1));
+        if a >= b || self.full_at.is_some() {
+            return;
+        }
+        if self.spans.len() >= self.cap {
+            self.full_at = Some(from);
+            return;
+        }
+        // One category's stretches that touch are one span.
+        if let Some(last) = self.spans.last_mut() {
+            if last.0 == cat && last.2 == a {
+                last.2 = b;
+                return;
+            }
+        }
+        self.spans.push((cat, a, b));
+    }
+
+    pub fn clear(&mut self) {
+        self.spans.clear();
+        self.full_at = None;
+    }
+}
+
+/// The flows of a run.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FlowLog {
+    window_ps: (u64, u64),
+    cap: usize,
+    flows: Vec<(&'static str, u32, u64, u32, u64)>,
+    pub full_at: Option<u64>,
+}
+
+impl FlowLog {
+    pub fn new(cap: usize) -> FlowLog {
+        FlowLog { window_ps: (0, u64::MAX), cap, flows: Vec::new(), full_at: None }
+    }
+
+    pub fn set_window(&mut self, start: u64, end: u64) {
+        self.window_ps = (start, end);
+    }
+
+    /// A flow named `name` from processor `from` at `t0` to processor `to` at `t1`, kept when
+    /// both ends are inside the window (and the timed region: `t0` at or after its start).
+    pub fn push(&mut self, name: &'static str, from: usize, t0: u64, to: usize, t1: u64) {
+        let (a, b) = self.window_ps;
+        if t0 < a || t1 >= b || self.full_at.is_some() {
+            return;
+        }
+        if self.flows.len() >= self.cap {
+            self.full_at = Some(t0);
+            return;
+        }
+        self.flows.push((name, from as u32, t0, to as u32, t1));
+    }
+
+    pub fn clear(&mut self) {
+        self.flows.clear();
+        self.full_at = None;
+    }
+}
+
+/// The trace in cycles from `start_ps` (the timed region's start), spans by processor then time.
+pub(crate) fn report(spans: &[Option<&SpanLog>], flows: &FlowLog, start_ps: u64, cycle_ps: f64) -> TraceData {
+    let cyc = |ps: u64| ps.saturating_sub(start_ps) as f64 / cycle_ps;
+    let mut out = TraceData::default();
+    let mut full: Option<u64> = flows.full_at;
+    for (p, log) in spans.iter().enumerate() {
+        let Some(log) = log else { continue };
+        out.spans.extend(log.spans.iter().map(|&(cat, a, b)| TraceSpan {
+            proc: p as u32,
+            category: cat,
+            start: cyc(a),
+            end: cyc(b),
+        }));
+        if let Some(t) = log.full_at {
+            full = Some(full.map_or(t, |f| f.min(t)));
+        }
+    }
+    out.flows = flows
+        .flows
+        .iter()
+        .map(|&(name, from, t0, to, t1)| TraceFlow { name, from, from_cycle: cyc(t0), to, to_cycle: cyc(t1) })
+        .collect();
+    out.truncated_at = full.map(cyc);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_merge_clip_and_stop_at_the_cap() {
+        let mut log = SpanLog::new(2);
+        log.set_window(100, 1000);
+        log.push(Category::Compute, 0, 150); // clipped to 100..150
+        log.push(Category::Compute, 150, 200); // merged
+        log.push(Category::MemoryNiWait, 200, 300);
+        log.push(Category::Compute, 300, 400); // over the cap
+        log.push(Category::Compute, 400, 500);
+        assert_eq!(log.spans, vec![(Category::Compute, 100, 200), (Category::MemoryNiWait, 200, 300)]);
+        assert_eq!(log.full_at, Some(300));
+        let mut flows = FlowLog::new(10);
+        flows.set_window(100, 1000);
+        flows.push("active", 0, 50, 1, 150); // starts before the window
+        flows.push("active", 0, 150, 1, 1000); // ends after it
+        flows.push("active", 0, 150, 1, 250);
+        let t = report(&[Some(&log)], &flows, 100, 10.0);
+        assert_eq!(t.spans.len(), 2);
+        assert_eq!((t.spans[0].start, t.spans[0].end), (0.0, 10.0));
+        assert_eq!(t.flows.len(), 1);
+        assert_eq!((t.flows[0].from_cycle, t.flows[0].to_cycle), (5.0, 15.0));
+        assert_eq!(t.truncated_at, Some(20.0));
+    }
+}
