@@ -64,10 +64,14 @@ fn every_variant_transforms_right_with_one_sided_access() {
                 assert_eq!(r.counters["blocks_received"], blocks, "{what}");
                 assert_eq!(r.counters["block_bytes"], 8.0 * off_diagonal_words(n, procs), "{what}");
             }
-            // The phases are timed barrier to barrier, so they add up to the timed region.
+            // The phases are timed barrier to barrier, so they add up to the timed region, but
+            // for the spread of the first and the last barrier's release over the processors
+            // (the timed region runs from the first processor out of the one to the last out of
+            // the other): on 12 processors about 1150 cycles, 1.1% of the sm run since the
+            // t3e's butterfly is its own (8 cycles, not alewife's 54).
             let phases = r.counters["fft_cycles"] + r.counters["transpose_cycles"];
             assert!(
-                (phases - r.stats.cycles).abs() <= 0.01 * r.stats.cycles,
+                phases <= r.stats.cycles + 1e-6 && r.stats.cycles - phases <= 0.02 * r.stats.cycles,
                 "{what}: phases {phases} vs {}",
                 r.stats.cycles
             );
