@@ -2,7 +2,8 @@
 //! Lines) drawn over time, per run (app and variant): `timeline-breakdown` (stacked bars, one
 //! per stretch of time: the processors' summed cycles in each category) and `timeline-links`
 //! (a heat map of link utilisation over stretches and links, the busiest 48 links when there are
-//! more). More than 60 stretches are merged into 60 bars or columns of equal span.
+//! more). More than 60 stretches are merged into at most 60 bars or columns of equal span, each
+//! the mean of the stretches it holds.
 
 use crate::chart::{heatmap, short_number, stacked_bars, BarChart, Heatmap};
 use crate::failure::{failed, input, Failure};
@@ -78,20 +79,27 @@ pub fn draw(path: &Path, dir: &Path) -> Result<Vec<PathBuf>, Failure> {
                 let per_group = g
                     .iter()
                     .map(|&(a, b)| {
-                        rows[a..=b]
+                        let s: f64 = rows[a..=b]
                             .iter()
                             .map(|r| r["breakdown"][c.name()].as_array().map_or(0.0, |v| v.iter().map(num).sum()))
-                            .sum()
+                            .sum();
+                        s / (b - a + 1) as f64
                     })
                     .collect();
                 (c.label().to_string(), per_group)
             })
             .collect();
         let suffix = if several { format!("-{app}-{variant}") } else { String::new() };
-        let title = format!(
-            "{app} [{variant}]: where the time goes, per stretch of {} cycles",
-            short_number(num(&rows[0]["end"]) - num(&rows[0]["start"]))
-        );
+        let stretch = num(&rows[0]["end"]) - num(&rows[0]["start"]);
+        let per = g[0].1 - g[0].0 + 1;
+        let title = if per == 1 {
+            format!("{app} [{variant}]: where the time goes, per stretch of {} cycles", short_number(stretch))
+        } else {
+            format!(
+                "{app} [{variant}]: where the time goes, per stretch of {} cycles (mean of {per} per bar)",
+                short_number(stretch)
+            )
+        };
         let chart =
             BarChart { title: &title, y_label: "cycles, summed over the processors", bars: &columns, layers: &layers };
         written.extend(stacked_bars(&dir.join(format!("timeline-breakdown{suffix}")), &chart).map_err(failed)?);
