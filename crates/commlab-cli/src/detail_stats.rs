@@ -41,6 +41,11 @@ impl Detail {
             Detail::Interval(_) => "interval",
         }
     }
+
+    /// Whether a native run has these rows (latencies and intervals are the simulator's).
+    pub fn native(self) -> bool {
+        matches!(self, Detail::PerNode | Detail::PerLink)
+    }
 }
 
 impl Request {
@@ -167,15 +172,20 @@ pub fn rows(r: &AppResult, detail: Detail) -> Vec<Value> {
     }
 }
 
-/// The interval statistics' length, when a request asks for them (the smallest of several).
-pub fn interval_cycles(requests: &[Request]) -> Option<f64> {
-    requests
-        .iter()
-        .filter_map(|r| match r.detail {
-            Detail::Interval(c) => Some(c),
-            _ => None,
-        })
-        .reduce(f64::min)
+/// The interval statistics' length, when a request asks for them; two requests with
+/// different lengths are refused (one run keeps one set of stretches).
+pub fn interval_cycles(requests: &[Request]) -> Result<Option<f64>, Failure> {
+    let mut lengths = requests.iter().filter_map(|r| match r.detail {
+        Detail::Interval(c) => Some(c),
+        _ => None,
+    });
+    let first = lengths.next();
+    if let (Some(a), Some(b)) = (first, lengths.find(|&c| Some(c) != first)) {
+        return Err(input(format!(
+            "--stats interval: two lengths ({a} and {b} cycles); one run keeps one set of stretches, so give every interval file the same CYCLES"
+        )));
+    }
+    Ok(first)
 }
 
 /// Whether any request asks for latency distributions (which must then be recorded).

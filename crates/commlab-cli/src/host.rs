@@ -37,6 +37,7 @@ fn why_not(option: &str) -> &'static str {
     match option {
         "--set" => "the host has no machine keys to set",
         "--max-wall" => "a native run cannot be stopped part-way",
+        "--trace" => "the native backend records no timeline",
         _ => "there is no estimate of a native run's memory",
     }
 }
@@ -50,6 +51,13 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
     }
     let detail: Vec<detail_stats::Request> =
         args.stats.iter().map(|s| detail_stats::Request::parse(s)).collect::<Result<_, _>>()?;
+    if let Some(d) = detail.iter().find(|d| !d.detail.native()) {
+        let kind = d.detail.name();
+        return Err(input(format!(
+            "--machine host does not take --stats {kind}=... (the native backend records no {}; per-node and per-link are there)",
+            if kind == "latency" { "latency distributions" } else { "interval statistics" }
+        )));
+    }
     crate::outputs::check_run_outputs(args.out.as_deref(), &detail, &[])?;
     let host = NativeBackend::new();
     let cores = host.cores();

@@ -83,7 +83,8 @@ pub struct ResultRecord {
     pub volume_bytes: BTreeMap<String, u64>,
 }
 
-/// One latency distribution of a run (see `commlab_api::LatencyStats`), in cycles.
+/// One latency distribution of a run, in cycles: the JSON form of `commlab_api::LatencyStats`
+/// (the API crate has no dependencies, serde included; records are read back, so the form is typed).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LatencyRecord {
     pub metric: String,

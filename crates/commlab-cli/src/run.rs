@@ -276,6 +276,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         .iter()
         .flat_map(|f| variants.iter().map(|v| crate::trace_out::path_for(f, v, variants.len() > 1)))
         .collect();
+    let intervals = detail_stats::interval_cycles(&detail)?;
     crate::outputs::check_run_outputs(args.out.as_deref(), &detail, &trace_files)?;
     let mut sink = Sink::new(args.out.as_deref());
     let (name, fingerprint) = (cfg.spec.name.clone(), cfg.fingerprint());
@@ -287,10 +288,8 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         seed: args.seed,
     };
     let cycle_ps = cfg.cycle_ps;
-    let sim = Simulator::new(cfg)
-        .record_latencies(detail_stats::wants_latencies(&detail))
-        .trace(trace)
-        .intervals(detail_stats::interval_cycles(&detail));
+    let sim =
+        Simulator::new(cfg).record_latencies(detail_stats::wants_latencies(&detail)).trace(trace).intervals(intervals);
     let clock_mhz = sim.config().spec.processor.clock_mhz;
     let jobs =
         jobs_that_fit(&args.app, &args.param, &sim, args.max_memory, args.jobs.map(|j| j as usize), variants.len())?;

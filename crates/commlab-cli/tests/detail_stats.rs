@@ -262,4 +262,13 @@ fn interval_statistics_sum_to_the_run_and_plot() {
     }
     bad_input(&["run", "am-latency", "--stats", "interval=0,x.jsonl"], &["interval", "at least 1 cycle"]);
     bad_input(&["run", "am-latency", "--stats", "interval=x.jsonl"], &["interval=CYCLES,FILE"]);
+    // One run keeps one set of stretches: two lengths would give one of the files the other's.
+    bad_input(
+        &["run", "am-latency", "--stats", "interval=100,a.jsonl", "--stats", "interval=200,b.jsonl"],
+        &["--stats interval", "100", "200"],
+    );
+    // Natively there are no latency distributions or stretches to write.
+    for kind in ["latency=l.jsonl", "interval=100,i.jsonl"] {
+        bad_input(&["run", "am-latency", "--machine", "host", "--stats", kind], &["--machine host", "--stats"]);
+    }
 }

@@ -135,5 +135,31 @@ fn the_window_and_the_cap_bound_a_trace() {
 #[test]
 fn bad_trace_options_are_one_line() {
     bad_input(&["run", "am-latency", "--trace", "t.json", "--trace-window", "5:1"], &["--trace-window", "5:1"]);
-    bad_input(&["run", "am-latency", "--machine", "host", "--trace", "t.json"], &["--trace"]);
+    bad_input(&["run", "am-latency", "--machine", "host", "--trace", "t.json"], &["--trace", "no timeline"]);
+}
+
+/// The same run twice writes byte-identical trace, latency and interval files.
+#[test]
+fn recorded_statistics_are_deterministic() {
+    let d = TempDir::new("trace-twice");
+    std::fs::create_dir_all(d.path()).unwrap();
+    let files = |k: usize| [format!("t{k}.json"), format!("l{k}.jsonl"), format!("i{k}.jsonl")].map(|f| d.file(&f));
+    for k in 0..2 {
+        let [t, l, i] = files(k);
+        run(&[
+            "--variant".into(),
+            "sm".into(),
+            "--trace".into(),
+            t.display().to_string(),
+            "--stats".into(),
+            format!("latency={}", l.display()),
+            "--stats".into(),
+            format!("interval=3000,{}", i.display()),
+        ]);
+    }
+    for (a, b) in files(0).iter().zip(files(1).iter()) {
+        let (x, y) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+        assert!(!x.is_empty(), "{}", a.display());
+        assert!(x == y, "{} and {} differ", a.display(), b.display());
+    }
 }

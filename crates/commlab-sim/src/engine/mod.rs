@@ -1163,18 +1163,11 @@ pub fn run<P: Program>(
     } else {
         drop(coros);
     }
-    // The last, partial stretch of interval statistics.
-    if world.sampler.is_some() {
+    // The last, partial stretch of interval statistics: close every stretch that starts before
+    // the end.
+    if let Some(len) = world.sampler.as_ref().map(|s| s.len) {
         let end = world.now;
-        world.sample_until(end.saturating_add(1));
-        if let Some(s) = world.sampler.as_mut() {
-            if s.closed() == 0 || s.next.saturating_sub(s.len) < end {
-                let w = &mut *world;
-                let depths: Vec<(u32, u32)> = w.net.ni_depths().collect();
-                let s = w.sampler.as_mut().expect("sampling");
-                s.close(w.traffic.bytes, w.net.link_busy_ps().map(|(_, b)| b), &depths);
-            }
-        }
+        world.sample_until(end.saturating_add(len - 1));
     }
     let stats = collect_stats(&world, events, started.elapsed().as_secs_f64())?;
     let memory = std::mem::take(&mut world.mem.data);

@@ -107,11 +107,6 @@ impl Sampler {
         self.samples.push(s);
         self.next = self.next.saturating_add(self.len);
     }
-
-    /// How many stretches have been closed.
-    pub fn closed(&self) -> usize {
-        self.samples.len()
-    }
 }
 
 /// The stretches in cycles (`cycle_ps` picoseconds a cycle).

@@ -17,87 +17,99 @@ pub struct TraceOptions {
     pub max_events: usize,
 }
 
-/// One processor's spans.
+/// A log bounded by a window (`[start, end)` picoseconds) and a cap: at the cap it stops for
+/// good and remembers when.
 #[derive(Clone, Debug)]
-pub(crate) struct SpanLog {
+struct Bounded<T> {
     window_ps: (u64, u64),
     cap: usize,
-    spans: Vec<(Category, u64, u64)>,
-    /// When the cap was reached (the log stops there).
-    pub full_at: Option<u64>,
+    items: Vec<T>,
+    full_at: Option<u64>,
 }
+
+impl<T> Bounded<T> {
+    fn new(cap: usize) -> Bounded<T> {
+        Bounded { window_ps: (0, u64::MAX), cap, items: Vec::new(), full_at: None }
+    }
+
+    /// Whether one more item, starting at `at`, may be logged (at the cap the log stops at `at`).
+    fn admit(&mut self, at: u64) -> bool {
+        if self.full_at.is_some() {
+            return false;
+        }
+        if self.items.len() >= self.cap {
+            self.full_at = Some(at);
+            return false;
+        }
+        true
+    }
+
+    fn clear(&mut self) {
+        self.items.clear();
+        self.full_at = None;
+    }
+}
+
+/// One processor's spans: (category, start, end).
+#[derive(Clone, Debug)]
+pub(crate) struct SpanLog(Bounded<(Category, u64, u64)>);
 
 impl SpanLog {
     pub fn new(cap: usize) -> SpanLog {
-        SpanLog { window_ps: (0, u64::MAX), cap, spans: Vec::new(), full_at: None }
+        SpanLog(Bounded::new(cap))
     }
 
     pub fn set_window(&mut self, start: u64, end: u64) {
-        self.window_ps = (start, end);
+        self.0.window_ps = (start, end);
     }
 
     /// A stretch of `cat` from `from` to `to`, clipped to the window.
     #[inline]
     pub fn push(&mut self, cat: Category, from: u64, to: u64) {
-        let (a, b) = (from.max(self.window_ps.0), to.min(self.window_ps.1));
-        if a >= b || self.full_at.is_some() {
-            return;
-        }
-        if self.spans.len() >= self.cap {
-            self.full_at = Some(from);
+        let (a, b) = (from.max(self.0.window_ps.0), to.min(self.0.window_ps.1));
+        if a >= b || !self.0.admit(from) {
             return;
         }
         // One category's stretches that touch are one span.
-        if let Some(last) = self.spans.last_mut() {
+        if let Some(last) = self.0.items.last_mut() {
             if last.0 == cat && last.2 == a {
                 last.2 = b;
                 return;
             }
         }
-        self.spans.push((cat, a, b));
+        self.0.items.push((cat, a, b));
     }
 
     pub fn clear(&mut self) {
-        self.spans.clear();
-        self.full_at = None;
+        self.0.clear();
     }
 }
 
-/// The flows of a run.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct FlowLog {
-    window_ps: (u64, u64),
-    cap: usize,
-    flows: Vec<(&'static str, u32, u64, u32, u64)>,
-    pub full_at: Option<u64>,
-}
+/// The flows of a run: (name, from processor, start, to processor, end).
+#[derive(Clone, Debug)]
+pub(crate) struct FlowLog(Bounded<(&'static str, u32, u64, u32, u64)>);
 
 impl FlowLog {
     pub fn new(cap: usize) -> FlowLog {
-        FlowLog { window_ps: (0, u64::MAX), cap, flows: Vec::new(), full_at: None }
+        FlowLog(Bounded::new(cap))
     }
 
     pub fn set_window(&mut self, start: u64, end: u64) {
-        self.window_ps = (start, end);
+        self.0.window_ps = (start, end);
     }
 
     /// A flow named `name` from processor `from` at `t0` to processor `to` at `t1`, kept when
     /// both ends are inside the window (and the timed region: `t0` at or after its start).
     pub fn push(&mut self, name: &'static str, from: usize, t0: u64, to: usize, t1: u64) {
-        let (a, b) = self.window_ps;
-        if t0 < a || t1 >= b || self.full_at.is_some() {
+        let (a, b) = self.0.window_ps;
+        if t0 < a || t1 >= b || !self.0.admit(t0) {
             return;
         }
-        if self.flows.len() >= self.cap {
-            self.full_at = Some(t0);
-            return;
-        }
-        self.flows.push((name, from as u32, t0, to as u32, t1));
+        self.0.items.push((name, from as u32, t0, to as u32, t1));
     }
 
     pub fn clear(&mut self) {
-        self.flows.clear();
-        self.full_at = None;
+        self.0.clear();
     }
 }
 
@@ -105,21 +117,22 @@ impl FlowLog {
 pub(crate) fn report(spans: &[Option<&SpanLog>], flows: &FlowLog, start_ps: u64, cycle_ps: f64) -> TraceData {
     let cyc = |ps: u64| ps.saturating_sub(start_ps) as f64 / cycle_ps;
     let mut out = TraceData::default();
-    let mut full: Option<u64> = flows.full_at;
+    let mut full: Option<u64> = flows.0.full_at;
     for (p, log) in spans.iter().enumerate() {
         let Some(log) = log else { continue };
-        out.spans.extend(log.spans.iter().map(|&(cat, a, b)| TraceSpan {
+        out.spans.extend(log.0.items.iter().map(|&(cat, a, b)| TraceSpan {
             proc: p as u32,
             category: cat,
             start: cyc(a),
             end: cyc(b),
         }));
-        if let Some(t) = log.full_at {
+        if let Some(t) = log.0.full_at {
             full = Some(full.map_or(t, |f| f.min(t)));
         }
     }
     out.flows = flows
-        .flows
+        .0
+        .items
         .iter()
         .map(|&(name, from, t0, to, t1)| TraceFlow { name, from, from_cycle: cyc(t0), to, to_cycle: cyc(t1) })
         .collect();
@@ -140,8 +153,8 @@ mod tests {
         log.push(Category::MemoryNiWait, 200, 300);
         log.push(Category::Compute, 300, 400); // over the cap
         log.push(Category::Compute, 400, 500);
-        assert_eq!(log.spans, vec![(Category::Compute, 100, 200), (Category::MemoryNiWait, 200, 300)]);
-        assert_eq!(log.full_at, Some(300));
+        assert_eq!(log.0.items, vec![(Category::Compute, 100, 200), (Category::MemoryNiWait, 200, 300)]);
+        assert_eq!(log.0.full_at, Some(300));
         let mut flows = FlowLog::new(10);
         flows.set_window(100, 1000);
         flows.push("active", 0, 50, 1, 150); // starts before the window
