@@ -489,6 +489,9 @@ pub struct TraceData {
     /// Arrows: `message` kinds from the send to the handler's entry, `miss` from the stall to
     /// the access.
     pub flows: Vec<TraceFlow>,
+    /// Packets on links: each link's serialization of each packet (injection links are the
+    /// NIs' output side, ejection links their input side; `RunStats::links` names every link).
+    pub packets: Vec<TracePacket>,
     /// Where the trace stopped because it reached its size cap (None: complete).
     pub truncated_at: Option<f64>,
 }
@@ -509,6 +512,21 @@ pub struct TraceFlow {
     pub from_cycle: f64,
     pub to: u32,
     pub to_cycle: f64,
+}
+
+/// One packet crossing one link: the link busy serializing it from `start` to `end`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TracePacket {
+    pub link: u32,
+    /// What the packet carries: a message kind (`active`, `bulk`, `barrier`, `flow_ack`,
+    /// `cross`, `get`, `put`, `get_reply`, `put_ack`) or a coherence message (`read_request`,
+    /// `data_shared`, ...).
+    pub name: &'static str,
+    /// The message's sending and receiving endpoints.
+    pub src: u32,
+    pub dst: u32,
+    pub start: f64,
+    pub end: f64,
 }
 
 /// The distribution of one latency over the timed region: `metric` is `miss` (a processor's

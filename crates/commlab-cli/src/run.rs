@@ -317,7 +317,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
                 "app": r.app, "variant": v, "machine": meta.machine, "procs": meta.procs, "seed": meta.seed,
                 "clock_mhz": clock_mhz, "cycles": r.stats.cycles, "window_cycles": args.trace_window,
             });
-            crate::trace_out::write(&path, t, clock_mhz, about, args.trace_max_events)?;
+            crate::trace_out::write(&path, t, &r.stats.links, clock_mhz, about, args.trace_max_events)?;
         }
         if args.json {
             sink.write(&record.to_json_line())?;

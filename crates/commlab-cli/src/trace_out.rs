@@ -2,12 +2,15 @@
 //! trace-event JSON, which Perfetto's UI (ui.perfetto.dev) and chrome://tracing open. One track
 //! per processor (process "processors", thread = processor) with a complete event (`ph: X`) per
 //! stretch of one time category, and flow events (`ph: s` / `f`) from each message's send to its
-//! handler's entry and from each miss's stall to its access. Times in microseconds of simulated
+//! handler's entry and from each miss's stall to its access. The network's tracks hold a
+//! complete event per packet serialized on a link: process "network interfaces" (an NI's
+//! output is its injection link, its input its ejection link) and process "links" (router to
+//! router), one thread per link that carried a packet. Times in microseconds of simulated
 //! time from the start of the timed region (`ts`, `dur`), as the format wants. The format:
 //! docs/trace-event.schema.json, which the tests check every trace against.
 
 use crate::failure::{failed, input, Failure};
-use commlab_api::TraceData;
+use commlab_api::{LinkStats, TraceData};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -45,31 +48,72 @@ pub fn path_for(file: &Path, variant: &str, several: bool) -> PathBuf {
     file.with_file_name(name)
 }
 
-/// The trace as trace-event JSON; `clock_mhz` converts cycles to microseconds.
-pub fn to_json(t: &TraceData, clock_mhz: f64, about: Value) -> Value {
+/// Trace-event process ids.
+const PROCESSORS: u32 = 1;
+const NIS: u32 = 2;
+const LINKS: u32 = 3;
+
+/// The track of link `l` (described by `links[l]`): its process and name.
+fn link_track(l: Option<&LinkStats>, link: u32) -> (u32, String) {
+    let Some(l) = l else { return (LINKS, format!("link {link}")) };
+    let endpoint = |s: &str| s.strip_prefix("endpoint ").map(str::to_string);
+    match l.kind {
+        "injection" => (NIS, format!("NI {} out", endpoint(&l.from).unwrap_or_default())),
+        "ejection" => (NIS, format!("NI {} in", endpoint(&l.to).unwrap_or_default())),
+        _ => (LINKS, format!("link {link}: {} -> {}", l.from, l.to)),
+    }
+}
+
+/// The trace as trace-event JSON; `clock_mhz` converts cycles to microseconds, `links` (the
+/// run's `RunStats::links`) names the network's tracks.
+pub fn to_json(t: &TraceData, links: &[LinkStats], clock_mhz: f64, about: Value) -> Value {
     let us = |cycles: f64| cycles / clock_mhz;
-    let mut events = vec![json!({"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "processors"}})];
+    let mut events =
+        vec![json!({"name": "process_name", "ph": "M", "pid": PROCESSORS, "args": {"name": "processors"}})];
     let mut procs: Vec<u32> = t.spans.iter().map(|s| s.proc).collect();
     procs.sort_unstable();
     procs.dedup();
     for p in &procs {
         events.push(
-            json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": p, "args": {"name": format!("processor {p}")}}),
+            json!({"name": "thread_name", "ph": "M", "pid": PROCESSORS, "tid": p, "args": {"name": format!("processor {p}")}}),
         );
-        events.push(json!({"name": "thread_sort_index", "ph": "M", "pid": 1, "tid": p, "args": {"sort_index": p}}));
+        events.push(
+            json!({"name": "thread_sort_index", "ph": "M", "pid": PROCESSORS, "tid": p, "args": {"sort_index": p}}),
+        );
     }
     for s in &t.spans {
         events.push(json!({
-            "name": s.category.name(), "cat": "time", "ph": "X", "pid": 1, "tid": s.proc,
+            "name": s.category.name(), "cat": "time", "ph": "X", "pid": PROCESSORS, "tid": s.proc,
             "ts": us(s.start), "dur": us(s.end - s.start),
+        }));
+    }
+    let mut tracks: Vec<u32> = t.packets.iter().map(|p| p.link).collect();
+    tracks.sort_unstable();
+    tracks.dedup();
+    for (pid, name) in [(NIS, "network interfaces"), (LINKS, "links")] {
+        events.push(json!({"name": "process_name", "ph": "M", "pid": pid, "args": {"name": name}}));
+        events.push(json!({"name": "process_sort_index", "ph": "M", "pid": pid, "args": {"sort_index": pid}}));
+    }
+    let track = |link: u32| link_track(links.get(link as usize).filter(|l| l.link == link), link);
+    for &link in &tracks {
+        let (pid, name) = track(link);
+        events.push(json!({"name": "thread_name", "ph": "M", "pid": pid, "tid": link, "args": {"name": name}}));
+        events.push(
+            json!({"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": link, "args": {"sort_index": link}}),
+        );
+    }
+    for p in &t.packets {
+        events.push(json!({
+            "name": p.name, "cat": "packet", "ph": "X", "pid": track(p.link).0, "tid": p.link,
+            "ts": us(p.start), "dur": us(p.end - p.start), "args": {"src": p.src, "dst": p.dst},
         }));
     }
     for (id, f) in t.flows.iter().enumerate() {
         let cat = if f.name == "miss" { "miss" } else { "message" };
         events.push(
-            json!({"name": f.name, "cat": cat, "ph": "s", "id": id, "pid": 1, "tid": f.from, "ts": us(f.from_cycle)}),
+            json!({"name": f.name, "cat": cat, "ph": "s", "id": id, "pid": PROCESSORS, "tid": f.from, "ts": us(f.from_cycle)}),
         );
-        events.push(json!({"name": f.name, "cat": cat, "ph": "f", "bp": "e", "id": id, "pid": 1, "tid": f.to, "ts": us(f.to_cycle)}));
+        events.push(json!({"name": f.name, "cat": cat, "ph": "f", "bp": "e", "id": id, "pid": PROCESSORS, "tid": f.to, "ts": us(f.to_cycle)}));
     }
     let mut other = about;
     other["truncated_at_cycle"] = json!(t.truncated_at);
@@ -77,8 +121,15 @@ pub fn to_json(t: &TraceData, clock_mhz: f64, about: Value) -> Value {
 }
 
 /// Write `trace` to `path` (created or replaced); a note on stderr when it was cut at the cap.
-pub fn write(path: &Path, trace: &TraceData, clock_mhz: f64, about: Value, max_events: usize) -> Result<(), Failure> {
-    let doc = to_json(trace, clock_mhz, about);
+pub fn write(
+    path: &Path,
+    trace: &TraceData,
+    links: &[LinkStats],
+    clock_mhz: f64,
+    about: Value,
+    max_events: usize,
+) -> Result<(), Failure> {
+    let doc = to_json(trace, links, clock_mhz, about);
     let err = |e: std::io::Error| failed(format!("writing --trace `{}`: {e}", path.display()));
     let mut f = std::io::BufWriter::new(std::fs::File::create(path).map_err(err)?);
     serde_json::to_writer(&mut f, &doc).map_err(|e| failed(format!("writing --trace `{}`: {e}", path.display())))?;

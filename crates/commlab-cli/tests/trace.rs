@@ -1,7 +1,8 @@
 //! Issue 37, item 3: `commlab run --trace FILE` writes the run as trace-event JSON that
 //! validates against the format's schema (docs/trace-event.schema.json), whose processor spans
-//! tile each processor's timed region without overlap, whose flows all have both ends, and
-//! which the window and the cap bound; tracing changes nothing the run measures.
+//! tile each processor's timed region without overlap, whose flows all have both ends, whose
+//! packets on each link never overlap and add up to the link's busy time, and which the window
+//! and the cap bound; tracing changes nothing the run measures.
 
 mod common;
 
@@ -35,7 +36,7 @@ fn run(extra: &[String]) -> String {
 fn a_trace_is_valid_tiles_each_processor_and_closes_every_flow() {
     let d = TempDir::new("trace");
     std::fs::create_dir_all(d.path()).unwrap();
-    let (file, nodes) = (d.file("t.json"), d.file("nodes.jsonl"));
+    let (file, nodes, links) = (d.file("t.json"), d.file("nodes.jsonl"), d.file("links.jsonl"));
     let out = run(&[
         "--variant".into(),
         "sm,mp-int".into(),
@@ -43,9 +44,12 @@ fn a_trace_is_valid_tiles_each_processor_and_closes_every_flow() {
         file.display().to_string(),
         "--stats".into(),
         format!("per-node={}", nodes.display()),
+        "--stats".into(),
+        format!("per-link={}", links.display()),
     ]);
     let validator = schema();
     let per_node = json_lines(&nodes);
+    let per_link = json_lines(&links);
     let records: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     for (variant, flow_kind) in [("sm", "miss"), ("mp-int", "message")] {
         let t = read(&d.file(&format!("t.{variant}.json")));
@@ -58,7 +62,7 @@ fn a_trace_is_valid_tiles_each_processor_and_closes_every_flow() {
         // Spans per processor: in order, each starting where the one before ended, and summing
         // to the processor's busy time (its timed region).
         let mut by_proc: BTreeMap<u64, Vec<(f64, f64)>> = BTreeMap::new();
-        for e in events.iter().filter(|e| e["ph"] == "X") {
+        for e in events.iter().filter(|e| e["ph"] == "X" && e["pid"] == 1) {
             let ts = e["ts"].as_f64().unwrap() * clock;
             by_proc.entry(e["tid"].as_u64().unwrap()).or_default().push((ts, ts + e["dur"].as_f64().unwrap() * clock));
         }
@@ -83,6 +87,30 @@ fn a_trace_is_valid_tiles_each_processor_and_closes_every_flow() {
                 assert!(slot.1.replace(ts).is_none(), "two ends");
             }
         }
+        // Packets: each link (NIs' sides: process 2, router links: 3) serializes one packet at a
+        // time, and its packets add up to the busy time `--stats per-link` reports.
+        let cycles = records.iter().find(|r| r["variant"] == variant).unwrap()["cycles"].as_f64().unwrap();
+        let mut by_link: BTreeMap<u64, Vec<(f64, f64)>> = BTreeMap::new();
+        for e in events.iter().filter(|e| e["cat"] == "packet") {
+            assert!(e["pid"] == 2 || e["pid"] == 3, "{e}");
+            let ts = e["ts"].as_f64().unwrap() * clock;
+            by_link.entry(e["tid"].as_u64().unwrap()).or_default().push((ts, ts + e["dur"].as_f64().unwrap() * clock));
+        }
+        assert!(!by_link.is_empty(), "{variant}: packets on links");
+        for row in per_link.iter().filter(|r| r["variant"] == variant) {
+            let link = row["link"].as_u64().unwrap();
+            let spans = by_link.remove(&link).unwrap_or_default();
+            for w in spans.windows(2) {
+                assert!(w[1].0 >= w[0].1 - 1e-6, "{variant} link {link}: packets overlap at {w:?}");
+            }
+            let carried: f64 = spans.iter().map(|(a, b)| b - a).sum();
+            let busy = row["utilization"].as_f64().unwrap() * cycles;
+            assert!(
+                (carried - busy).abs() <= 1e-6 * busy.max(1.0),
+                "{variant} link {link}: packets {carried} vs busy {busy}"
+            );
+        }
+        assert!(by_link.is_empty(), "{variant}: packets on links the run does not have: {by_link:?}");
         assert!(!ends.is_empty(), "{variant}: flows");
         assert!(events.iter().any(|e| e["cat"] == flow_kind), "{variant}: {flow_kind} flows");
         for (id, (s, f)) in &ends {

@@ -113,6 +113,7 @@ impl<S> World<S> {
             vc: 0,
             ni_latency_ps: None,
         };
+        self.label_packet(msg, src, dst);
         self.net.send_packet(&mut self.q, self.now, src, pkt);
     }
 

@@ -25,7 +25,7 @@ use crate::net::{NetEvent, Network, Packet};
 use crate::queue::{EventQueue, Liveness, Priority};
 use crate::stats::interval::{self as intervals, IntervalAccount, Sampler};
 use crate::stats::latency::{self, Latencies};
-use crate::stats::trace::{self as tracing, FlowLog, SpanLog, TraceOptions};
+use crate::stats::trace::{self as tracing, FlowLog, PacketLog, SpanLog, TraceOptions};
 use crate::stats::{TimeAccount, Traffic};
 use commlab_api::{
     AccessTag, BarrierKind, Category, Fault, FaultHandler, Handler, LinkStats, Message, NodeCounters, ProcId,
@@ -400,6 +400,7 @@ impl<S> World<S> {
                 vc: 0,
                 ni_latency_ps: None,
             };
+            self.label_packet(msg, src, dst);
             self.net.send_packet(&mut self.q, self.now, src, pkt);
         }
         if background {
@@ -441,6 +442,15 @@ impl<S> World<S> {
         self.record_latency(("message", class), sent);
         if let Some(f) = self.flows.as_mut() {
             f.push(class, src, sent, p, self.now);
+        }
+    }
+
+    /// Name the packet about to be queued for message `msg` in the trace (when traced).
+    #[inline]
+    fn label_packet(&mut self, msg: u32, src: usize, dst: usize) {
+        if let Some(log) = self.net.packet_log.as_mut() {
+            let rec = self.msgs[msg as usize].as_ref().expect("live message");
+            log.label_next(rec.target.packet_name(!rec.payload.is_empty()), src, dst);
         }
     }
 
@@ -1016,7 +1026,7 @@ pub fn run<P: Program>(
         barrier_region,
         timing_start: None,
         lat: recording.latencies.then(Box::default),
-        flows: recording.trace.map(|t| Box::new(FlowLog::new(t.max_events / 2))),
+        flows: recording.trace.map(|t| Box::new(FlowLog::new(t.max_events / 4))),
         trace: recording.trace,
         sampler: recording.interval_cycles.map(|c| Box::new(Sampler::new(cfg.cycles_to_ps(c)))),
         work: (0, 0),
@@ -1038,9 +1048,13 @@ pub fn run<P: Program>(
         }
     }
     if let Some(t) = recording.trace {
-        // Spans and flows share the cap: half to the flows, half over the processors.
+        // Spans, flows and packets share the cap: half over the processors' spans, a quarter
+        // each to the flows and the packets on links.
         let per_proc = (t.max_events / 2 / n).max(16);
         let (a, b) = world.trace_window_ps(t, 0);
+        let mut packets = PacketLog::new(t.max_events / 4);
+        packets.set_window(a, b);
+        world.net.packet_log = Some(Box::new(packets));
         for p in &mut world.procs {
             let mut log = SpanLog::new(per_proc);
             log.set_window(a, b);
@@ -1352,7 +1366,7 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         }),
         trace: w.flows.as_ref().map(|f| {
             let spans: Vec<Option<&SpanLog>> = w.procs.iter().map(|p| p.acct.spans.as_deref()).collect();
-            tracing::report(&spans, f, w.timing_start.unwrap_or(0), cfg.cycle_ps)
+            tracing::report(&spans, f, w.net.packet_log.as_deref(), w.timing_start.unwrap_or(0), cfg.cycle_ps)
         }),
     })
 }

@@ -916,6 +916,10 @@ impl<S> Node for SimNode<'_, S> {
                     f.clear();
                     f.set_window(a, b);
                 }
+                if let Some(log) = w.net.packet_log.as_mut() {
+                    log.clear();
+                    log.set_window(a, b);
+                }
             }
         }
     }

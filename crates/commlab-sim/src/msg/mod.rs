@@ -51,6 +51,37 @@ impl Target {
     pub(crate) fn drained_on_overflow(self) -> bool {
         matches!(self, Target::App(_) | Target::BarrierArrive | Target::BarrierRelease | Target::FlowAck)
     }
+
+    /// The name a traced packet of this message carries (`commlab_api::TracePacket::name`).
+    pub(crate) fn packet_name(self, bulk: bool) -> &'static str {
+        use crate::mem::protocol::ProtoKind as K;
+        match self {
+            Target::App(_) if bulk => "bulk",
+            Target::App(_) => "active",
+            Target::BarrierArrive | Target::BarrierRelease => "barrier",
+            Target::FlowAck => "flow_ack",
+            Target::Sink => "cross",
+            Target::OneSidedRequest { put: true, .. } => "put",
+            Target::OneSidedRequest { put: false, .. } => "get",
+            Target::OneSidedReply { put: true, .. } => "put_ack",
+            Target::OneSidedReply { put: false, .. } => "get_reply",
+            Target::Protocol { kind, .. } => match kind {
+                K::ReadRequest => "read_request",
+                K::WriteRequest => "write_request",
+                K::UpgradeRequest => "upgrade_request",
+                K::Invalidate => "invalidate",
+                K::InvalidationAck => "invalidation_ack",
+                K::ForwardRead => "forward_read",
+                K::ForwardWrite => "forward_write",
+                K::OwnerData => "owner_data",
+                K::DataShared => "data_shared",
+                K::DataExclusive => "data_exclusive",
+                K::PermissionExclusive => "permission_exclusive",
+                K::Writeback => "writeback",
+            },
+            Target::Trap { .. } | Target::Fault { .. } | Target::OverflowTrap => "local",
+        }
+    }
 }
 
 /// A message in flight or waiting in an NI input queue.

@@ -24,6 +24,7 @@ mod overflow;
 
 use crate::machine::{CrossArbitration, MachineConfig};
 use crate::queue::{EventQueue, Liveness, Priority};
+use crate::stats::trace::PacketLog;
 use crate::topology::{LinkId, LinkKind, Topology};
 use overflow::Watch;
 use std::collections::VecDeque;
@@ -167,6 +168,8 @@ pub(crate) struct Network {
     pub cross_bytes: u64,
     /// `messaging.overflow_timeout_cycles` in picoseconds (0: no overflow trap, nothing watched).
     overflow_ps: u64,
+    /// Packets on links, when the run is traced (`stats/trace.rs`).
+    pub packet_log: Option<Box<PacketLog>>,
 }
 
 impl Network {
@@ -231,6 +234,7 @@ impl Network {
             cross_priority,
             cross_bytes: 0,
             overflow_ps,
+            packet_log: None,
         }
     }
 
@@ -264,6 +268,9 @@ impl Network {
                 (self.packets.len() - 1) as PacketId
             }
         };
+        if let Some(log) = self.packet_log.as_mut() {
+            log.sent(id);
+        }
         let ni = &mut self.nis[src];
         ni.out.push_back(id);
         if ni.out.len() == 1 {
@@ -423,6 +430,9 @@ impl Network {
             l.bytes += bytes;
             (l.kind, l.to_router, l.endpoint as usize, l.latency_ps, l.line as usize)
         };
+        if let Some(log) = self.packet_log.as_mut() {
+            log.on_link(link, pkt, now, now + ser);
+        }
         let p = &mut self.packets[pkt as usize];
         let prev = p.link.replace(link);
         let prev_vc = std::mem::replace(&mut p.vc, vc);

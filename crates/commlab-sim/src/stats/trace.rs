@@ -6,7 +6,7 @@
 //! clipped to it, flows kept when both ends are inside) and a cap on spans and flows together,
 //! shared out over the processors; a log that reaches its cap stops and says when.
 
-use commlab_api::{Category, TraceData, TraceFlow, TraceSpan};
+use commlab_api::{Category, TraceData, TraceFlow, TracePacket, TraceSpan};
 
 /// What to record (cycles from the start of the timed region).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -113,11 +113,84 @@ impl FlowLog {
     }
 }
 
+/// Packets on links (the network's view of the trace): a label per live packet, set as it is
+/// queued, and a span per link a packet crosses, clipped to the window like a processor's spans.
+#[derive(Clone, Debug)]
+pub(crate) struct PacketLog {
+    /// (name, source, destination) by packet slab index: valid from `sent` to delivery.
+    labels: Vec<(&'static str, u32, u32)>,
+    /// The label of the packet about to be queued (`label_next`, then `sent`).
+    next: (&'static str, u32, u32),
+    log: Bounded<(u32, u64, u64)>,
+    /// The label of each logged span, beside it (so the log's tuples stay small).
+    names: Vec<(&'static str, u32, u32)>,
+}
+
+impl PacketLog {
+    pub fn new(cap: usize) -> PacketLog {
+        PacketLog { labels: Vec::new(), next: ("", 0, 0), log: Bounded::new(cap), names: Vec::new() }
+    }
+
+    pub fn set_window(&mut self, start: u64, end: u64) {
+        self.log.window_ps = (start, end);
+    }
+
+    /// The next packet queued carries `name` from `src` to `dst`.
+    pub fn label_next(&mut self, name: &'static str, src: usize, dst: usize) {
+        self.next = (name, src as u32, dst as u32);
+    }
+
+    /// The packet labelled last was given slab index `id`.
+    pub fn sent(&mut self, id: u32) {
+        let i = id as usize;
+        if self.labels.len() <= i {
+            self.labels.resize(i + 1, ("", 0, 0));
+        }
+        self.labels[i] = self.next;
+    }
+
+    /// Packet `id` holds `link` busy from `from` to `to`.
+    pub fn on_link(&mut self, link: u32, id: u32, from: u64, to: u64) {
+        let (a, b) = (from.max(self.log.window_ps.0), to.min(self.log.window_ps.1));
+        if a >= b || !self.log.admit(from) {
+            return;
+        }
+        self.log.items.push((link, a, b));
+        self.names.push(self.labels.get(id as usize).copied().unwrap_or(("", 0, 0)));
+    }
+
+    pub fn clear(&mut self) {
+        self.log.clear();
+        self.names.clear();
+    }
+}
+
 /// The trace in cycles from `start_ps` (the timed region's start), spans by processor then time.
-pub(crate) fn report(spans: &[Option<&SpanLog>], flows: &FlowLog, start_ps: u64, cycle_ps: f64) -> TraceData {
+pub(crate) fn report(
+    spans: &[Option<&SpanLog>],
+    flows: &FlowLog,
+    packets: Option<&PacketLog>,
+    start_ps: u64,
+    cycle_ps: f64,
+) -> TraceData {
     let cyc = |ps: u64| ps.saturating_sub(start_ps) as f64 / cycle_ps;
     let mut out = TraceData::default();
     let mut full: Option<u64> = flows.0.full_at;
+    let mut stopped = |at: Option<u64>| {
+        if let Some(t) = at {
+            full = Some(full.map_or(t, |f| f.min(t)));
+        }
+    };
+    if let Some(log) = packets {
+        out.packets = log
+            .log
+            .items
+            .iter()
+            .zip(&log.names)
+            .map(|(&(link, a, b), &(name, src, dst))| TracePacket { link, name, src, dst, start: cyc(a), end: cyc(b) })
+            .collect();
+        stopped(log.log.full_at);
+    }
     for (p, log) in spans.iter().enumerate() {
         let Some(log) = log else { continue };
         out.spans.extend(log.0.items.iter().map(|&(cat, a, b)| TraceSpan {
@@ -126,9 +199,7 @@ pub(crate) fn report(spans: &[Option<&SpanLog>], flows: &FlowLog, start_ps: u64,
             start: cyc(a),
             end: cyc(b),
         }));
-        if let Some(t) = log.0.full_at {
-            full = Some(full.map_or(t, |f| f.min(t)));
-        }
+        stopped(log.0.full_at);
     }
     out.flows = flows
         .0
@@ -160,7 +231,7 @@ mod tests {
         flows.push("active", 0, 50, 1, 150); // starts before the window
         flows.push("active", 0, 150, 1, 1000); // ends after it
         flows.push("active", 0, 150, 1, 250);
-        let t = report(&[Some(&log)], &flows, 100, 10.0);
+        let t = report(&[Some(&log)], &flows, None, 100, 10.0);
         assert_eq!(t.spans.len(), 2);
         assert_eq!((t.spans[0].start, t.spans[0].end), (0.0, 10.0));
         assert_eq!(t.flows.len(), 1);
