@@ -12,6 +12,8 @@ each other's work.
     >>> df = commlab.runs_to_frame(commlab.run("em3d"))    # every variant as a DataFrame
     >>> df = commlab.sweep("em3d", {"cross_traffic.rate_bytes_per_cycle": "0:8:5"}, jobs=2)
     >>> commlab.plot.runtime(df)                            # matplotlib figures
+    >>> commlab.latencies(commlab.run("em3d", latencies=True))  # latency percentiles per run
+    >>> commlab.read_stats("sweep-dir", "interval")         # a sweep's --stats files
 
 Errors raise :class:`InputError` (bad input; the command line's exit status 2) or
 :class:`RunError` (a failed run; status 1), with the command line's one-line messages.
@@ -20,6 +22,7 @@ Errors raise :class:`InputError` (bad input; the command line's exit status 2) o
 from ._native import CommlabError, InputError, RunError, __version__
 from ._machine import Machine, machine, machines
 from ._run import CheckFailedWarning, Result, RunFailedWarning, apps, read_records, read_results, run, runs_to_frame
+from ._stats import latencies, read_stats
 from ._sweep import sweep
 
 __all__ = [
@@ -32,10 +35,12 @@ __all__ = [
     "RunFailedWarning",
     "__version__",
     "apps",
+    "latencies",
     "machine",
     "machines",
     "plot",
     "read_records",
+    "read_stats",
     "read_results",
     "run",
     "runs_to_frame",

@@ -93,6 +93,7 @@ def run(
     seed: int = 1,
     sets: Optional[Sequence[str]] = None,
     jobs: Optional[int] = None,
+    latencies: bool = False,
 ) -> Union[Result, list]:
     """Run an application on a simulated machine, in this process (the GIL is released while
     it simulates), as `commlab run APP --json` does.
@@ -106,6 +107,8 @@ def run(
         seed: seed of every pseudo-random choice; same seed, same results.
         sets: machine overrides as ``"KEY=VALUE"`` texts (`--set`), after the Machine's own.
         jobs: variants run at once on threads (default: the cores); results do not depend on it.
+        latencies: record latency distributions (`--stats latency`): each result's
+            ``"latencies"``, as a DataFrame with :func:`commlab.latencies`.
 
     Returns:
         A :class:`Result` when one variant is named, else a list of them in variant order.
@@ -127,7 +130,7 @@ def run(
     source, set_list, procs = _as_args(machine, sets, procs)
     if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
         raise ValueError(f"jobs must be a whole number >= 1, not {jobs!r}")
-    lines = _native.run(app, source, set_list, procs, variant, _param_args(params), int(seed), jobs)
+    lines = _native.run(app, source, set_list, procs, variant, _param_args(params), int(seed), jobs, bool(latencies))
     results = [Result(json.loads(line)) for line in lines]
     for r in results:
         if not r.ok:

@@ -79,6 +79,7 @@ def sweep(
     client: Any = None,
     scheduler: Optional[str] = None,
     progress: Optional[bool] = None,
+    stats: Optional[Sequence[str]] = None,
 ):
     """Run an application over a grid of machine keys and app parameters, one simulation per
     (point, variant), as `commlab sweep` does, and return the results as a DataFrame.
@@ -102,6 +103,11 @@ def sweep(
             loses nothing. A failed task is reported with its point and retried once.
         scheduler: the address of a Dask scheduler (``"tcp://host:8786"``), instead of `client`.
         progress: a line per finished run on stderr (default: when stderr is a terminal).
+        stats: detailed statistics kept for every run, as ``commlab sweep --stats``: any of
+            ``"per-node"``, ``"per-link"``, ``"latency"``, ``"interval=CYCLES"``; one file per
+            run under ``out/stats/KIND/`` (with Dask, written by the worker, so ``out`` must be
+            on a filesystem the workers share); read them with :func:`commlab.read_stats`, and
+            latencies (also in each record) with :func:`commlab.latencies`.
 
     Returns:
         A DataFrame of every run of the grid (those of earlier runs of a resumed sweep too),
@@ -124,10 +130,13 @@ def sweep(
     out_dir = str(out) if out is not None else tempfile.mkdtemp(prefix=f"commlab-sweep-{app}-")
     show = sys.stderr.isatty() if progress is None else progress
     common = (app, vary_list, variant, param_list, set_list, source, procs, int(seed))
+    if isinstance(stats, str):
+        stats = [stats]
+    stats_list = [str(s) for s in (stats or [])]
     if client is None and scheduler is None:
-        line, text, problems = _native.sweep(*common, jobs, out_dir, bool(resume), show)
+        line, text, problems = _native.sweep(*common, jobs, out_dir, bool(resume), show, stats_list)
     else:
-        line, text, problems = _distributed(common, out_dir, bool(resume), client, scheduler, show)
+        line, text, problems = _distributed(common, out_dir, bool(resume), client, scheduler, show, stats_list)
     for p in problems:
         kind = CheckFailedWarning if "answer check failed" in p else RunFailedWarning
         warnings.warn(p, kind, stacklevel=2)
@@ -140,11 +149,13 @@ def sweep(
     return df
 
 
-def _distributed(common: tuple, out_dir: str, resume: bool, client: Any, scheduler: Optional[str], show: bool):
+def _distributed(
+    common: tuple, out_dir: str, resume: bool, client: Any, scheduler: Optional[str], show: bool, stats: list
+):
     """The sweep's runs as Dask tasks; this process appends each record as it arrives."""
     from dask.distributed import Client, as_completed
 
-    results_path, total, tasks, note = _native.sweep_plan(*common, out_dir, resume)
+    results_path, total, tasks, note = _native.sweep_plan(*common, out_dir, resume, stats)
     own = None
     if client is None:
         client = own = Client(scheduler)

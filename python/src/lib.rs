@@ -51,7 +51,7 @@ fn apps() -> String {
 /// `commlab run --json`: one JSON line per variant, in variant order.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (app, machine, sets, procs, variant, params, seed, jobs=None))]
+#[pyo3(signature = (app, machine, sets, procs, variant, params, seed, jobs=None, latencies=false))]
 fn run(
     py: Python<'_>,
     app: String,
@@ -62,8 +62,9 @@ fn run(
     params: Vec<String>,
     seed: u64,
     jobs: Option<usize>,
+    latencies: bool,
 ) -> PyResult<Vec<String>> {
-    let req = RunRequest { app, machine, set: sets, procs, variant, params, seed, jobs };
+    let req = RunRequest { app, machine, set: sets, procs, variant, params, seed, jobs, latencies };
     let records = py.detach(|| embed::run(&req)).map_err(raise)?;
     Ok(records.iter().map(|r| r.to_json_line()).collect())
 }
@@ -83,8 +84,9 @@ fn sweep_request(
     out: PathBuf,
     resume: bool,
     progress: bool,
+    stats: Vec<String>,
 ) -> SweepRequest {
-    SweepRequest { app, vary, variant, params, set: sets, machine, procs, seed, jobs, out, resume, progress }
+    SweepRequest { app, vary, variant, params, set: sets, machine, procs, seed, jobs, out, resume, progress, stats }
 }
 
 /// (the line `commlab sweep` prints, its summary text, the failed runs and checks)
@@ -97,7 +99,7 @@ fn report(r: Report) -> ReportTuple {
 /// `commlab sweep` on `jobs` threads (`progress`: on stderr, as the command line shows it): appends to OUT/results.jsonl, writes OUT/summary.json.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (app, vary, variant, params, sets, machine, procs, seed, jobs, out, resume, progress=false))]
+#[pyo3(signature = (app, vary, variant, params, sets, machine, procs, seed, jobs, out, resume, progress=false, stats=Vec::new()))]
 fn sweep(
     py: Python<'_>,
     app: String,
@@ -112,8 +114,9 @@ fn sweep(
     out: PathBuf,
     resume: bool,
     progress: bool,
+    stats: Vec<String>,
 ) -> PyResult<ReportTuple> {
-    let req = sweep_request(app, vary, variant, params, sets, machine, procs, seed, jobs, out, resume, progress);
+    let req = sweep_request(app, vary, variant, params, sets, machine, procs, seed, jobs, out, resume, progress, stats);
     py.detach(|| embed::sweep(&req)).map(report).map_err(raise)
 }
 
@@ -121,7 +124,7 @@ fn sweep(
 /// what the file already held).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (app, vary, variant, params, sets, machine, procs, seed, out, resume))]
+#[pyo3(signature = (app, vary, variant, params, sets, machine, procs, seed, out, resume, stats=Vec::new()))]
 fn sweep_plan(
     py: Python<'_>,
     app: String,
@@ -134,8 +137,9 @@ fn sweep_plan(
     seed: u64,
     out: PathBuf,
     resume: bool,
+    stats: Vec<String>,
 ) -> PyResult<(String, usize, Vec<String>, Option<String>)> {
-    let req = sweep_request(app, vary, variant, params, sets, machine, procs, seed, 1, out, resume, false);
+    let req = sweep_request(app, vary, variant, params, sets, machine, procs, seed, 1, out, resume, false, stats);
     let plan = py.detach(|| embed::sweep_plan(&req)).map_err(raise)?;
     let tasks = plan.tasks.iter().map(|t| serde_json::to_string(t).expect("a task serializes")).collect();
     Ok((plan.results.display().to_string(), plan.total_runs, tasks, plan.note))
@@ -167,7 +171,7 @@ fn sweep_finish(
     out: PathBuf,
     failures: Vec<String>,
 ) -> PyResult<ReportTuple> {
-    let req = sweep_request(app, vary, variant, params, sets, machine, procs, seed, 1, out, true, false);
+    let req = sweep_request(app, vary, variant, params, sets, machine, procs, seed, 1, out, true, false, Vec::new());
     py.detach(|| embed::sweep_finish(&req, failures)).map(report).map_err(raise)
 }
 

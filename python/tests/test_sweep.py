@@ -97,6 +97,18 @@ def test_a_dask_sweep_equals_the_command_lines(cli_sweep, cluster, tmp_path):
     assert (tmp_path / "results.jsonl").read_text() == before
 
 
+def test_a_dask_sweep_keeps_statistics_per_point(cluster, tmp_path):
+    vary = {"remote": [0.1, 0.5]}
+    df = commlab.sweep("em3d", vary, procs=8, params=SMALL_PARAMS, out=tmp_path / "dask", client=cluster, stats=["per-node"])
+    commlab.sweep("em3d", vary, procs=8, params=SMALL_PARAMS, out=tmp_path / "threads", jobs=2, stats=["per-node"])
+    files = sorted(p.name for p in (tmp_path / "dask" / "stats" / "per-node").iterdir())
+    assert files == sorted(f"p{p:05}.{v}.jsonl" for p, v in zip(df["point"], df["variant"]))
+    for f in files:
+        assert (tmp_path / "dask" / "stats" / "per-node" / f).read_text() == (
+            tmp_path / "threads" / "stats" / "per-node" / f
+        ).read_text()
+
+
 def test_a_failed_task_is_reported_with_its_point_after_one_retry(cluster, tmp_path, capfd):
     # A limit on simulated events makes every run fail: each is retried once, then reported.
     with pytest.warns(commlab.RunFailedWarning, match=r"em3d \[sm\] remote=0.1"):
@@ -190,3 +202,51 @@ def test_a_huge_grid_is_an_exception_not_a_dead_interpreter(tmp_path):
     assert time.monotonic() - started < 20
     # The interpreter is alive and the package still works.
     assert "am-latency" in [a["name"] for a in commlab.apps()]
+
+
+def test_sweep_statistics_are_frames_that_agree_with_the_records(cli_sweep, tmp_path):
+    """Issue 37, item 4: a sweep's --stats files as DataFrames (read_stats), and latency
+    distributions from records (latencies), each agreeing with the runs' own totals; the same
+    files as `commlab sweep --stats`."""
+    vary = {"remote": [0.1, 0.5]}
+    stats = ["latency", "interval=2000", "per-node"]
+    df = commlab.sweep("em3d", vary, procs=8, params=SMALL_PARAMS, jobs=2, out=tmp_path / "py", stats=stats)
+    cli(
+        "sweep", "em3d", *SMALL_ARGS, "--vary", "remote=0.1,0.5", "--jobs", "1", "--out", str(tmp_path / "cli"),
+        *[a for s in stats for a in ("--stats", s)],
+    )
+    for kind in ["latency", "interval", "per-node"]:
+        for f in sorted((tmp_path / "cli" / "stats" / kind).iterdir()):
+            assert f.read_text() == (tmp_path / "py" / "stats" / kind / f.name).read_text(), f"{kind}/{f.name}"
+    lat = commlab.latencies(commlab.read_records(str(tmp_path / "py" / "results.jsonl")))
+    assert set(lat["variant"]) == set(df["variant"]) and "vary.remote" in lat
+    # A message's count is the run's message count (sm sends none but the barrier's).
+    for _, run in df.iterrows():
+        mine = lat[(lat["point"] == run["point"]) & (lat["variant"] == run["variant"])]
+        assert len(mine) > 0
+        assert (mine["p50"] <= mine["p99"]).all() and (mine["p99"] <= mine["max"]).all()
+    iv = commlab.read_stats(tmp_path / "py", "interval")
+    nodes = commlab.read_stats(tmp_path / "py", "per-node")
+    assert {"point", "variant", "start", "total.compute", "vary.remote"} <= set(iv.columns)
+    for (point, variant), stretches in iv.groupby(["point", "variant"]):
+        procs = nodes[(nodes["point"] == point) & (nodes["variant"] == variant)]
+        assert len(procs) == 8
+        for cat in ["compute", "memory_ni_wait", "message_overhead", "synchronization"]:
+            over_time, over_procs = stretches[f"total.{cat}"].sum(), procs[cat].sum()
+            assert abs(over_time - over_procs) <= 1e-6 * max(over_procs, 1.0), (point, variant, cat)
+    with pytest.raises(commlab.InputError, match="kind="):
+        commlab.read_stats(tmp_path / "py")
+    with pytest.raises(commlab.InputError, match="no per-link statistics"):
+        commlab.read_stats(tmp_path / "py", "per-link")
+    with pytest.raises(commlab.InputError, match="names its statistics files itself"):
+        commlab.sweep("em3d", vary, procs=8, params=SMALL_PARAMS, out=tmp_path / "bad", stats=["latency=x.jsonl"])
+
+
+def test_a_run_records_latencies_that_count_its_messages():
+    r = commlab.run("em3d", variant="mp-int", procs=8, params=SMALL_PARAMS, latencies=True)
+    lat = commlab.latencies([r])
+    messages = lat[lat["metric"] == "message"]
+    assert "active" in set(messages["class"])
+    # Every message sent in the timed region is delivered in it (active ones and the barrier's).
+    assert int(messages["count"].sum()) == r["counters"]["messages"]
+    assert commlab.latencies([commlab.run("em3d", variant="mp-int", procs=8, params=SMALL_PARAMS)]).empty

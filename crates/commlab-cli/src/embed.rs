@@ -56,6 +56,8 @@ pub struct RunRequest {
     pub seed: u64,
     /// Variants at once [default: the cores], fewer if memory is short.
     pub jobs: Option<usize>,
+    /// Record latency distributions (the records' `latencies`), as `--stats latency` does.
+    pub latencies: bool,
 }
 
 /// `commlab run --json`: one record per variant, in variant order. A failed answer check is
@@ -66,7 +68,7 @@ pub fn run(req: &RunRequest) -> Result<Vec<ResultRecord>, Failure> {
     let (name, fingerprint) = (cfg.spec.name.clone(), cfg.fingerprint());
     let meta =
         RunMeta { machine: &name, fingerprint: &fingerprint, overrides: &req.set, procs: cfg.nprocs(), seed: req.seed };
-    let sim = Simulator::new(cfg);
+    let sim = Simulator::new(cfg).record_latencies(req.latencies);
     let jobs = run::jobs_that_fit(&req.app, &req.params, &sim, None, req.jobs, variants.len())?;
     let control = Arc::new(RunControl::default());
     let mut records = Vec::new();
@@ -99,6 +101,8 @@ pub struct SweepRequest {
     pub resume: bool,
     /// A line per finished run on stderr (a bar on a terminal), as `commlab sweep` shows.
     pub progress: bool,
+    /// `--stats` kinds kept for every run (files under `out/stats`).
+    pub stats: Vec<String>,
 }
 
 impl SweepRequest {
@@ -116,6 +120,7 @@ impl SweepRequest {
             out: Some(self.out.clone()),
             resume: self.resume,
             max_memory: None,
+            stats: self.stats.clone(),
             quiet: true,
             silent: !self.progress,
         }

@@ -181,6 +181,11 @@ pub struct ExperimentArgs {
     /// fft2d: n = 16 and 32; blizzard: small parameters at 1, 2 and 4 processors.
     #[arg(long)]
     quick: bool,
+    /// Keep detailed statistics of every run (per-node, per-link, latency, interval=CYCLES;
+    /// repeatable), as `commlab sweep --stats`: one file per run under the results' directory,
+    /// stats/KIND/p<point>.<variant>.jsonl.
+    #[arg(long = "stats", value_name = "KIND")]
+    stats: Vec<String>,
 }
 
 /// One finished run, as read back from results.jsonl.
@@ -338,6 +343,7 @@ fn sweep_args(a: &ExperimentArgs, vary: String, dir: &Path) -> SweepArgs {
         out: Some(dir.to_path_buf()),
         resume: a.resume,
         max_memory: None,
+        stats: a.stats.clone(),
         quiet: true,
         silent: false,
     }

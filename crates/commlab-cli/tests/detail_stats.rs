@@ -272,3 +272,150 @@ fn interval_statistics_sum_to_the_run_and_plot() {
         bad_input(&["run", "am-latency", "--machine", "host", "--stats", kind], &["--machine host", "--stats"]);
     }
 }
+
+/// Issue 37, item 4: `sweep --stats KIND` keeps every run's rows in a file named by its point,
+/// and they agree with the run's record; a resumed sweep writes the files of the runs it redoes;
+/// an experiment passes `--stats` through.
+#[test]
+fn sweep_statistics_are_kept_per_point_and_agree_with_each_record() {
+    let d = TempDir::new("sweep-stats");
+    std::fs::create_dir_all(d.path()).unwrap();
+    let out = d.file("sw");
+    let sweep = |extra: &[&str]| {
+        let mut a = vec![
+            "sweep",
+            "em3d",
+            "--procs",
+            "4",
+            "--param",
+            "nodes=200",
+            "--param",
+            "iterations=2",
+            "--vary",
+            "remote=0.1,0.5",
+            "--variant",
+            "sm,mp-int",
+            "--jobs",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+            "--stats",
+            "latency",
+            "--stats",
+            "per-node",
+            "--stats",
+            "interval=1500",
+        ];
+        a.extend_from_slice(extra);
+        ok(&a)
+    };
+    sweep(&[]);
+    let check = |out: &std::path::Path| {
+        let records = json_lines(&out.join("results.jsonl"));
+        assert_eq!(records.len(), 4);
+        for r in &records {
+            let (p, v) = (r["point"].as_u64().unwrap(), r["variant"].as_str().unwrap());
+            let file = |kind: &str| out.join(format!("stats/{kind}/p{p:05}.{v}.jsonl"));
+            // Latency rows: the record's distributions, with the point and its values.
+            let lat = json_lines(&file("latency"));
+            assert!(!lat.is_empty(), "{p} {v}: latency rows");
+            assert_eq!(lat.len(), r["latencies"].as_array().unwrap().len());
+            for row in &lat {
+                assert_eq!((row["point"].as_u64(), &row["vary"]), (Some(p), &r["vary"]));
+                let rec = r["latencies"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|l| l["metric"] == row["metric"] && l["class"] == row["class"])
+                    .unwrap();
+                assert_eq!(rec["count"], row["count"]);
+            }
+            // Per-node rows: one per processor, their mean the record's breakdown.
+            let nodes = json_lines(&file("per-node"));
+            assert_eq!(nodes.len(), 4);
+            // Intervals: each category summed over the stretches is the processors' total.
+            let iv = json_lines(&file("interval"));
+            assert!(iv.len() >= 2, "{p} {v}: stretches of 1500 cycles");
+            for cat in ["compute", "memory_ni_wait", "message_overhead", "synchronization"] {
+                let over_time: f64 = iv.iter().map(|row| row["total"][cat].as_f64().unwrap()).sum();
+                let over_procs: f64 = nodes.iter().map(|n| n[cat].as_f64().unwrap()).sum();
+                let want = r["breakdown"][cat].as_f64().unwrap() * 4.0;
+                assert!(
+                    (over_time - over_procs).abs() <= 1e-6 * want.max(1.0),
+                    "{p} {v} {cat}: {over_time} vs {over_procs}"
+                );
+                assert!((over_procs - want).abs() <= 1e-6 * want.max(1.0), "{p} {v} {cat}: {over_procs} vs {want}");
+            }
+        }
+    };
+    check(&out);
+    // Resume after losing one run (its record and its files): it is redone, files and all.
+    let results = out.join("results.jsonl");
+    let text = std::fs::read_to_string(&results).unwrap();
+    let kept: Vec<&str> = text.lines().collect();
+    let last: Value = serde_json::from_str(kept[3]).unwrap();
+    let (p, v) = (last["point"].as_u64().unwrap(), last["variant"].as_str().unwrap().to_string());
+    std::fs::write(&results, kept[..3].join("\n") + "\n").unwrap();
+    for kind in ["latency", "per-node", "interval"] {
+        std::fs::remove_file(out.join(format!("stats/{kind}/p{p:05}.{v}.jsonl"))).unwrap();
+    }
+    sweep(&["--resume"]);
+    check(&out);
+    // Bad input names itself before anything runs.
+    bad_input(
+        &[
+            "sweep",
+            "em3d",
+            "--vary",
+            "remote=0.1,0.5",
+            "--stats",
+            "latency=l.jsonl",
+            "--out",
+            d.file("bad").to_str().unwrap(),
+        ],
+        &["latency=l.jsonl", "names its statistics files itself"],
+    );
+    assert!(!d.file("bad").join("results.jsonl").exists());
+    bad_input(&["sweep", "em3d", "--vary", "remote=0.1,0.5", "--stats", "interval=0"], &["at least 1 cycle"]);
+    // An experiment passes it through to its sweep.
+    let exp = d.file("exp");
+    ok(&[
+        "experiment",
+        "latency",
+        "em3d",
+        "--procs",
+        "4",
+        "--param",
+        "nodes=200",
+        "--param",
+        "iterations=2",
+        "--points",
+        "2",
+        "--variant",
+        "mp-int",
+        "--stats",
+        "per-link",
+        "--out",
+        exp.to_str().unwrap(),
+        "--no-marks",
+    ]);
+    // Its two sweeps (the clock scaled, DIR/delay/ a delay added) each keep their own.
+    for dir in [exp.clone(), exp.join("delay")] {
+        let files: Vec<_> =
+            walk(&dir.join("stats")).into_iter().filter(|f| f.to_string_lossy().contains("per-link/p")).collect();
+        assert_eq!(files.len(), 2, "one per-link file per point: {files:?}");
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -97,6 +97,7 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path) -> Result<(), Failure> {
         None => MACHINES.map(String::from).to_vec(),
     };
     let procs: &[usize] = if a.quick { &QUICK_PROCS } else { &PROCS };
+    crate::sweep::stats::parse_kinds(&a.stats)?;
 
     // Every run, checked now (machines build, parameters parse, memory fits).
     // Each with the machine's name and the processor count, as its record will carry them.
@@ -123,6 +124,8 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path) -> Result<(), Failure> {
                         point: tasks.len(),
                         vary,
                         what: key(app, &cfg.spec.name, p, v),
+                        stats: a.stats.clone(),
+                        out: Some(dir.to_path_buf()),
                     };
                     tasks.push((task, cfg.spec.name.clone(), p));
                 }

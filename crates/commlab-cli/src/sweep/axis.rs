@@ -342,6 +342,7 @@ mod tests {
             out: None,
             resume: false,
             max_memory: None,
+            stats: vec![],
             quiet: true,
             silent: true,
         };

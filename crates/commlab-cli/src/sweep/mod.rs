@@ -14,6 +14,7 @@
 
 mod axis;
 mod progress;
+pub mod stats;
 mod summary;
 
 use crate::failure::{failed, input, Failure};
@@ -54,6 +55,9 @@ a resume whose grid does not hold every point already run (another range or spac
 results.jsonl is an error. At the end DIR/summary.json holds, for each combination of the other keys, the cycles \
 of every variant along the first key, the fastest variant at each value and the crossovers (where two variants \
 change order, interpolated linearly); a short summary is printed. Results are identical for any --jobs.\n\n\
+Detailed statistics: --stats KIND (per-node, per-link, latency, interval=CYCLES; repeatable) keeps, for every \
+run, the rows `commlab run --stats KIND=FILE` writes, in DIR/stats/KIND/p<point>.<variant>.jsonl (each row with \
+its point and vary; Python's commlab.read_stats(DIR, KIND) reads them into one DataFrame).\n\n\
 Examples:\n  \
 commlab sweep em3d --vary cross_traffic.rate_bytes_per_cycle=0:8:9 --jobs 2\n  \
 commlab sweep am-latency --vary messaging.send_overhead_cycles=10:1000:5:log --variant all\n  \
@@ -100,6 +104,12 @@ pub struct SweepArgs {
     /// without it, the memory available. Each of the --jobs workers runs one point at a time.
     #[arg(long, value_name = "SIZE", value_parser = crate::memory_check::parse_size)]
     pub(crate) max_memory: Option<u64>,
+    /// Keep detailed statistics of every run, one file per run: per-node, per-link, latency or
+    /// interval=CYCLES (repeatable), written to DIR/stats/KIND/p<point>.<variant>.jsonl (the rows
+    /// of `run --stats`, each with its point and vary); latency distributions are in each
+    /// record too. A resumed sweep keeps the files of the runs already done.
+    #[arg(long = "stats", value_name = "KIND")]
+    pub(crate) stats: Vec<String>,
     /// Experiments print their own summary instead of the sweep's.
     #[arg(skip)]
     pub(crate) quiet: bool,
@@ -493,6 +503,9 @@ impl Plan {
                 point: p,
                 vary: pt.vary.clone(),
                 what: format!("{} [{}] {}", self.info.name, self.variants[vi], self.grid.describe(p)),
+                stats: args.stats.clone(),
+                // Absolute: a task may run in another process, elsewhere.
+                out: self.results_path.parent().map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf())),
             });
         }
         Ok(out)
@@ -523,6 +536,12 @@ pub struct Task {
     pub vary: Map<String, Value>,
     /// "app [variant] key=value ...", for messages.
     pub what: String,
+    /// `--stats` kinds to keep, and the sweep's directory their files go under (by the
+    /// process that runs the task).
+    #[serde(default)]
+    pub stats: Vec<String>,
+    #[serde(default)]
+    pub out: Option<PathBuf>,
 }
 
 /// Run one task: the record `commlab sweep` appends for it. A failed answer check is in the
@@ -538,31 +557,49 @@ pub fn run_task(task: &Task) -> Result<ResultRecord, Failure> {
             task.machine_fingerprint
         )));
     }
-    run_point(&cfg, &task.app, &task.variant, &task.params, task.seed, &task.overrides, task.point, &task.vary).map_err(
-        |e| match e {
-            AppError::Input(m) => input(format!("{}: {m}", task.what)),
-            AppError::Run(m) => failed(format!("{}: {m}", task.what)),
-        },
-    )
+    let stats = match &task.out {
+        Some(dir) if !task.stats.is_empty() => stats::PointStats::new(&task.stats, dir)?,
+        _ => stats::PointStats::default(),
+    };
+    let run =
+        PointRun { app: &task.app, params: &task.params, seed: task.seed, overrides: &task.overrides, stats: &stats };
+    run.run(&cfg, &task.variant, task.point, &task.vary).map_err(|e| match e {
+        AppError::Input(m) => input(format!("{}: {m}", task.what)),
+        AppError::Run(m) => failed(format!("{}: {m}", task.what)),
+    })
 }
 
-/// One (point, variant) run and its record.
-#[allow(clippy::too_many_arguments)]
-fn run_point(
-    cfg: &MachineConfig,
-    app: &str,
-    variant: &str,
-    params: &[String],
+/// What every run of a sweep shares.
+struct PointRun<'a> {
+    app: &'a str,
+    params: &'a [String],
     seed: u64,
-    overrides: &[String],
-    point: usize,
-    vary: &Map<String, Value>,
-) -> Result<ResultRecord, AppError> {
-    let sim = Simulator::new(cfg.clone());
-    let r = commlab_apps::run_app(&sim, app, variant, params, seed)?;
-    let (name, fingerprint) = (cfg.spec.name.clone(), cfg.fingerprint());
-    let meta = RunMeta { machine: &name, fingerprint: &fingerprint, overrides, procs: cfg.nprocs(), seed };
-    Ok(ResultRecord { point: Some(point), vary: Some(vary.clone()), ..ResultRecord::of_run(&r, &meta) })
+    overrides: &'a [String],
+    stats: &'a stats::PointStats,
+}
+
+impl PointRun<'_> {
+    /// One (point, variant) run and its record; its `--stats` files written.
+    fn run(
+        &self,
+        cfg: &MachineConfig,
+        variant: &str,
+        point: usize,
+        vary: &Map<String, Value>,
+    ) -> Result<ResultRecord, AppError> {
+        let sim = self.stats.simulator(cfg.clone());
+        let r = commlab_apps::run_app(&sim, self.app, variant, self.params, self.seed)?;
+        self.stats.write(&r, point, vary).map_err(|f| AppError::Run(f.message))?;
+        let (name, fingerprint) = (cfg.spec.name.clone(), cfg.fingerprint());
+        let meta = RunMeta {
+            machine: &name,
+            fingerprint: &fingerprint,
+            overrides: self.overrides,
+            procs: cfg.nprocs(),
+            seed: self.seed,
+        };
+        Ok(ResultRecord { point: Some(point), vary: Some(vary.clone()), ..ResultRecord::of_run(&r, &meta) })
+    }
 }
 
 /// What a sweep did: the line and summary `commlab sweep` prints, and the runs that failed or
@@ -615,6 +652,7 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
     let info = commlab_apps::app_info(&args.app).map_err(|e| input(e.to_string()))?;
     crate::variant_arg::check_variant_names(info, &args.variant)?;
     Params::parse(info, &args.param).map_err(|e| input(e.to_string()))?;
+    stats::parse_kinds(&args.stats)?;
     let base = machine_arg::load(&args.machine, &args.set, args.procs)?;
     let variants = select_variants(info, &args.variant, &base).map_err(|e| input(e.to_string()))?;
     let spec = serde_json::to_value(&base.spec).expect("a machine spec serializes");
@@ -761,6 +799,10 @@ pub(crate) fn finish(args: &SweepArgs, finished_elsewhere: Option<Vec<String>>) 
     let Plan { info, ref variants, ref grid, ref results_path, ref todo, .. } = plan;
     let meta = plan.meta(args);
     let resumed = plan.total_runs() - todo.len();
+    let point_stats = match results_path.parent() {
+        Some(dir) if !args.stats.is_empty() => stats::PointStats::new(&args.stats, dir)?,
+        _ => stats::PointStats::default(),
+    };
     let mut failed_runs: Vec<String> = Vec::new();
     let mut failed_checks: Vec<String> = Vec::new();
     let ran_here = finished_elsewhere.is_none();
@@ -789,7 +831,7 @@ pub(crate) fn finish(args: &SweepArgs, finished_elsewhere: Option<Vec<String>>) 
                 for _ in 0..jobs {
                     let tx = tx.clone();
                     let (next, stop) = (&next, &stop);
-                    let (seed, overrides) = (args.seed, &args.set);
+                    let point_stats = &point_stats;
                     s.spawn(move || loop {
                         if stop.load(Ordering::Relaxed) {
                             break;
@@ -805,11 +847,17 @@ pub(crate) fn finish(args: &SweepArgs, finished_elsewhere: Option<Vec<String>>) 
                                 variants[vi],
                                 grid.describe(p)
                             ));
-                            run_point(&pt.cfg, info.name, variants[vi], &pt.params, seed, overrides, p, &pt.vary)
-                                .map_err(|e| match e {
-                                    AppError::Input(m) => input(m),
-                                    AppError::Run(m) => failed(m),
-                                })
+                            let run = PointRun {
+                                app: info.name,
+                                params: &pt.params,
+                                seed: args.seed,
+                                overrides: &args.set,
+                                stats: point_stats,
+                            };
+                            run.run(&pt.cfg, variants[vi], p, &pt.vary).map_err(|e| match e {
+                                AppError::Input(m) => input(m),
+                                AppError::Run(m) => failed(m),
+                            })
                         });
                         if tx.send((k, outcome)).is_err() {
                             break;
