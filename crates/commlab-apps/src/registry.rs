@@ -54,6 +54,12 @@ pub fn unavailable<B: Backend>(backend: &B, app: &str, variant: &str) -> Option<
         ("fft2d", "fetch" | "deposit" | "pack-fetch" | "pack-deposit") if !backend.one_sided() => Some(one_sided),
         ("remote-bw", _) if !backend.one_sided() => Some(one_sided),
         ("em3d", "custom") if !backend.access_control() => Some(crate::app::NEEDS_TEMPEST),
+        ("memcpy" | "accum", "mp") if backend.max_am_args() < crate::runtime::FETCH_ARGS => {
+            Some("needs active messages of 3 arguments (messaging.max_arg_words >= 6)")
+        }
+        ("barnes", "custom") if backend.nprocs() > 1 && backend.max_am_args() < crate::barnes::BODIES_ARGS => {
+            Some("needs active messages of 3 arguments (messaging.max_arg_words >= 6)")
+        }
         _ => None,
     }
 }

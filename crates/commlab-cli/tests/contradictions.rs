@@ -117,3 +117,34 @@ fn plot_refuses_negative_cycles_and_duplicated_records() {
     std::fs::write(&results, format!("{}\n{negative}\n", lines[0])).unwrap();
     bad_input(&["plot", "runtime", path], &["line 2", "cycles is -5", "a number >= 0"]);
 }
+
+/// A message variant whose messages carry more arguments than the machine's (cm5: 2 u64
+/// arguments) is refused before anything runs (exit 2, naming the key), and `--variant all`
+/// leaves it out, as it leaves out variants that need one-sided access; a parameter's default is
+/// lowered to what a message carries (they used to fail mid-run, exit 1, as program errors).
+#[test]
+fn message_variants_that_need_more_arguments_than_the_machine_carries_are_refused_up_front() {
+    for (app, variant, params) in [
+        ("memcpy", "mp", &["bytes=64"][..]),
+        ("accum", "mp", &["words=64"][..]),
+        ("barnes", "custom", &["bodies=64", "iterations=2"][..]),
+    ] {
+        let mut args = vec!["run", app, "--machine", "cm5", "--procs", "4", "--variant", variant];
+        for p in params {
+            args.extend(["--param", p]);
+        }
+        bad_input(&args, &["3 arguments", "messaging.max_arg_words = 4"]);
+        args[7] = "all";
+        args.push("--json");
+        let out = ok(&args);
+        let ran: Vec<String> =
+            out.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["variant"].to_string()).collect();
+        assert!(!ran.is_empty() && !ran.iter().any(|v| v.contains(variant)), "{app}: all ran {ran:?}");
+    }
+    let base =
+        ["run", "am-throughput", "--machine", "cm5", "--procs", "4", "--param", "messages=5", "--variant", "mp-int"];
+    ok(&base);
+    let mut too_many = base.to_vec();
+    too_many.extend(["--param", "args=3"]);
+    bad_input(&too_many, &["--param args=3", "at most 2"]);
+}

@@ -72,6 +72,8 @@ pub enum Mode {
 }
 
 const BODIES: HandlerId = HandlerId(0);
+/// The arguments of a `BODIES` message: the step's parity, the first body and the count.
+pub(crate) const BODIES_ARGS: usize = 3;
 
 /// Words of a cell record, and the offsets in it.
 const CELL_WORDS: usize = 16;
@@ -489,7 +491,8 @@ impl Kernel {
             node.state(|s| s.bodies[parity][SENT_WORDS * lo..SENT_WORDS * hi].copy_from_slice(&words));
             for off in 1..procs {
                 let dest = (me + off) % procs;
-                node.send_bulk(dest, BODIES, &[parity as u64, lo as u64, (hi - lo) as u64], &[&words]);
+                let head: [u64; BODIES_ARGS] = [parity as u64, lo as u64, (hi - lo) as u64];
+                node.send_bulk(dest, BODIES, &head, &[&words]);
                 node.state(|s| {
                     s.tally.messages += 1;
                     s.tally.bodies_sent += (hi - lo) as u64;

@@ -43,6 +43,7 @@ mod physics;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::Params;
 use commlab_api::{Backend, Category};
+pub(crate) use kernel::BODIES_ARGS;
 use kernel::{Costs, Kernel, Mode};
 use physics::{Sim, V3};
 use std::collections::BTreeMap;
@@ -94,6 +95,14 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     let eps: f64 =
         params.get("eps", ("a number >= 0 and at most 10", |v: f64| v.is_finite() && (0.0..=10.0).contains(&v)))?;
     let mode = if variant == "stache" { Mode::Stache } else { Mode::Custom };
+    if mode == Mode::Custom && procs > 1 && backend.max_am_args() < BODIES_ARGS {
+        return Err(AppError::Input(format!(
+            "barnes custom sends each processor's bodies in a message of {} arguments (parity, first body, count), but this machine's messages carry at most {} (messaging.max_arg_words = {})",
+            BODIES_ARGS,
+            backend.max_am_args(),
+            2 * backend.max_am_args()
+        )));
+    }
     let costs = Costs::of(backend)?;
 
     let bodies = physics::generate(n, seed);

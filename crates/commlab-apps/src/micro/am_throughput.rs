@@ -23,7 +23,11 @@ pub const INFO: AppInfo = AppInfo {
             doc: "number of sending processors (1..nprocs-1; by default 8, or nprocs-1 where fewer)",
         },
         ParamDoc { name: "messages", default: "200", doc: "messages per sender" },
-        ParamDoc { name: "args", default: "4", doc: "u64 arguments per message (payload)" },
+        ParamDoc {
+            name: "args",
+            default: "4",
+            doc: "u64 arguments per message (payload; by default 4, or as many as the machine's messages carry)",
+        },
         ParamDoc { name: "handler_cycles", default: "0", doc: "work done by the receiving handler" },
     ],
 };
@@ -97,7 +101,18 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
         return Err(AppError::Input(format!("--param senders={senders}: needs 1..={} on {n} processors", n - 1)));
     }
     let messages: usize = params.get("messages", crate::params::COUNT)?;
-    let args: usize = params.get("args", ("a whole number 0..=64", |a| a <= 64))?;
+    let mut args: usize = params.get("args", ("a whole number 0..=64", |a| a <= 64))?;
+    // As `senders`: the default is lowered to what a message carries; a value given above that
+    // is refused before anything runs.
+    let most = backend.max_am_args();
+    if !params.given("args") {
+        args = args.min(most);
+    } else if args > most {
+        return Err(AppError::Input(format!(
+            "--param args={args}: this machine's active messages carry at most {most} u64 arguments (messaging.max_arg_words = {})",
+            2 * most
+        )));
+    }
     let handler_cycles: u64 = params.get("handler_cycles", NON_NEGATIVE)?;
     let prog = Arc::new(AmThroughput { senders, messages, args, handler_cycles, mode: receive_mode(variant) });
     let out = backend.run(prog).map_err(run_err)?;

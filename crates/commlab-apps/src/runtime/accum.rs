@@ -142,6 +142,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let kind = Reach::of_variant(INFO.name, variant);
     let words: usize = params.get("words", WORDS)?;
     let (hops, home) = partner_param(backend, params, INFO.name)?;
+    kind.check_messages(backend, INFO.name)?;
     let cleaner = kind.cleaner(backend, INFO.name, home)?;
     let line_words = (backend.line_bytes() / 8).max(1);
     let accum_word = cost(backend, "accum_word")?;

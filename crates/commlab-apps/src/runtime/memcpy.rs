@@ -145,6 +145,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let kind = Reach::of_variant(INFO.name, variant);
     let bytes: usize = params.get("bytes", BYTES)?;
     let (hops, home) = partner_param(backend, params, INFO.name)?;
+    kind.check_messages(backend, INFO.name)?;
     let cleaner = kind.cleaner(backend, INFO.name, home)?;
     let words = bytes / 8;
     let line_words = (backend.line_bytes() / 8).max(1);

@@ -132,6 +132,20 @@ impl Reach {
         }
     }
 
+    /// Refuse, before anything runs, a machine whose active messages cannot carry the `mp`
+    /// copy's request (source, length, destination: [`FETCH_ARGS`] arguments).
+    pub(crate) fn check_messages<B: Backend>(self, backend: &B, app: &str) -> Result<(), AppError> {
+        let most = backend.max_am_args();
+        if self == Reach::Dma && most < FETCH_ARGS {
+            return Err(AppError::Input(format!(
+                "{app} mp asks for the block with one active message of {FETCH_ARGS} arguments (source, length, destination), but this machine's messages carry at most {most} (messaging.max_arg_words = {}); use a machine with messaging.max_arg_words >= {}",
+                2 * most,
+                2 * FETCH_ARGS
+            )));
+        }
+        Ok(())
+    }
+
     /// The processor that leaves the block clean at its home in set-up (the loops need one; a
     /// DMA reads memory whatever the caches hold, and [`WORKER`] stands in).
     pub(crate) fn cleaner<B: Backend>(self, backend: &B, app: &str, home: ProcId) -> Result<ProcId, AppError> {
@@ -161,6 +175,9 @@ pub(crate) struct Fetch {
     pub wake_cycles: u64,
 }
 
+/// The arguments of the `mp` copy's request.
+pub(crate) const FETCH_ARGS: usize = 3;
+
 /// The `mp` copy from the worker's side: ask `home` for the block at `src` of `words` words
 /// (the request names the source, its length and the destination, `dst`), and wait, blocked,
 /// for the reply's DMA: its handler makes the thread runnable and the scheduler resumes it
@@ -169,7 +186,8 @@ pub(crate) fn fetch_block<N: Node>(node: &mut N, home: ProcId, src: Addr, words:
 where
     N::State: HasFetch,
 {
-    node.send_am(home, FETCH_REQUEST, &[src.0, words as u64, dst.0]);
+    let request: [u64; FETCH_ARGS] = [src.0, words as u64, dst.0];
+    node.send_am(home, FETCH_REQUEST, &request);
     node.wait_until("the copy's DMA reply", |s: &N::State| s.fetch_ref().arrived);
     node.compute(sched.resume_cycles());
 }
