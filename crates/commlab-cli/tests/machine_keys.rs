@@ -146,3 +146,29 @@ fn no_source_keeps_its_own_list_of_machine_keys() {
     }
     assert!(found.is_empty(), "machine keys listed by hand (derive them from machine::keys()):\n{}", found.join("\n"));
 }
+
+/// Regression: `sweep --vary` took a key's type from the machine's value, so a whole-cycles key
+/// the machine leaves at its default (absent from its TOML) was swept as 0.0, 5.0 and refused.
+#[test]
+fn sweep_varies_a_key_the_machine_leaves_at_its_default_with_the_tables_type() {
+    let dir = TempDir::new("sweep-absent-key");
+    let out = ok(&[
+        "sweep",
+        "am-latency",
+        "--vary",
+        "messaging.flow_buffer_cycles=0,5",
+        "--variant",
+        "mp-int",
+        "--procs",
+        "2",
+        "--param",
+        "rounds=2",
+        "--out",
+        dir.arg(),
+    ]);
+    assert!(out.contains("2 runs"), "{out}");
+    let rows = json_lines(&dir.file("results.jsonl"));
+    let mut varied: Vec<String> = rows.iter().map(|r| r["vary"]["messaging.flow_buffer_cycles"].to_string()).collect();
+    varied.sort();
+    assert_eq!(varied, ["0", "5"], "whole numbers, as the key table declares");
+}
