@@ -7,7 +7,7 @@
 //! property here (1800 cases passed when this was written); `FUZZ_SHOW=1` prints every case.
 
 use commlab_apps::APPS;
-use commlab_sim::machine::KEYS;
+use commlab_sim::machine::keys;
 use proptest::prelude::*;
 use std::process::Command;
 
@@ -115,7 +115,7 @@ fn base_args(app: &str) -> Vec<String> {
 }
 
 fn settable_keys() -> Vec<&'static str> {
-    KEYS.iter().map(|k| k.key).filter(|k| !k.ends_with(".*") && *k != "limits.max_events").collect()
+    keys().iter().map(|k| k.key).filter(|k| !k.ends_with(".*") && *k != "limits.max_events").collect()
 }
 
 proptest! {

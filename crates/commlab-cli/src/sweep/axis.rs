@@ -93,7 +93,7 @@ pub(super) struct Axis {
 }
 
 /// Decide whether `key` is an app parameter or a machine key, and the type of its values.
-fn resolve(key: &str, info: &AppInfo, spec: &Value) -> Result<(Target, Kind), Failure> {
+fn resolve(key: &str, info: &AppInfo) -> Result<(Target, Kind), Failure> {
     if let Some(p) = info.params.iter().find(|p| p.name == key) {
         let kind = if p.default.parse::<i64>().is_ok() {
             Kind::Int
@@ -119,14 +119,13 @@ fn resolve(key: &str, info: &AppInfo, spec: &Value) -> Result<(Target, Kind), Fa
             machine::key_list().replace(", costs.*", "")
         )));
     }
-    let current = key.split('.').try_fold(spec, |v, part| v.get(part));
-    let kind = match current {
-        None if key.starts_with("costs.") => Kind::Int,
-        None => Kind::Float,
-        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Kind::Int,
-        Some(Value::Number(_)) => Kind::Float,
-        Some(Value::String(_)) | Some(Value::Bool(_)) => Kind::Text,
-        Some(_) => {
+    // The key's type as the key table declares it (a key the machine leaves at its default has
+    // no value to take it from: a whole-cycles key swept as 0.0, 5.0 was refused).
+    let kind = match machine::key_doc(key).map(|d| d.kind) {
+        Some(machine::Kind::Whole) => Kind::Int,
+        Some(machine::Kind::Number) => Kind::Float,
+        Some(machine::Kind::Text | machine::Kind::Bool) => Kind::Text,
+        _ => {
             return Err(input(format!(
             "--vary `{key}`: a list-valued machine key cannot be swept (set it with --set; the processor count is --vary procs=...)"
         )))
@@ -246,7 +245,7 @@ fn parse_values(key: &str, kind: Kind, spec: &str) -> Result<Vec<Val>, Failure> 
 }
 
 /// Parse every `--vary`.
-pub(super) fn axes(args: &SweepArgs, info: &AppInfo, spec: &Value) -> Result<Vec<Axis>, Failure> {
+pub(super) fn axes(args: &SweepArgs, info: &AppInfo) -> Result<Vec<Axis>, Failure> {
     let mut out: Vec<Axis> = Vec::new();
     for v in &args.vary {
         let (key, values) = v.split_once('=').ok_or_else(|| {
@@ -258,7 +257,7 @@ pub(super) fn axes(args: &SweepArgs, info: &AppInfo, spec: &Value) -> Result<Vec
         if out.iter().any(|a| a.key == key) {
             return Err(input(format!("--vary `{key}` is given twice (give each key once, with all its values)")));
         }
-        let (target, kind) = resolve(key, info, spec)?;
+        let (target, kind) = resolve(key, info)?;
         let values = parse_values(key, kind, values)?;
         if target == Target::Procs {
             if let Some(bad) = values.iter().find(|v| !matches!(v, Val::Int(n) if *n >= 1)) {
@@ -323,12 +322,11 @@ mod tests {
     #[test]
     fn procs_is_a_whole_number_axis_of_its_own() {
         let info = commlab_apps::app_info("em3d").unwrap();
-        let spec = serde_json::json!({});
-        assert!(matches!(resolve("procs", info, &spec), Ok((Target::Procs, Kind::Int))));
+        assert!(matches!(resolve("procs", info), Ok((Target::Procs, Kind::Int))));
         // (iccg's `nonlocal` is a fraction: its default must read as one, or it would sweep as
         // whole numbers.)
         let iccg = commlab_apps::app_info("iccg").unwrap();
-        assert!(matches!(resolve("nonlocal", iccg, &spec), Ok((Target::Param, Kind::Float))));
+        assert!(matches!(resolve("nonlocal", iccg), Ok((Target::Param, Kind::Float))));
         let args = |v: &str| SweepArgs {
             app: "em3d".into(),
             vary: vec![v.into()],
@@ -346,12 +344,12 @@ mod tests {
             quiet: true,
             silent: true,
         };
-        let a = axes(&args("procs=1:8:4:log"), info, &spec).map_err(|f| f.message).unwrap();
+        let a = axes(&args("procs=1:8:4:log"), info).map_err(|f| f.message).unwrap();
         assert_eq!(a[0].values, [1, 2, 4, 8].map(Val::Int).to_vec());
         for (bad, needle) in
             [("procs=0,4", "`0` is not a processor count"), ("procs=-2", "`-2`"), ("procs=2.5", "whole")]
         {
-            let Err(e) = axes(&args(bad), info, &spec).map_err(|f| f.message) else { panic!("{bad} accepted") };
+            let Err(e) = axes(&args(bad), info).map_err(|f| f.message) else { panic!("{bad} accepted") };
             assert!(e.contains(needle) && e.starts_with("--vary procs="), "{bad}: {e}");
         }
     }

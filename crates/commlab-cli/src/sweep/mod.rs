@@ -655,8 +655,7 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
     stats::parse_kinds(&args.stats)?;
     let base = machine_arg::load(&args.machine, &args.set, args.procs)?;
     let variants = select_variants(info, &args.variant, &base).map_err(|e| input(e.to_string()))?;
-    let spec = serde_json::to_value(&base.spec).expect("a machine spec serializes");
-    let axes = axis::axes(args, info, &spec)?;
+    let axes = axis::axes(args, info)?;
     // A key both varied and fixed would silently take the varied values.
     for a in &axes {
         let fixed = match a.target {

@@ -7,7 +7,8 @@
 mod spec;
 
 pub use spec::{
-    key_doc, key_list, DramSpec, DsmSpec, HierarchySpec, KeyDoc, LevelSpec, MachineSpec, MemorySpec, StreamSpec, KEYS,
+    key_doc, key_list, keys, Bound, Conv, DramSpec, DsmSpec, HierarchySpec, KeyDoc, Kind, LevelSpec, MachineSpec,
+    MemorySpec, StreamSpec,
 };
 
 use crate::topology::{resize, Topology, TopologyKind};
@@ -197,18 +198,18 @@ fn one_line(s: &str) -> String {
 }
 
 /// Apply one `key=value` override to the raw table, checking that the key exists (or is a
-/// `costs.*` entry) and that the value has the key's type.
+/// `costs.*` entry) and that the value has the key's type (its [`Kind`] in [`keys`]).
 fn apply_override(table: &mut toml::Table, ov: &str) -> Result<(), ConfigError> {
     let (key, raw) = ov.split_once('=').ok_or_else(|| ConfigError {
         message: format!("--set `{ov}`: expected key=value, e.g. network.link_bytes_per_ns=0.09"),
     })?;
     let key = key.trim();
     let raw = raw.trim();
-    if key_doc(key).is_none() || key == "costs.*" {
+    let Some(doc) = key_doc(key).filter(|_| key != "costs.*") else {
         return Err(ConfigError {
             message: format!("--set `{key}`: unknown machine key (valid keys: {})", key_list()),
         });
-    }
+    };
     // Parse the value as a TOML value; a bare word is taken as a string.
     let value: toml::Value = match format!("v = {raw}").parse::<toml::Table>() {
         Ok(mut t) => t.remove("v").expect("parsed key"),
@@ -224,14 +225,9 @@ fn apply_override(table: &mut toml::Table, ov: &str) -> Result<(), ConfigError> 
             .as_table_mut()
             .ok_or_else(|| ConfigError::key(key, format!("`{p}` is not a table in this machine")))?;
     }
-    let value = match cur.get(*last) {
-        Some(old @ (toml::Value::Integer(_) | toml::Value::Float(_))) => number(key, raw, old, value)?,
-        Some(old) => coerce(key, old, value)?,
-        // A cost entry, or a whole-cycles key this machine leaves at its default of 0.
-        None if parents.first() == Some(&"costs") || last.ends_with("_cycles") || key == "node.procs_per_node" => {
-            number(key, raw, &toml::Value::Integer(0), value)?
-        }
-        None => value,
+    let value = match doc.kind {
+        Kind::Whole | Kind::Number => number(key, raw, doc, value)?,
+        kind => coerce(key, kind, value)?,
     };
     cur.insert(last.to_string(), value);
     Ok(())
@@ -239,13 +235,13 @@ fn apply_override(table: &mut toml::Table, ov: &str) -> Result<(), ConfigError> 
 
 /// Check an override of a numeric key: every numeric key takes a finite, non-negative number
 /// (a whole one where the key is whole), and `-1`, `NaN`, `nan` and `inf` are all refused with
-/// the same words ("positive" for [`POSITIVE_KEYS`]), naming the key and the value as given.
-/// (Zero for a positive key, and other ranges, are checked after, by
+/// the same words ("positive" for a key whose [`Bound`] is positive), naming the key and the
+/// value as given. (Zero for a positive key, and other ranges, are checked after, by
 /// [`MachineConfig::from_spec`], in the same words.)
-fn number(key: &str, raw: &str, old: &toml::Value, new: toml::Value) -> Result<toml::Value, ConfigError> {
+fn number(key: &str, raw: &str, doc: &KeyDoc, new: toml::Value) -> Result<toml::Value, ConfigError> {
     use toml::Value as V;
-    let whole = matches!(old, V::Integer(_));
-    let sign = if POSITIVE_KEYS.contains(&key) { "positive" } else { "non-negative" };
+    let whole = doc.kind == Kind::Whole;
+    let sign = if doc.bound == Bound::Positive { "positive" } else { "non-negative" };
     match (whole, new) {
         (true, V::Integer(i)) if i >= 0 => Ok(V::Integer(i)),
         (false, V::Integer(i)) if i >= 0 => Ok(V::Float(i as f64)),
@@ -257,22 +253,15 @@ fn number(key: &str, raw: &str, old: &toml::Value, new: toml::Value) -> Result<t
     }
 }
 
-/// Check an override against the type of the value it replaces.
-fn coerce(key: &str, old: &toml::Value, new: toml::Value) -> Result<toml::Value, ConfigError> {
+/// Check an override of a key that is not a number against its kind.
+fn coerce(key: &str, kind: Kind, new: toml::Value) -> Result<toml::Value, ConfigError> {
     use toml::Value as V;
-    let ok = match (old, &new) {
-        (V::Float(_), V::Integer(i)) => return Ok(V::Float(*i as f64)),
-        (V::Integer(_), V::Integer(_))
-        | (V::Float(_), V::Float(_))
-        | (V::Boolean(_), V::Boolean(_))
-        | (V::String(_), V::String(_))
-        | (V::Array(_), V::Array(_)) => true,
-        _ => false,
-    };
+    let ok =
+        matches!((kind, &new), (Kind::Bool, V::Boolean(_)) | (Kind::Text, V::String(_)) | (Kind::List, V::Array(_)));
     if ok {
         Ok(new)
     } else {
-        Err(ConfigError::key(key, format!("expected {}, got `{new}`", old.type_str())))
+        Err(ConfigError::key(key, format!("expected {}, got `{new}`", kind.type_str())))
     }
 }
 
@@ -314,7 +303,7 @@ pub struct MachineConfig {
     pub smp_nodes: bool,
 }
 
-/// Messaging costs in processor cycles (see [`KEYS`] for meanings), already multiplied by
+/// Messaging costs in processor cycles (see [`keys`] for meanings), already multiplied by
 /// `messaging.overhead_scale` where the key is a send or receive overhead. They stay in cycles
 /// because a handler's cycles are summed before they are converted to picoseconds.
 #[derive(Clone, Debug)]
@@ -442,7 +431,7 @@ pub struct MemoryConfig {
     pub hierarchy: Option<HierarchyConfig>,
 }
 
-/// The memory hierarchy in simulator units (`[hierarchy]`, see [`KEYS`]). Levels are numbered
+/// The memory hierarchy in simulator units (`[hierarchy]`, see [`keys`]). Levels are numbered
 /// from the processor: `levels[..inner]` are the inner caches (l1, l2), `levels[inner]` is the
 /// coherent cache (`memory.*`), and the DRAM lies beyond.
 #[derive(Clone, Copy, Debug)]
@@ -739,36 +728,28 @@ fn overflow_costs(m: &spec::MessagingSpec, scaled: &dyn Fn(u64) -> u64) -> Resul
     }))
 }
 
-/// The keys that must be positive (not zero): [`MachineConfig::from_spec`] checks them, and a
-/// `--set` of a negative or non-number value to one of them says "positive".
-const POSITIVE_KEYS: &[&str] = &[
-    "processor.clock_mhz",
-    "messaging.overhead_scale",
-    "network.link_bytes_per_ns",
-    "messaging.dma_bytes_per_cycle",
-    "dsm.copy_bytes_per_cycle",
-    "limits.max_sim_time_ms",
-    "hierarchy.cache_bytes_per_cycle",
-    "hierarchy.l1.bytes_per_cycle",
-    "hierarchy.l2.bytes_per_cycle",
-    "hierarchy.dram.bytes_per_cycle",
-];
-
-fn positive(key: &str, v: f64) -> Result<f64, ConfigError> {
-    debug_assert!(POSITIVE_KEYS.contains(&key), "{key} is missing from POSITIVE_KEYS");
-    if v.is_finite() && v > 0.0 {
-        Ok(v)
-    } else {
-        Err(ConfigError::key(key, format!("must be a positive number, got {v:?}")))
+/// Check every key's [`Bound`] as declared in [`keys`] (keys of absent sections are not
+/// checked): a positive key must be a finite number above zero, an `at_least` key at least its
+/// minimum. The first key out of range, in the TOML's order, is named.
+fn check_bounds(spec: &MachineSpec) -> Result<(), ConfigError> {
+    for (key, v, k) in key_values(spec) {
+        match k.bound {
+            Bound::Any => {}
+            Bound::Positive => {
+                let x = v.as_float().or_else(|| v.as_integer().map(|i| i as f64)).unwrap_or(f64::NAN);
+                if !(x.is_finite() && x > 0.0) {
+                    return Err(ConfigError::key(&key, format!("must be a positive number, got {x:?}")));
+                }
+            }
+            Bound::AtLeast(min) => {
+                let n = v.as_integer().unwrap_or(0);
+                if n < 0 || (n as u64) < min {
+                    return Err(ConfigError::key(&key, format!("must be at least {min}, got {n}")));
+                }
+            }
+        }
     }
-}
-
-fn at_least(key: &str, v: u64, min: u64) -> Result<u64, ConfigError> {
-    if v >= min {
-        Ok(v)
-    } else {
-        Err(ConfigError::key(key, format!("must be at least {min}, got {v}")))
-    }
+    Ok(())
 }
 
 fn ns_to_ps(key: &str, ns: f64) -> Result<u64, ConfigError> {
@@ -781,8 +762,7 @@ fn ns_to_ps(key: &str, ns: f64) -> Result<u64, ConfigError> {
 /// Check `[hierarchy]` and convert it (the coherent cache is `memory.*`, already checked).
 fn hierarchy_config(h: &HierarchySpec, mem: &MemorySpec, cycle_ps: f64) -> Result<HierarchyConfig, ConfigError> {
     let ps = |cycles: u64| cycles_to_ps(cycle_ps, cycles as f64);
-    let per_byte = |key: &str, bpc: f64| positive(key, bpc).map(|b| cycle_ps / b);
-    at_least("hierarchy.outstanding_misses", h.outstanding_misses, 1)?;
+    let per_byte = |bpc: f64| cycle_ps / bpc;
     if h.l2.is_some() && h.l1.is_none() {
         return Err(ConfigError::key("hierarchy.l2", "needs hierarchy.l1 (l1 is the innermost level)"));
     }
@@ -803,7 +783,6 @@ fn hierarchy_config(h: &HierarchySpec, mem: &MemorySpec, cycle_ps: f64) -> Resul
         if inner > 0 && l.line_bytes < levels[inner - 1].line_bytes {
             return Err(ConfigError::key(&key("line_bytes"), "must be at least the inner level's line"));
         }
-        at_least(&key("associativity"), l.associativity, 1)?;
         let set = l.line_bytes * l.associativity;
         if l.bytes < set || !l.bytes.is_multiple_of(set) {
             return Err(ConfigError::key(
@@ -816,7 +795,7 @@ fn hierarchy_config(h: &HierarchySpec, mem: &MemorySpec, cycle_ps: f64) -> Resul
             line_bytes: l.line_bytes,
             ways: l.associativity as usize,
             hit_ps: ps(l.hit_cycles),
-            ps_per_byte: per_byte(&format!("hierarchy.{name}.bytes_per_cycle"), l.bytes_per_cycle)?,
+            ps_per_byte: per_byte(l.bytes_per_cycle),
         };
         inner += 1;
     }
@@ -825,10 +804,9 @@ fn hierarchy_config(h: &HierarchySpec, mem: &MemorySpec, cycle_ps: f64) -> Resul
         line_bytes: mem.line_bytes,
         ways: mem.associativity as usize,
         hit_ps: ps(mem.hit_cycles),
-        ps_per_byte: per_byte("hierarchy.cache_bytes_per_cycle", h.cache_bytes_per_cycle)?,
+        ps_per_byte: per_byte(h.cache_bytes_per_cycle),
     };
     let d = &h.dram;
-    at_least("hierarchy.dram.banks", d.banks, 1)?;
     if d.interleave_bytes < 8 || !d.interleave_bytes.is_power_of_two() {
         return Err(ConfigError::key(
             "hierarchy.dram.interleave_bytes",
@@ -840,17 +818,14 @@ fn hierarchy_config(h: &HierarchySpec, mem: &MemorySpec, cycle_ps: f64) -> Resul
         interleave_bytes: d.interleave_bytes,
         bank_busy_ps: ps(d.bank_busy_cycles),
         latency_ps: ps(mem.local_miss_cycles),
-        ps_per_byte: per_byte("hierarchy.dram.bytes_per_cycle", d.bytes_per_cycle)?,
+        ps_per_byte: per_byte(d.bytes_per_cycle),
         shared: d.shared,
     };
-    let stream = match &h.stream {
-        None => None,
-        Some(s) => Some(StreamConfig {
-            buffers: at_least("hierarchy.stream.buffers", s.buffers, 1)? as usize,
-            depth: at_least("hierarchy.stream.depth", s.depth, 1)? as usize,
-            hit_ps: ps(s.hit_cycles),
-        }),
-    };
+    let stream = h.stream.as_ref().map(|s| StreamConfig {
+        buffers: s.buffers as usize,
+        depth: s.depth as usize,
+        hit_ps: ps(s.hit_cycles),
+    });
     let write_buffer = match &h.write_buffer {
         None => None,
         Some(w) => {
@@ -864,10 +839,7 @@ fn hierarchy_config(h: &HierarchySpec, mem: &MemorySpec, cycle_ps: f64) -> Resul
                     ),
                 ));
             }
-            Some(WriteBufferConfig {
-                entries: at_least("hierarchy.write_buffer.entries", w.entries, 1)? as usize,
-                block_bytes: block,
-            })
+            Some(WriteBufferConfig { entries: w.entries as usize, block_bytes: block })
         }
     };
     if let Some(pb) = h.page_bytes {
@@ -887,6 +859,27 @@ fn hierarchy_config(h: &HierarchySpec, mem: &MemorySpec, cycle_ps: f64) -> Resul
         write_buffer,
         page_bytes: h.page_bytes,
     })
+}
+
+/// Every key a spec has, with its value and conversion, in the key table's order (each
+/// `costs.NAME` as itself).
+fn key_values(spec: &MachineSpec) -> Vec<(String, toml::Value, &'static KeyDoc)> {
+    let table = toml::Table::try_from(spec).expect("a spec serializes");
+    let mut out = Vec::new();
+    for k in keys() {
+        let mut parts = k.key.split('.');
+        let first = parts.next().and_then(|p| table.get(p));
+        let Some(v) = parts.try_fold(first, |v, part| Some(v?.get(part))).flatten() else {
+            if let Some(section) = k.key.strip_suffix(".*") {
+                if let Some(t) = table.get(section).and_then(toml::Value::as_table) {
+                    out.extend(t.iter().map(|(name, v)| (format!("{section}.{name}"), v.clone(), k)));
+                }
+            }
+            continue;
+        };
+        out.push((k.key.to_string(), v.clone(), k));
+    }
+    out
 }
 
 /// Every time a machine key implies must fit the simulated-time limit (so no conversion to
@@ -924,12 +917,13 @@ fn check_times_fit(spec: &MachineSpec, cycle_ps: f64, max_time_ps: f64) -> Resul
             ),
         ));
     }
-    let n = &spec.network;
-    for (key, ns) in [("network.router_latency_ns", n.router_latency_ns), ("network.ni_latency_ns", n.ni_latency_ns)] {
-        if ns * 1000.0 > max_time_ps {
-            return Err(too_large(key, ns, (max_time_ps / 1000.0).floor()));
+    for (key, ns, k) in key_values(spec) {
+        let ns = ns.as_float().unwrap_or(0.0);
+        if k.conv == Conv::Ns && ns * 1000.0 > max_time_ps {
+            return Err(too_large(&key, ns, (max_time_ps / 1000.0).floor()));
         }
     }
+    let n = &spec.network;
     let packet_bytes = (n.header_bytes as f64) + n.max_packet_payload_bytes as f64;
     let too_slow = |key: &str, value: f64, smallest: f64| {
         ConfigError::key(
@@ -955,50 +949,16 @@ fn check_times_fit(spec: &MachineSpec, cycle_ps: f64, max_time_ps: f64) -> Resul
             return Err(too_slow("dsm.copy_bytes_per_cycle", d.copy_bytes_per_cycle, smallest));
         }
     }
-    // Every cost in cycles, read from the spec as written (so new keys are covered too).
-    const SCALED: &[&str] = &[
-        "send_overhead_cycles",
-        "send_per_arg_word_cycles",
-        "interrupt_entry_cycles",
-        "interrupt_exit_cycles",
-        "receive_per_arg_word_cycles",
-        "poll_cycles",
-        "poll_dispatch_cycles",
-        "overflow_trap_entry_cycles",
-        "overflow_drain_per_message_cycles",
-        "overflow_drain_per_word_cycles",
-        "overflow_trap_exit_cycles",
-        "overflow_dispatch_cycles",
-    ];
-    let table = toml::Table::try_from(spec).expect("a spec serializes");
-    for section in ["messaging", "memory", "dsm", "remote", "node", "costs"] {
-        let Some(entries) = table.get(section).and_then(|t| t.as_table()) else { continue };
-        for (key, value) in entries {
-            let Some(cycles) = value.as_integer() else { continue };
-            if section != "costs" && !key.ends_with("_cycles") {
-                continue;
-            }
-            let factor = if section == "messaging" && SCALED.contains(&key.as_str()) { m.overhead_scale } else { 1.0 };
-            if cycles as f64 * factor > per_cycle_limit {
-                return Err(too_large(&format!("{section}.{key}"), cycles as f64, (per_cycle_limit / factor).floor()));
-            }
-        }
-    }
-    if let Some(h) = &spec.hierarchy {
-        let mut cycles = vec![("hierarchy.dram.bank_busy_cycles", h.dram.bank_busy_cycles)];
-        if let Some(l) = &h.l1 {
-            cycles.push(("hierarchy.l1.hit_cycles", l.hit_cycles));
-        }
-        if let Some(l) = &h.l2 {
-            cycles.push(("hierarchy.l2.hit_cycles", l.hit_cycles));
-        }
-        if let Some(s) = &h.stream {
-            cycles.push(("hierarchy.stream.hit_cycles", s.hit_cycles));
-        }
-        for (key, c) in cycles {
-            if c as f64 > per_cycle_limit {
-                return Err(too_large(key, c as f64, per_cycle_limit.floor()));
-            }
+    // Every key in cycles, as declared in the key table (overheads as scaled).
+    for (key, cycles, k) in key_values(spec) {
+        let Some(cycles) = cycles.as_integer() else { continue };
+        let factor = match k.conv {
+            Conv::Overhead => m.overhead_scale,
+            Conv::Cycles => 1.0,
+            _ => continue,
+        };
+        if cycles as f64 * factor > per_cycle_limit {
+            return Err(too_large(&key, cycles as f64, (per_cycle_limit / factor).floor()));
         }
     }
     Ok(())
@@ -1036,14 +996,13 @@ impl MachineConfig {
     pub fn from_spec(spec: MachineSpec) -> Result<MachineConfig, ConfigError> {
         let n = &spec.network;
         let m = &spec.messaging;
-        let clock = positive("processor.clock_mhz", spec.processor.clock_mhz)?;
-        let scale = positive("messaging.overhead_scale", m.overhead_scale)?;
+        // Every key's own range first (so the checks below divide by no zero).
+        check_bounds(&spec)?;
+        let clock = spec.processor.clock_mhz;
+        let scale = m.overhead_scale;
         let scaled = |cycles: u64| (cycles as f64 * scale).round() as u64;
-        let bw = positive("network.link_bytes_per_ns", n.link_bytes_per_ns)?;
+        let bw = n.link_bytes_per_ns;
         let topology = Topology::new(topology_kind(n)?).map_err(|e| ConfigError::key("network", e))?;
-        at_least("network.max_packet_payload_bytes", n.max_packet_payload_bytes, 8)?;
-        at_least("network.ni_input_queue_packets", n.ni_input_queue_packets as u64, 1)?;
-        at_least("network.ni_output_queue_packets", n.ni_output_queue_packets as u64, 1)?;
         let ct = &spec.cross_traffic;
         if !ct.rate_bytes_per_cycle.is_finite() || ct.rate_bytes_per_cycle < 0.0 {
             return Err(ConfigError::key(
@@ -1073,16 +1032,12 @@ impl MachineConfig {
                 format!("must exceed network.header_bytes ({}), got {}", n.header_bytes, ct.message_bytes),
             ));
         }
-        at_least("messaging.max_arg_words", m.max_arg_words, 2)?;
-        positive("messaging.dma_bytes_per_cycle", m.dma_bytes_per_cycle)?;
         if m.dma_align_bytes < 8 || !m.dma_align_bytes.is_power_of_two() {
             return Err(ConfigError::key(
                 "messaging.dma_align_bytes",
                 format!("must be a power of two >= 8, got {}", m.dma_align_bytes),
             ));
         }
-        at_least("messaging.barrier_arity", m.barrier_arity, 2)?;
-        at_least("memory.barrier_arity", spec.memory.barrier_arity, 2)?;
         let mem = &spec.memory;
         if mem.line_bytes < 8 || !mem.line_bytes.is_power_of_two() {
             return Err(ConfigError::key(
@@ -1090,7 +1045,6 @@ impl MachineConfig {
                 format!("must be a power of two >= 8, got {}", mem.line_bytes),
             ));
         }
-        at_least("memory.associativity", mem.associativity, 1)?;
         // A line larger than a set's share of the cache is the line's fault.
         if mem.line_bytes.saturating_mul(mem.associativity) > mem.cache_bytes {
             return Err(ConfigError::key(
@@ -1113,7 +1067,6 @@ impl MachineConfig {
                 ),
             ));
         }
-        at_least("memory.hw_pointers", mem.hw_pointers, 1)?;
         if mem.snooping && mem.model != "hardware" {
             return Err(ConfigError::key(
                 "memory.snooping",
@@ -1191,7 +1144,6 @@ impl MachineConfig {
                         "dsm.instrumentation = none inserts no checks: give a level to charge checks",
                     ));
                 }
-                positive("dsm.copy_bytes_per_cycle", d.copy_bytes_per_cycle)?;
                 if d.tag_granule_bytes < 8
                     || !d.tag_granule_bytes.is_power_of_two()
                     || d.tag_granule_bytes > mem.line_bytes
@@ -1211,9 +1163,7 @@ impl MachineConfig {
                 return Err(ConfigError::key("memory.model", format!("must be hardware or software, got `{other}`")))
             }
         };
-        at_least("memory.prefetch_buffer_entries", mem.prefetch_buffer_entries, 1)?;
-        at_least("limits.max_events", spec.limits.max_events, 1)?;
-        let max_time_ps = positive("limits.max_sim_time_ms", spec.limits.max_sim_time_ms)? * 1e9;
+        let max_time_ps = spec.limits.max_sim_time_ms * 1e9;
         if max_time_ps >= u64::MAX as f64 / 4.0 {
             return Err(ConfigError::key(
                 "limits.max_sim_time_ms",
@@ -1322,8 +1272,6 @@ impl MachineConfig {
         let remote = match &spec.remote {
             None => None,
             Some(r) => {
-                at_least("remote.max_outstanding_words", r.max_outstanding_words, 1)?;
-                at_least("remote.words_per_request", r.words_per_request, 1)?;
                 if r.max_outstanding_words > u32::MAX as u64 || r.words_per_request > 1 << 20 {
                     return Err(ConfigError::key(
                         "remote",
@@ -1598,6 +1546,120 @@ mod tests {
         fn rounding_to_picoseconds_agrees_with_f64_round(x in any::<f64>(), cycles in 0.0f64..1e12, ps in 1.0f64..1e6) {
             prop_assert_eq!(round_to_u64(x), reference(x));
             prop_assert_eq!(round_to_u64(cycles * ps), reference(cycles * ps));
+        }
+    }
+}
+
+/// The key table is the one declaration of every key: a machine with every key given (a value
+/// of each key's kind) deserializes, its documented TOML names every key with its unit and
+/// meaning and nothing undeclared, and `--set` accepts every key.
+#[cfg(test)]
+mod key_table_tests {
+    use super::*;
+
+    /// A value of `kind` that `--set` and the spec's types accept.
+    fn sample(kind: Kind) -> &'static str {
+        match kind {
+            Kind::Whole => "3",
+            Kind::Number => "1.5",
+            Kind::Bool => "true",
+            Kind::Text => "\"mesh\"",
+            Kind::List => "[2, 2]",
+            Kind::Section | Kind::Map => unreachable!("flattened"),
+        }
+    }
+
+    /// TOML text giving every key of the table a sample value (`costs.*` as `costs.sample`).
+    fn full_toml() -> String {
+        let mut sections: Vec<(String, Vec<String>)> = vec![(String::new(), Vec::new())];
+        for k in keys() {
+            let (section, name) = match k.key.rsplit_once('.') {
+                Some((s, "*")) => (s.to_string(), "sample"),
+                Some((s, n)) => (s.to_string(), n),
+                None => (String::new(), k.key),
+            };
+            let line = format!("{name} = {}", sample(k.kind));
+            match sections.iter_mut().find(|(s, _)| *s == section) {
+                Some((_, lines)) => lines.push(line),
+                None => sections.push((section, vec![line])),
+            }
+        }
+        let mut text = String::new();
+        for (section, lines) in sections {
+            if !section.is_empty() {
+                text.push_str(&format!("[{section}]\n"));
+            }
+            for l in lines {
+                text.push_str(&l);
+                text.push('\n');
+            }
+        }
+        text
+    }
+
+    #[test]
+    fn machine_key_table_declares_every_key_of_the_spec_once() {
+        let spec = parse_spec(&full_toml(), "full", &[]).expect("every key of the table deserializes");
+        let doc = spec.to_documented_toml();
+        let mut section = String::new();
+        let mut seen = Vec::new();
+        for line in doc.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            if line.starts_with('[') {
+                section = line.trim_matches(|c| c == '[' || c == ']').to_string();
+                continue;
+            }
+            let (k, _) = line.split_once(" = ").expect("key = value");
+            let full = if section.is_empty() { k.to_string() } else { format!("{section}.{k}") };
+            let d = key_doc(&full).unwrap_or_else(|| panic!("`{full}` is in the spec but not in the key table"));
+            assert!(line.ends_with(&format!("# [{}] {}", d.unit, d.doc)), "{full}: {line}");
+            seen.push(if full.starts_with("costs.") { "costs.*".to_string() } else { full });
+        }
+        // Every key once (a section's plain keys come before its sub-tables in TOML).
+        let mut table: Vec<&str> = keys().iter().map(|k| k.key).collect();
+        table.sort();
+        seen.sort();
+        assert_eq!(seen, table, "the documented TOML lists every key of the table, once");
+        table.dedup();
+        assert_eq!(table.len(), keys().len(), "a key is declared twice");
+    }
+
+    #[test]
+    fn set_accepts_every_key_of_the_table_with_its_type() {
+        let full = full_toml();
+        for k in keys() {
+            let key = k.key.replace(".*", ".other");
+            let ov = [format!("{key}={}", sample(k.kind))];
+            let spec = parse_spec(&full, "full", &ov).unwrap_or_else(|e| panic!("--set {}: {e}", ov[0]));
+            assert!(spec.to_documented_toml().contains(&format!("# [{}] {}", k.unit, k.doc)), "{key}");
+            // A value of another kind is refused, naming the key.
+            let wrong = if k.kind == Kind::Bool { "[1]" } else { "true" };
+            let e = parse_spec(&full, "full", &[format!("{key}={wrong}")]).expect_err(&key);
+            assert!(e.message.contains(&format!("`{key}`")), "{key}: {e}");
+        }
+        assert!(parse_spec(&full, "full", &["no.such_key=1".into()])
+            .unwrap_err()
+            .message
+            .contains("unknown machine key"));
+    }
+
+    #[test]
+    fn key_bounds_come_from_the_table() {
+        // A bound declared on a key is checked by from_spec, in --set's words.
+        for (key, value, want) in [
+            ("messaging.max_arg_words", "1", "must be at least 2, got 1"),
+            ("hierarchy.l1.associativity", "0", "must be at least 1, got 0"),
+            ("network.link_bytes_per_ns", "0", "must be a positive number, got 0.0"),
+            ("node.procs_per_node", "3", "must be 1 or 2"),
+        ] {
+            let machine = if key.starts_with("hierarchy") { "t3e" } else { "alewife" };
+            let e = MachineConfig::preset(machine, &[format!("{key}={value}")], None).unwrap_err();
+            assert!(e.message.contains(&format!("`{key}`: {want}")), "{key}: {e}");
+        }
+        let positive: Vec<&str> = keys().iter().filter(|k| k.bound == Bound::Positive).map(|k| k.key).collect();
+        assert!(positive.contains(&"hierarchy.l2.bytes_per_cycle") && positive.contains(&"processor.clock_mhz"));
+        // Every overhead the scale multiplies is in messaging and in cycles.
+        for k in keys().iter().filter(|k| k.conv == Conv::Overhead) {
+            assert!(k.key.starts_with("messaging.") && k.unit == "cycles", "{}", k.key);
         }
     }
 }
