@@ -1,7 +1,7 @@
 //! `SimNode`: the [`Node`] interface as seen from inside a processor's coroutine.
 
 use super::{MainState, SimError, Wait, World};
-use crate::mem::protocol::CacheState;
+use crate::mem::protocol::{ProcAction, ProcEvent};
 use crate::msg::flow::{Buffered, Decision};
 use crate::msg::{self, MessageRecord, Target};
 use commlab_api::{AccessTag, Addr, BarrierKind, Category, HandlerId, Node, Placement, ProcId, ReceiveMode};
@@ -110,13 +110,18 @@ impl<'y, S> SimNode<'y, S> {
                 addr.0
             ));
         }
+        let ev = if write { ProcEvent::Store } else { ProcEvent::Load };
         loop {
             let w = self.w();
             let line = w.mem.line_of(addr.0);
-            let st = w.mem.caches.state(id, line);
-            // Software DSM: a home block its tag lets the home access is its memory, no copy.
-            let at_home = st == CacheState::Invalid && w.mem.resident_at_home(id, line, write);
-            if at_home || st == CacheState::Modified || (!write && st == CacheState::Shared) {
+            let action = match w.mem.proc_access(id, line, ev) {
+                Ok(a) => a,
+                Err(why) => self.fail_internal(format!("protocol: processor {id}, line {line}, {ev:?}: {}", why.0)),
+            };
+            let w = self.w();
+            if let ProcAction::Hit | ProcAction::HitAtHome = action {
+                // Software DSM: a home block its tag lets the home access is its memory, no copy.
+                let at_home = action == ProcAction::HitAtHome;
                 if w.mem.caches.touch(id, line) {
                     w.mem.stats.prefetches_useful += 1;
                 }
@@ -136,12 +141,8 @@ impl<'y, S> SimNode<'y, S> {
                 self.flush();
                 continue;
             }
-            let w = self.w();
-            let pm = &w.mem.procs[id];
-            let in_flight = pm.waiting == Some(line) || pm.prefetches.contains(&line);
-            if !in_flight {
-                w.mem.procs[id].waiting = Some(line);
-                w.mem_issue(id, line, write);
+            if let Some(request) = action.request() {
+                self.w().mem_call(|m| m.demand_miss(id, line, request));
             }
             missed = true;
             let cat = self.mem_cat(true);
@@ -232,25 +233,25 @@ impl<'y, S> SimNode<'y, S> {
         let line = self.w().mem.line_of(addr.0);
         let cap = self.w().cfg.mem.prefetch_buffer_entries;
         // Every yield (flushing, a full buffer) can change the line's state: look again after.
+        let ev = if write { ProcEvent::PrefetchStore } else { ProcEvent::PrefetchLoad };
         loop {
-            let st = self.w().mem.caches.state(id, line);
-            let pm = &self.w().mem.procs[id];
-            let enough = st == CacheState::Modified || (!write && st == CacheState::Shared);
-            if enough || pm.prefetches.contains(&line) || pm.waiting == Some(line) {
-                return;
-            }
+            let request = match self.w().mem.proc_access(id, line, ev) {
+                Ok(ProcAction::PrefetchNotNeeded) => return,
+                Ok(a) => a.request(),
+                Err(why) => self.fail_internal(format!("protocol: processor {id}, line {line}, {ev:?}: {}", why.0)),
+            };
+            let Some(request) = request else {
+                self.fail_internal(format!("protocol: processor {id}, line {line}, {ev:?}: not a prefetch's action"))
+            };
             if self.pending_ps > 0 {
                 self.flush();
                 continue;
             }
-            if self.w().mem.procs[id].prefetches.len() >= cap {
+            if self.w().mem.prefetches_in_flight(id) >= cap {
                 self.block(Wait::PrefetchBuffer, Category::MemoryNiWait);
                 continue;
             }
-            let w = self.w();
-            w.mem.procs[id].prefetches.push(line);
-            w.mem.stats.prefetches += 1;
-            w.mem_issue(id, line, write);
+            self.w().mem_call(|m| m.prefetch(id, line, request));
             return;
         }
     }
@@ -348,6 +349,14 @@ impl<'y, S> SimNode<'y, S> {
     }
 
     /// Report a program error and stop this processor for good.
+    /// Stop the run on a simulator bug (an impossible protocol state).
+    fn fail_internal(&mut self, msg: String) -> ! {
+        self.w().fail(SimError::Internal(msg));
+        loop {
+            self.suspend();
+        }
+    }
+
     pub(super) fn fail(&mut self, msg: String) -> ! {
         self.w().fail(SimError::Program(msg));
         loop {
@@ -862,7 +871,7 @@ impl<S> Node for SimNode<'_, S> {
             self.flush();
             let line = self.w().mem.line_of(addr.0);
             let w = self.w();
-            if w.mem.caches.state(id, line) != CacheState::Invalid || w.mem.resident_at_home(id, line, false) {
+            if w.mem.load_hits(id, line) {
                 self.block(Wait::Spin(what, line), Category::Synchronization);
             }
         };

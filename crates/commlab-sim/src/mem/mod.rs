@@ -23,8 +23,8 @@ use crate::machine::{DsmCosts, MachineConfig, MemoryConfig};
 use cache::{Caches, Line};
 use commlab_api::Placement;
 use protocol::{
-    cache_transition, dir_transition, CacheAction, CacheEvent, CacheState, DirAction, DirEvent, DirGuard, DirState,
-    ProtoKind,
+    cache_transition, dir_transition, proc_transition, CacheAction, CacheEvent, CacheState, DirAction, DirEvent,
+    DirGuard, DirState, Impossible, Pending, ProcAction, ProcEvent, ProcGuard, ProtoKind,
 };
 use std::collections::{BTreeMap, VecDeque};
 
@@ -104,6 +104,33 @@ impl ProcMem {
     /// prefetch) or holds it for an access it has not performed yet.
     pub fn engaged_with(&self, line: Line) -> bool {
         self.pinned == Some(line) || self.waiting == Some(line) || self.prefetches.contains(&line)
+    }
+
+    /// The transient part of `line`'s state here, as the processor's accesses see it: a request
+    /// in flight (a demand miss or a prefetch), or nothing. (A line pinned for an access is
+    /// performed on at once; the processor never sees it otherwise.)
+    #[inline]
+    fn access_pending(&self, line: Line) -> Pending {
+        if self.waiting == Some(line) || self.prefetches.contains(&line) {
+            Pending::Requested
+        } else if self.pinned == Some(line) {
+            Pending::Pinned
+        } else {
+            Pending::Idle
+        }
+    }
+
+    /// The transient part of `line`'s state here, as requests from the home see it: pinned
+    /// for an access, a request in flight, or nothing.
+    #[inline]
+    fn protocol_pending(&self, line: Line) -> Pending {
+        if self.pinned == Some(line) {
+            Pending::Pinned
+        } else if self.waiting == Some(line) || self.prefetches.contains(&line) {
+            Pending::Requested
+        } else {
+            Pending::Idle
+        }
     }
 }
 
@@ -471,8 +498,44 @@ impl Memory {
         }
     }
 
-    /// A processor starts a miss (demand or prefetch) on `line`.
-    pub(crate) fn issue(&mut self, p: usize, line: Line, write: bool) {
+    /// Whether processor `p` holds `line` so a load of it hits (in its cache, or at home in
+    /// its own memory): a processor spinning on it waits for it to be taken away.
+    pub(crate) fn load_hits(&self, p: usize, line: Line) -> bool {
+        matches!(self.proc_access(p, line, ProcEvent::Load), Ok(ProcAction::Hit | ProcAction::HitAtHome))
+    }
+
+    /// Processor `p`'s access `ev` to `line`: what the processor table says it does now.
+    #[inline]
+    pub(crate) fn proc_access(&self, p: usize, line: Line, ev: ProcEvent) -> Result<ProcAction, Impossible> {
+        let state = self.caches.state(p, line);
+        let write = matches!(ev, ProcEvent::Store | ProcEvent::PrefetchStore);
+        // Software DSM: a home block its tag lets the home access is its memory, no copy.
+        let home_tag_allows = !state.valid() && self.resident_at_home(p, line, write);
+        proc_transition(state, self.procs[p].access_pending(line), ev, ProcGuard { home_tag_allows })
+    }
+
+    /// Processor `p` misses on `line` for a demand access: it sends `request` (from
+    /// `proc_access`) and waits for the fill.
+    pub(crate) fn demand_miss(&mut self, p: usize, line: Line, request: ProtoKind) {
+        self.procs[p].waiting = Some(line);
+        self.issue(p, line, request);
+    }
+
+    /// Processor `p` prefetches `line` with `request` (from `proc_access`).
+    pub(crate) fn prefetch(&mut self, p: usize, line: Line, request: ProtoKind) {
+        self.procs[p].prefetches.push(line);
+        self.stats.prefetches += 1;
+        self.issue(p, line, request);
+    }
+
+    /// How many prefetches processor `p` has in flight.
+    pub(crate) fn prefetches_in_flight(&self, p: usize) -> usize {
+        self.procs[p].prefetches.len()
+    }
+
+    /// A processor starts a miss (demand or prefetch) on `line`, sending `kind` (a read, write
+    /// or upgrade request).
+    fn issue(&mut self, p: usize, line: Line, kind: ProtoKind) {
         let home = self.home_of(line);
         self.stats.misses += 1;
         self.stats.misses_by_node[p] += 1;
@@ -483,12 +546,7 @@ impl Memory {
             let at = self.now + self.t.local_memory_ps;
             return self.send_proto(p, p, ProtoKind::DataExclusive, line, p, at);
         }
-        let upgrade = write && self.caches.state(p, line) == CacheState::Shared;
-        let kind = match (write, upgrade) {
-            (false, _) => ProtoKind::ReadRequest,
-            (true, false) => ProtoKind::WriteRequest,
-            (true, true) => ProtoKind::UpgradeRequest,
-        };
+        let upgrade = kind == ProtoKind::UpgradeRequest;
         // Software DSM: the failed check traps to a handler (a write to a readable block may
         // fault differently), which then sends the request as an active message.
         let trap = self.sw.map_or(0, |sw| sw.miss_trap_ps + if upgrade { sw.upgrade_fault_ps } else { 0 });
@@ -568,18 +626,17 @@ impl Memory {
             ProtoKind::Invalidate => self.cache_event(at_node, line, CacheEvent::Invalidate, from),
             ProtoKind::ForwardRead => self.cache_event(at_node, line, CacheEvent::ForwardRead, from),
             ProtoKind::ForwardWrite => self.cache_event(at_node, line, CacheEvent::ForwardWrite, from),
-            ProtoKind::DataShared | ProtoKind::DataExclusive | ProtoKind::PermissionExclusive => {
-                self.fill_has_data = kind != ProtoKind::PermissionExclusive;
-                if !self.fill_has_data && self.caches.state(at_node, line) != CacheState::Shared {
-                    return self.fail_internal(format!(
-                        "protocol: ownership without data for line {line} reached cache {at_node}, which does not hold it"
-                    ));
-                }
-                let ev = if kind == ProtoKind::DataShared { CacheEvent::FillShared } else { CacheEvent::FillExclusive };
-                self.cache_event(at_node, line, ev, from)
-            }
+            ProtoKind::DataShared => self.fill(at_node, line, CacheEvent::FillShared, from),
+            ProtoKind::DataExclusive => self.fill(at_node, line, CacheEvent::FillExclusive, from),
+            ProtoKind::PermissionExclusive => self.fill(at_node, line, CacheEvent::FillPermission, from),
         }
         self.check_line(line);
+    }
+
+    /// A fill (`ev`: data shared, data exclusive, or ownership without data) reaches `p`.
+    fn fill(&mut self, p: usize, line: Line, ev: CacheEvent, from: usize) {
+        self.fill_has_data = ev != CacheEvent::FillPermission;
+        self.cache_event(p, line, ev, from)
     }
 
     /// A request reaches the home: serve it, or queue it behind the line's transaction.
@@ -757,19 +814,21 @@ impl Memory {
 
     /// Run one cache transition at node `p` and perform its actions.
     fn cache_event(&mut self, p: usize, line: Line, ev: CacheEvent, from: usize) {
-        if self.procs[p].pinned == Some(line)
-            && matches!(ev, CacheEvent::Invalidate | CacheEvent::ForwardRead | CacheEvent::ForwardWrite)
-        {
+        let state = self.caches.state(p, line);
+        let pending = self.procs[p].protocol_pending(line);
+        let (next, actions) = match cache_transition(state, pending, ev) {
+            Ok(t) => t,
+            Err(why) => {
+                return self.fail_internal(format!(
+                    "protocol: cache {p}, line {line}: {state:?} ({pending:?}) + {ev:?}: {}",
+                    why.0
+                ))
+            }
+        };
+        if actions == [CacheAction::DeferUntilAccess] {
             self.procs[p].deferred.push((ev, from));
             return;
         }
-        let state = self.caches.state(p, line);
-        let (next, actions) = match cache_transition(state, ev) {
-            Ok(t) => t,
-            Err(why) => {
-                return self.fail_internal(format!("protocol: cache {p}, line {line}: {state:?} + {ev:?}: {}", why.0))
-            }
-        };
         let home = self.home_of(line);
         let mut respond = self.action_time() + if p == home { self.t.home_cache_ps } else { self.t.owner_ps };
         if let Some(sw) = self.sw {
@@ -786,21 +845,14 @@ impl Memory {
                 CacheAction::SendInvalidationAck => {
                     self.caches.set_state(p, line, next);
                     self.send_proto(p, from, ProtoKind::InvalidationAck, line, p, respond);
-                    self.line_lost(p, line);
                 }
                 CacheAction::SendOwnerDataToHome => {
                     self.caches.set_state(p, line, next);
                     self.send_proto(p, from, ProtoKind::OwnerData, line, p, respond);
-                    if next == CacheState::Invalid {
-                        self.line_lost(p, line);
-                    }
                 }
+                CacheAction::NotifyLineLost => self.line_lost(p, line),
                 CacheAction::InstallAndResume => self.install(p, line, next, self.fill_has_data),
-                CacheAction::HitInCache
-                | CacheAction::SendReadRequest
-                | CacheAction::SendWriteRequest
-                | CacheAction::DropSilently
-                | CacheAction::SendWritebackToHome => {
+                CacheAction::DeferUntilAccess | CacheAction::DropSilently | CacheAction::SendWritebackToHome => {
                     return self.fail_internal(format!("protocol: {a:?} from a network event at cache {p}"));
                 }
             }
@@ -837,7 +889,7 @@ impl Memory {
             if let Some(c) = &mut self.checker {
                 c.fill(p, line, &self.data, self.line_words);
             }
-        } else if state == CacheState::Modified && !self.is_private(line) {
+        } else if state.owned() && !self.is_private(line) {
             self.write_back(p, line);
         }
         let pm = &mut self.procs[p];
@@ -912,7 +964,7 @@ impl Memory {
         }
         let mut dropped = 0;
         for p in 0..self.caches.len() {
-            if self.caches.state(p, line) != CacheState::Invalid {
+            if self.caches.state(p, line).valid() {
                 self.caches.set_state(p, line, CacheState::Invalid);
                 self.line_lost(p, line);
                 dropped += 1;
@@ -924,9 +976,10 @@ impl Memory {
         Ok(dropped)
     }
 
-    /// Replace `victim` at `p` (its state `vstate`).
+    /// Replace `victim` at `p` (its state `vstate`; a victim is never engaged with a request
+    /// or an access, see `make_room`).
     pub(crate) fn evict(&mut self, p: usize, victim: Line, vstate: CacheState) {
-        let Ok((next, actions)) = cache_transition(vstate, CacheEvent::Evict) else {
+        let Ok((next, actions)) = cache_transition(vstate, Pending::Idle, CacheEvent::Evict) else {
             return self.fail_internal(format!("protocol: evicting line {victim} in {vstate:?}"));
         };
         self.caches.set_state(p, victim, next);
