@@ -4,7 +4,7 @@ use super::{MainState, SimError, Wait, World};
 use crate::mem::protocol::{ProcAction, ProcEvent};
 use crate::msg::flow::{Buffered, Decision};
 use crate::msg::{self, MessageRecord, Target};
-use commlab_api::{AccessTag, Addr, BarrierKind, Category, HandlerId, Node, Placement, ProcId, ReceiveMode};
+use commlab_api::{Addr, BarrierKind, Category, HandlerId, Node, Placement, ProcId, ReceiveMode};
 use corosensei::Yielder;
 
 pub(crate) struct SimNode<'y, S> {
@@ -81,7 +81,7 @@ impl<'y, S> SimNode<'y, S> {
 
     pub(super) fn check_addr(&mut self, addr: Addr, what: &str) {
         if !self.w().mem.valid(addr.0) {
-            let (id, words) = (self.id, self.w().mem.data.len());
+            let (id, words) = (self.id, self.w().mem.words());
             self.fail(format!(
                 "processor {id}: {what} of address {:#x}, which is not an aligned word of shared memory (allocated: {} bytes)",
                 addr.0,
@@ -122,12 +122,7 @@ impl<'y, S> SimNode<'y, S> {
             if let ProcAction::Hit | ProcAction::HitAtHome = action {
                 // Software DSM: a home block its tag lets the home access is its memory, no copy.
                 let at_home = action == ProcAction::HitAtHome;
-                if w.mem.caches.touch(id, line) {
-                    w.mem.stats.prefetches_useful += 1;
-                }
-                if !missed {
-                    w.mem.stats.hits += 1;
-                }
+                w.mem.performed(id, line, missed);
                 self.last_access = Some((addr.0, missed));
                 self.at_home = at_home;
                 if let Some(since) = stalled_since {
@@ -188,7 +183,7 @@ impl<'y, S> SimNode<'y, S> {
     /// held for this access.
     fn charge_access(&mut self, extra_ps: u64) {
         let id = self.id;
-        let stolen = if self.w().mem.procs[id].pinned.is_some() { self.w().unpin(id) } else { 0 };
+        let stolen = if self.w().mem.has_pinned(id) { self.w().unpin(id) } else { 0 };
         let cat = self.mem_cat(false);
         let hit = self.hit_time();
         self.run_ahead(hit + extra_ps, cat);
@@ -262,16 +257,9 @@ impl<'y, S> SimNode<'y, S> {
         let line = self.access(addr, true);
         let (id, at_home) = (self.id, self.at_home);
         let w = self.w();
-        let i = (addr.0 / 8) as usize;
-        let old = w.mem.data[i];
-        let new = f(old);
-        w.mem.data[i] = new;
-        let word = i % (w.cfg.mem.line_bytes / 8) as usize;
-        if let Some(c) = w.mem.checker.as_mut().filter(|_| !at_home) {
-            let r = c.load(id, line, word, old).and_then(|_| c.store(id, line, word, new));
-            if let Err(e) = r {
-                self.w().fail(SimError::Internal(format!("coherence invariant: {e}")));
-            }
+        let (old, checked) = w.mem.rmw_word(id, line, addr.0, f, !at_home);
+        if let Err(e) = checked {
+            w.fail(SimError::Internal(format!("coherence invariant: {e}")));
         }
         let rmw_ps = self.w().cfg.mem.rmw_ps;
         self.charge_hit(rmw_ps, true);
@@ -538,7 +526,7 @@ impl<'y, S> SimNode<'y, S> {
     fn check_ps(&mut self, write: bool) -> u64 {
         let id = self.id;
         let w = self.w();
-        let ps = w.mem.sw.map_or(0, |sw| if write { sw.store_check_ps } else { sw.load_check_ps });
+        let ps = w.mem.access_check_ps(write);
         if ps > 0 {
             w.procs[id].checked[usize::from(write)] += 1;
         }
@@ -552,38 +540,21 @@ impl<'y, S> SimNode<'y, S> {
         let id = self.id;
         let write = store.is_some();
         loop {
-            let w = self.w();
             // `line`: the block's first line (tags, copies and faults are per block).
-            let (line, _) = w.mem.tempest.block_of(w.mem.line_of(addr.0));
-            let home = w.mem.home_of(line);
-            let allowed = match w.mem.tempest.tag(id, line, home) {
-                AccessTag::Writable => true,
-                AccessTag::ReadOnly => !write,
-                AccessTag::Invalid => false,
+            let line = match self.w().mem.user_access(id, addr.0, store) {
+                Ok(v) => {
+                    self.last_access = Some((addr.0, false));
+                    self.charge_hit(0, write);
+                    return v;
+                }
+                Err(line) => line,
             };
-            if allowed {
-                w.mem.tempest.pending[id] = None;
-                let word = (addr.0 / 8) as usize - line as usize * w.mem.line_words();
-                let mem = &mut w.mem;
-                let v = match store {
-                    Some(v) => {
-                        mem.tempest.write(&mut mem.data, id, line, home, word, v);
-                        v
-                    }
-                    None => mem.tempest.read(&mem.data, id, line, home, word),
-                };
-                self.last_access = Some((addr.0, false));
-                self.charge_hit(0, write);
-                return v;
-            }
             if self.pending_ps > 0 {
                 self.flush();
                 continue;
             }
             let w = self.w();
-            if w.mem.tempest.pending[id] != Some((line, write)) {
-                w.mem.tempest.pending[id] = Some((line, write));
-                w.mem.tempest.faults += 1;
+            if w.mem.user_fault(id, line, write) {
                 if w.cfg.smp_nodes {
                     // The faulting processor runs its fault handler itself, then waits.
                     let ps = w.run_fault_on_compute(id, line, write);
@@ -602,17 +573,14 @@ impl<'y, S> SimNode<'y, S> {
     /// Whether `addr` lies in a Tempest user region.
     #[inline]
     fn is_user(&mut self, addr: Addr) -> bool {
-        let m = &self.w().mem;
-        m.tempest.is_user(m.line_of(addr.0))
+        self.w().mem.is_user(addr.0)
     }
 
     /// At a barrier every processor has entered: with the checker on, Tempest's invariant.
     fn check_tempest(&mut self) {
         let w = self.w();
-        if w.mem.checker.is_some() {
-            if let Err(e) = crate::mem::check::tempest_at_barrier(&w.mem, w.procs.len()) {
-                w.fail(SimError::Internal(format!("Tempest invariant: {e}")));
-            }
+        if let Err(e) = w.mem.check_tempest_at_barrier(w.procs.len()) {
+            w.fail(SimError::Internal(format!("Tempest invariant: {e}")));
         }
     }
 
@@ -741,13 +709,9 @@ impl<S> Node for SimNode<'_, S> {
         let line = self.access(addr, false);
         let (id, at_home) = (self.id, self.at_home);
         let w = self.w();
-        let i = (addr.0 / 8) as usize;
-        let v = w.mem.data[i];
-        if let Some(c) = w.mem.checker.as_ref().filter(|_| !at_home) {
-            let word = i % (w.cfg.mem.line_bytes / 8) as usize;
-            if let Err(e) = c.load(id, line, word, v) {
-                w.fail(SimError::Internal(format!("coherence invariant: {e}")));
-            }
+        let (v, checked) = w.mem.load_word(id, line, addr.0, !at_home);
+        if let Err(e) = checked {
+            w.fail(SimError::Internal(format!("coherence invariant: {e}")));
         }
         self.charge_hit(0, false);
         v
@@ -762,23 +726,17 @@ impl<S> Node for SimNode<'_, S> {
         let line = self.access(addr, true);
         let (id, at_home) = (self.id, self.at_home);
         let w = self.w();
-        let i = (addr.0 / 8) as usize;
-        w.mem.data[i] = value;
-        if let Some(c) = w.mem.checker.as_mut().filter(|_| !at_home) {
-            let word = i % (w.cfg.mem.line_bytes / 8) as usize;
-            if let Err(e) = c.store(id, line, word, value) {
-                w.fail(SimError::Internal(format!("coherence invariant: {e}")));
-            }
+        if let Err(e) = w.mem.store_word(id, line, addr.0, value, !at_home) {
+            w.fail(SimError::Internal(format!("coherence invariant: {e}")));
         }
         self.charge_hit(0, true);
     }
 
     fn private_array(&mut self, k: usize) -> Addr {
         let id = self.id;
-        match self.w().mem.private_arrays[id].get(k) {
-            Some(&(base, _)) => Addr(base),
-            None => {
-                let have = self.w().mem.private_arrays[id].len();
+        match self.w().mem.private_array(id, k) {
+            Ok(base) => Addr(base),
+            Err(have) => {
                 self.fail(format!("processor {id} asked for private array {k}, but its program declared {have}"))
             }
         }
@@ -848,14 +806,14 @@ impl<S> Node for SimNode<'_, S> {
         self.run_ahead(overhead, Category::Synchronization);
         self.sync_depth -= 1;
         let id = self.id;
-        self.w().mem.lock_holders.insert(addr.0, id);
+        self.w().mem.lock_taken(addr.0, id);
     }
 
     fn unlock(&mut self, addr: Addr) {
         self.sync_depth += 1;
         self.store(addr, 0);
         self.sync_depth -= 1;
-        self.w().mem.lock_holders.remove(&addr.0);
+        self.w().mem.lock_released(addr.0);
     }
 
     fn spin_until(&mut self, what: &'static str, addr: Addr, mut cond: impl FnMut(u64) -> bool) -> u64 {
@@ -892,8 +850,7 @@ impl<S> Node for SimNode<'_, S> {
         if w.timing_start.is_none() {
             w.timing_start = Some(now);
             w.traffic = Default::default();
-            w.mem.stats = crate::mem::MemStats::new(w.procs.len());
-            w.mem.tempest.reset_counts();
+            w.mem.reset_counts(w.procs.len());
             for p in &mut w.procs {
                 p.sent = 0;
                 p.received = 0;

@@ -469,6 +469,191 @@ impl Memory {
     }
 }
 
+/// What a processor does with memory once `proc_access` said its access performs: the word
+/// itself, the cache's bookkeeping, the checker's shadow copies.
+impl Memory {
+    /// Allocated shared and private words.
+    pub fn words(&self) -> usize {
+        self.data.len()
+    }
+
+    /// `p`'s access to `line` performs in its cache (or at home): mark the line used (a
+    /// prefetched line's first use counts as a useful prefetch), and count a hit unless the
+    /// access `missed` first.
+    #[inline]
+    pub(crate) fn performed(&mut self, p: usize, line: Line, missed: bool) {
+        if self.caches.touch(p, line) {
+            self.stats.prefetches_useful += 1;
+        }
+        if !missed {
+            self.stats.hits += 1;
+        }
+    }
+
+    /// The word of `line` that `addr` is (for the checker's shadow copies).
+    #[inline]
+    fn word_in_line(&self, addr: u64) -> usize {
+        (addr / 8) as usize % self.line_words as usize
+    }
+
+    /// `p` loads `addr` of `line` (present now); with the checker on and the access in a
+    /// cached copy (`cached`: not at home in its memory), the checker compares its copy.
+    #[inline]
+    pub(crate) fn load_word(&self, p: usize, line: Line, addr: u64, cached: bool) -> (u64, Result<(), String>) {
+        let v = self.data[(addr / 8) as usize];
+        let checked = match self.checker.as_ref().filter(|_| cached) {
+            Some(c) => c.load(p, line, self.word_in_line(addr), v),
+            None => Ok(()),
+        };
+        (v, checked)
+    }
+
+    /// `p` stores `value` to `addr` of `line` (owned now); see `load_word`.
+    #[inline]
+    pub(crate) fn store_word(
+        &mut self,
+        p: usize,
+        line: Line,
+        addr: u64,
+        value: u64,
+        cached: bool,
+    ) -> Result<(), String> {
+        self.data[(addr / 8) as usize] = value;
+        let word = self.word_in_line(addr);
+        match self.checker.as_mut().filter(|_| cached) {
+            Some(c) => c.store(p, line, word, value),
+            None => Ok(()),
+        }
+    }
+
+    /// `p` performs an atomic read-modify-write `f` on `addr` of `line` (owned now); returns
+    /// the old value. See `load_word`.
+    #[inline]
+    pub(crate) fn rmw_word(
+        &mut self,
+        p: usize,
+        line: Line,
+        addr: u64,
+        f: impl FnOnce(u64) -> u64,
+        cached: bool,
+    ) -> (u64, Result<(), String>) {
+        let i = (addr / 8) as usize;
+        let old = self.data[i];
+        let new = f(old);
+        self.data[i] = new;
+        let word = self.word_in_line(addr);
+        let checked = match self.checker.as_mut().filter(|_| cached) {
+            Some(c) => c.load(p, line, word, old).and_then(|_| c.store(p, line, word, new)),
+            None => Ok(()),
+        };
+        (old, checked)
+    }
+
+    /// Whether `p` holds a line pinned for the access it just performed.
+    #[inline]
+    pub(crate) fn has_pinned(&self, p: usize) -> bool {
+        self.procs[p].pinned.is_some()
+    }
+
+    /// Software DSM: the access check before a load or store (`dsm.instrumentation`; 0 in
+    /// hardware).
+    #[inline]
+    pub(crate) fn access_check_ps(&self, write: bool) -> u64 {
+        self.sw.map_or(0, |sw| if write { sw.store_check_ps } else { sw.load_check_ps })
+    }
+
+    /// The base address of processor `p`'s `k`-th private array, or how many it has.
+    pub(crate) fn private_array(&self, p: usize, k: usize) -> Result<u64, usize> {
+        self.private_arrays[p].get(k).map(|&(base, _)| base).ok_or(self.private_arrays[p].len())
+    }
+
+    /// Processor `p` holds the lock at `addr` (for deadlock reports).
+    pub(crate) fn lock_taken(&mut self, addr: u64, p: usize) {
+        self.lock_holders.insert(addr, p);
+    }
+
+    /// The lock at `addr` is free again.
+    pub(crate) fn lock_released(&mut self, addr: u64) {
+        self.lock_holders.remove(&addr);
+    }
+
+    /// The timed region starts: counts start from zero.
+    pub(crate) fn reset_counts(&mut self, nprocs: usize) {
+        self.stats = MemStats::new(nprocs);
+        self.tempest.reset_counts();
+    }
+
+    /// Whether `addr` lies in a Tempest user region.
+    #[inline]
+    pub(crate) fn is_user(&self, addr: u64) -> bool {
+        self.tempest.is_user(self.line_of(addr))
+    }
+
+    /// `p`'s load (`store: None`) or store of `addr` in a Tempest user region: performs on its
+    /// copy of the block if the block's tag allows it (returning the value), else returns the
+    /// block (its first line) the access faults on.
+    pub(crate) fn user_access(&mut self, p: usize, addr: u64, store: Option<u64>) -> Result<u64, Line> {
+        let (line, _) = self.tempest.block_of(self.line_of(addr));
+        let home = self.home_of(line);
+        let allowed = match self.tempest.tag(p, line, home) {
+            commlab_api::AccessTag::Writable => true,
+            commlab_api::AccessTag::ReadOnly => store.is_none(),
+            commlab_api::AccessTag::Invalid => false,
+        };
+        if !allowed {
+            return Err(line);
+        }
+        self.tempest.pending[p] = None;
+        let word = (addr / 8) as usize - line as usize * self.line_words();
+        Ok(match store {
+            Some(v) => {
+                self.tempest.write(&mut self.data, p, line, home, word, v);
+                v
+            }
+            None => self.tempest.read(&self.data, p, line, home, word),
+        })
+    }
+
+    /// `p` faults on user block `line` (a `write` or not): true if this is a new fault (its
+    /// handler is to run), false if `p` already waits for that fault's handler.
+    pub(crate) fn user_fault(&mut self, p: usize, line: Line, write: bool) -> bool {
+        if self.tempest.pending[p] == Some((line, write)) {
+            return false;
+        }
+        self.tempest.pending[p] = Some((line, write));
+        self.tempest.faults += 1;
+        true
+    }
+
+    /// At a barrier every processor has entered, with the checker on: Tempest's invariant.
+    pub(crate) fn check_tempest_at_barrier(&self, nprocs: usize) -> Result<(), String> {
+        if self.checker.is_none() {
+            return Ok(());
+        }
+        // Every readable copy of a user block equals its home's copy, so no reader can see a
+        // value older than the last write before the barrier it synchronised with. This is
+        // what the update protocol promises (the writer waits for its updates to be
+        // acknowledged before synchronising); a user protocol that lets readers keep stale
+        // copies on purpose must run unchecked.
+        let lw = self.line_words();
+        for (line, block_lines) in self.tempest.blocks() {
+            let home = self.home_of(line);
+            for p in (0..nprocs).filter(|&p| p != home && self.tempest.readable(p, line, home)) {
+                for w in 0..lw * block_lines as usize {
+                    let mine = self.tempest.read(&self.data, p, line, home, w);
+                    let theirs = self.tempest.read(&self.data, home, line, home, w);
+                    if mine != theirs {
+                        return Err(format!(
+                            "at a barrier P{p}'s readable copy of user block {line} has word {w} = {mine}, its home P{home} has {theirs}"
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Memory {
     /// Send a protocol message from node `from` to node `to`, leaving at `at`.
     fn send_proto(&mut self, from: usize, to: usize, kind: ProtoKind, line: Line, requester: usize, at: u64) {
@@ -1027,12 +1212,17 @@ impl Memory {
 
     /// Run the invariant checker (when on) over one line.
     pub(crate) fn check_line(&mut self, line: Line) {
-        if let Some(c) = self.checker.take() {
-            if let Err(e) = c.check_line(self, line) {
-                let cycle = self.now as f64 / self.cycle_ps;
-                self.fail_internal(format!("coherence invariant at cycle {cycle:.1}: {e}"));
-            }
-            self.checker = Some(c);
+        let Some(c) = &self.checker else { return };
+        let lw = self.line_words as usize;
+        let at = line as usize * lw;
+        let dir = (!self.txns.contains_key(&line)).then(|| {
+            let e = &self.dir[line as usize];
+            check::DirView { state: e.state, owner: e.owner, sharers: &e.sharers }
+        });
+        let states = (0..self.caches.len()).map(|p| self.caches.state(p, line));
+        if let Err(e) = c.check_line(line, states, &self.data[at..at + lw], dir) {
+            let cycle = self.now as f64 / self.cycle_ps;
+            self.fail_internal(format!("coherence invariant at cycle {cycle:.1}: {e}"));
         }
     }
 }
