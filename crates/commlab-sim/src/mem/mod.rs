@@ -76,6 +76,21 @@ struct Req {
     upgrade: bool,
 }
 
+/// The facts of one directory transition its actions share.
+struct DirStep {
+    home: usize,
+    line: Line,
+    ev: DirEvent,
+    /// The transaction's requester (or the message's sender outside a transaction).
+    requester: usize,
+    /// The transaction's request is a write.
+    write: bool,
+    /// An upgrade from a listed sharer: ownership without the data.
+    requester_had_copy: bool,
+    /// When the controller started on the message.
+    start: u64,
+}
+
 /// One shared allocation, for checking that every processor allocates the same regions.
 struct Region {
     base: u64,
@@ -839,7 +854,6 @@ impl Memory {
     /// Run one directory transition at `home` and perform its actions.
     fn home_event(&mut self, home: usize, line: Line, ev: DirEvent, from: usize) {
         let m = self.t;
-        let sw = self.sw;
         let now = self.action_time();
         // The controller handles one message at a time.
         let start = now.max(self.ctrl_busy[home]);
@@ -878,110 +892,145 @@ impl Memory {
         // may be stale: the cache dropped its clean copy silently).
         let requester_had_copy = upgrade && self.dir[line as usize].sharers.contains(&(requester as u32));
         self.dir[line as usize].state = next;
+        let step = DirStep { home, line, ev, requester, write, requester_had_copy, start };
         for &a in actions {
-            match a {
-                DirAction::AddRequesterToSharers => {
-                    let e = &mut self.dir[line as usize];
-                    if !e.sharers.contains(&(requester as u32)) {
-                        e.sharers.push(requester as u32);
-                        if requester != home {
-                            if e.hw_pointers_used as usize == m.hw_pointers {
-                                // LimitLESS pointer overflow: the home processor traps once,
-                                // empties the pointers into the list in memory (with the new
-                                // sharer), and later reads use the pointers again.
-                                e.hw_pointers_used = 0;
-                                e.overflowed = true;
-                                t = self.limitless_trap(home, t, m.sw_read_ps);
-                            } else {
-                                e.hw_pointers_used += 1;
-                            }
-                        }
-                    }
-                }
+            t = match a {
+                DirAction::AddRequesterToSharers => self.add_requester_to_sharers(&step, t),
                 DirAction::MakeRequesterOwner => {
                     let e = &mut self.dir[line as usize];
                     e.owner = requester as u32;
                     e.clear_sharers();
+                    t
                 }
-                DirAction::ReplySharedData => {
-                    if let Some(sw) = sw {
-                        t += self.dsm_reply_ps(&sw, home, requester, ev, false, false);
-                    }
-                    self.send_proto(home, requester, ProtoKind::DataShared, line, requester, t)
-                }
-                DirAction::ReplyExclusiveData => {
-                    let kind =
-                        if requester_had_copy { ProtoKind::PermissionExclusive } else { ProtoKind::DataExclusive };
-                    self.home_access_lost(home, line, requester);
-                    if let Some(sw) = sw {
-                        t += self.dsm_reply_ps(&sw, home, requester, ev, true, requester_had_copy);
-                    }
-                    self.send_proto(home, requester, kind, line, requester, t)
-                }
-                DirAction::InvalidateOtherSharers => {
-                    let e = &self.dir[line as usize];
-                    let others: Vec<u32> = e.sharers.iter().copied().filter(|&s| s as usize != requester).collect();
-                    if e.overflowed {
-                        // LimitLESS: sharers listed in memory are invalidated by software.
-                        t = self.limitless_trap(home, t, m.sw_write_ps);
-                    }
-                    // Invalidations go out after a full directory lookup, even for a local requester.
-                    t = t.max(start + m.dir_ps);
-                    self.txns.get_mut(&line).expect("write transaction").acks_left = others.len() as u32;
-                    for s in others {
-                        t += sw.map_or(m.inv_send_ps, |sw| sw.send_small_ps);
-                        self.stats.invalidations += 1;
-                        self.send_proto(home, s as usize, ProtoKind::Invalidate, line, requester, t);
-                    }
-                    self.ctrl_busy[home] = self.ctrl_busy[home].max(t);
-                }
+                DirAction::ReplySharedData => self.reply_shared_data(&step, t),
+                DirAction::ReplyExclusiveData => self.reply_exclusive_data(&step, t),
+                DirAction::InvalidateOtherSharers => self.invalidate_other_sharers(&step, t),
                 DirAction::CountAck => {
-                    let txn = self.txns.get_mut(&line).expect("acks belong to a transaction");
-                    txn.acks_left -= 1;
+                    self.txns.get_mut(&line).expect("acks belong to a transaction").acks_left -= 1;
+                    t
                 }
-                DirAction::ForwardToOwner => {
-                    let owner = self.dir[line as usize].owner as usize;
-                    let kind = if write { ProtoKind::ForwardWrite } else { ProtoKind::ForwardRead };
-                    self.stats.forwards += 1;
-                    t += sw.map_or(0, |sw| sw.send_small_ps);
-                    if m.snooping {
-                        // A snooping bus: the owning cache sees the request as the memory
-                        // does, so it is asked now; the memory's read (up to `t`) goes on
-                        // beside it and the reply waits for both (at OwnerData). The forward may
-                        // be sent before an earlier grant of the line to that owner has left the
-                        // home; it still reaches the owner after its data, as both leave the
-                        // home in the order sent (the NI output queue, `local_fifo`).
-                        self.txns.get_mut(&line).expect("a forward belongs to a transaction").memory_ready = t;
-                        t = start;
-                    }
-                    self.send_proto(home, owner, kind, line, requester, t);
-                }
-                DirAction::WriteDataToMemory => {} // functional data is already in memory
+                DirAction::ForwardToOwner => self.forward_to_owner(&step, t),
+                DirAction::WriteDataToMemory => t, // functional data is already in memory
                 DirAction::KeepOwnerAsSharer => {
                     let e = &mut self.dir[line as usize];
                     let owner = e.owner;
                     e.clear_sharers();
                     e.sharers.push(owner);
                     e.hw_pointers_used = u32::from(owner as usize != home);
+                    t
                 }
-                DirAction::ClearOwner => self.dir[line as usize].clear_sharers(),
+                DirAction::ClearOwner => {
+                    self.dir[line as usize].clear_sharers();
+                    t
+                }
                 DirAction::QueueUntilIdle => {
                     // Only requests are queued, in `home_request`; a busy line never sees one here.
                     return self.fail_internal(format!("protocol: request reached busy line {line} unqueued"));
                 }
                 DirAction::ServeNextQueued => {
-                    let txn = self.txns.remove(&line).expect("a transaction ends");
-                    let mut queue = txn.queue;
-                    if let Some(req) = queue.pop_front() {
-                        self.txns.insert(line, Txn { req, acks_left: 0, queue, memory_ready: 0 });
-                        let ev = if req.write { DirEvent::WriteRequest } else { DirEvent::ReadRequest };
-                        self.home_event(home, line, ev, req.requester as usize);
-                    }
+                    self.serve_next_queued(home, line);
+                    t
                 }
-                DirAction::IgnoreCrossedWriteback => {}
-            }
+                DirAction::IgnoreCrossedWriteback => t,
+            };
         }
         self.handler_reaches(t);
+    }
+
+    /// AddRequesterToSharers: list the requester (LimitLESS: trapping when the hardware
+    /// pointers overflow); returns when the answer may leave.
+    fn add_requester_to_sharers(&mut self, s: &DirStep, mut t: u64) -> u64 {
+        let hw_pointers = self.t.hw_pointers;
+        let e = &mut self.dir[s.line as usize];
+        if !e.sharers.contains(&(s.requester as u32)) {
+            e.sharers.push(s.requester as u32);
+            if s.requester != s.home {
+                if e.hw_pointers_used as usize == hw_pointers {
+                    // LimitLESS pointer overflow: the home processor traps once, empties the
+                    // pointers into the list in memory (with the new sharer), and later reads
+                    // use the pointers again.
+                    e.hw_pointers_used = 0;
+                    e.overflowed = true;
+                    t = self.limitless_trap(s.home, t, self.t.sw_read_ps);
+                } else {
+                    e.hw_pointers_used += 1;
+                }
+            }
+        }
+        t
+    }
+
+    /// ReplySharedData: send the requester a shared copy.
+    fn reply_shared_data(&mut self, s: &DirStep, mut t: u64) -> u64 {
+        if let Some(sw) = self.sw {
+            t += self.dsm_reply_ps(&sw, s.home, s.requester, s.ev, false, false);
+        }
+        self.send_proto(s.home, s.requester, ProtoKind::DataShared, s.line, s.requester, t);
+        t
+    }
+
+    /// ReplyExclusiveData: send the requester ownership (with the data unless it holds a copy).
+    fn reply_exclusive_data(&mut self, s: &DirStep, mut t: u64) -> u64 {
+        let kind = if s.requester_had_copy { ProtoKind::PermissionExclusive } else { ProtoKind::DataExclusive };
+        self.home_access_lost(s.home, s.line, s.requester);
+        if let Some(sw) = self.sw {
+            t += self.dsm_reply_ps(&sw, s.home, s.requester, s.ev, true, s.requester_had_copy);
+        }
+        self.send_proto(s.home, s.requester, kind, s.line, s.requester, t);
+        t
+    }
+
+    /// InvalidateOtherSharers: one invalidation per sharer but the requester (LimitLESS:
+    /// trapping to software for sharers listed in memory), counted as acks to wait for.
+    fn invalidate_other_sharers(&mut self, s: &DirStep, mut t: u64) -> u64 {
+        let m = self.t;
+        let e = &self.dir[s.line as usize];
+        let others: Vec<u32> = e.sharers.iter().copied().filter(|&x| x as usize != s.requester).collect();
+        if e.overflowed {
+            // LimitLESS: sharers listed in memory are invalidated by software.
+            t = self.limitless_trap(s.home, t, m.sw_write_ps);
+        }
+        // Invalidations go out after a full directory lookup, even for a local requester.
+        t = t.max(s.start + m.dir_ps);
+        self.txns.get_mut(&s.line).expect("write transaction").acks_left = others.len() as u32;
+        for x in others {
+            t += self.sw.map_or(m.inv_send_ps, |sw| sw.send_small_ps);
+            self.stats.invalidations += 1;
+            self.send_proto(s.home, x as usize, ProtoKind::Invalidate, s.line, s.requester, t);
+        }
+        self.ctrl_busy[s.home] = self.ctrl_busy[s.home].max(t);
+        t
+    }
+
+    /// ForwardToOwner: ask the owner for its dirty data (and ownership, for a write).
+    fn forward_to_owner(&mut self, s: &DirStep, mut t: u64) -> u64 {
+        let owner = self.dir[s.line as usize].owner as usize;
+        let kind = if s.write { ProtoKind::ForwardWrite } else { ProtoKind::ForwardRead };
+        self.stats.forwards += 1;
+        t += self.sw.map_or(0, |sw| sw.send_small_ps);
+        if self.t.snooping {
+            // A snooping bus: the owning cache sees the request as the memory does, so it is
+            // asked now; the memory's read (up to `t`) goes on beside it and the reply waits
+            // for both (at OwnerData). The forward may be sent before an earlier grant of the
+            // line to that owner has left the home; it still reaches the owner after its data,
+            // as both leave the home in the order sent (the NI output queue, `local_fifo`).
+            self.txns.get_mut(&s.line).expect("a forward belongs to a transaction").memory_ready = t;
+            t = s.start;
+        }
+        self.send_proto(s.home, owner, kind, s.line, s.requester, t);
+        t
+    }
+
+    /// ServeNextQueued: the transaction on `line` ends; the next request queued behind it
+    /// starts its own.
+    fn serve_next_queued(&mut self, home: usize, line: Line) {
+        let txn = self.txns.remove(&line).expect("a transaction ends");
+        let mut queue = txn.queue;
+        if let Some(req) = queue.pop_front() {
+            self.txns.insert(line, Txn { req, acks_left: 0, queue, memory_ready: 0 });
+            let ev = if req.write { DirEvent::WriteRequest } else { DirEvent::ReadRequest };
+            self.home_event(home, line, ev, req.requester as usize);
+        }
     }
 
     /// A LimitLESS trap at `home` whose handler body takes `body_ps`, entered when the
