@@ -1198,11 +1198,18 @@ impl Memory {
         }
         let mut dropped = 0;
         for p in 0..self.caches.len() {
-            if self.caches.state(p, line).valid() {
-                self.caches.set_state(p, line, CacheState::Invalid);
-                self.line_lost(p, line);
-                dropped += 1;
+            let state = self.caches.state(p, line);
+            if !state.valid() {
+                continue;
             }
+            let Ok((next, actions)) = cache_transition(state, Pending::Idle, CacheEvent::WrittenOneSided) else {
+                self.fail_internal(format!("protocol: a one-sided write to line {line} at cache {p} in {state:?}"));
+                continue;
+            };
+            debug_assert_eq!(actions, [CacheAction::NotifyLineLost]);
+            self.caches.set_state(p, line, next);
+            self.line_lost(p, line);
+            dropped += 1;
         }
         self.dir[line as usize] = DirEntry::new();
         self.data[(addr / 8) as usize] = value;

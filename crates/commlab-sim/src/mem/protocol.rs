@@ -201,6 +201,9 @@ pub enum CacheEvent {
     FillPermission,
     /// The line is chosen as a victim for replacement.
     Evict,
+    /// A one-sided write (a put, a get's value) reached the node's memory, which keeps the
+    /// node's cache coherent with it by dropping the copy (T3D, T3E).
+    WrittenOneSided,
 }
 
 /// Actions a cache transition asks for.
@@ -227,7 +230,7 @@ use CacheEvent as CE;
 use CacheState as CS;
 
 pub const CACHE_STATES: [CacheState; 3] = [CS::Invalid, CS::Shared, CS::Modified];
-pub const CACHE_EVENTS: [CacheEvent; 7] = [
+pub const CACHE_EVENTS: [CacheEvent; 8] = [
     CE::Invalidate,
     CE::ForwardRead,
     CE::ForwardWrite,
@@ -235,6 +238,7 @@ pub const CACHE_EVENTS: [CacheEvent; 7] = [
     CE::FillExclusive,
     CE::FillPermission,
     CE::Evict,
+    CE::WrittenOneSided,
 ];
 
 /// A (state, event) pair the protocol never produces: reaching one is a simulator bug.
@@ -279,6 +283,10 @@ pub fn cache_transition(
         (CS::Shared, CE::Evict) => (CS::Invalid, &[DropSilently]),
         (CS::Modified, CE::Evict) => (CS::Invalid, &[SendWritebackToHome]),
         (CS::Invalid, CE::Evict) => return Err(Impossible("only valid lines are chosen as victims")),
+
+        // Memory's word is already the new value (functional data): the copy just goes.
+        (CS::Shared | CS::Modified, CE::WrittenOneSided) => (CS::Invalid, &[NotifyLineLost]),
+        (CS::Invalid, CE::WrittenOneSided) => return Err(Impossible("only held copies are dropped")),
     })
 }
 
@@ -443,7 +451,10 @@ mod tests {
                             }
                             // Losing the line always tells the home and the processor, except
                             // dropping a clean copy (which is replacement: the cache chose it).
-                            if next == CS::Invalid && e != CE::Evict && !actions.contains(&DeferUntilAccess) {
+                            if next == CS::Invalid
+                                && !matches!(e, CE::Evict | CE::WrittenOneSided)
+                                && !actions.contains(&DeferUntilAccess)
+                            {
                                 assert!(
                                     actions.contains(&SendInvalidationAck) || actions.contains(&SendOwnerDataToHome)
                                 );
@@ -461,9 +472,10 @@ mod tests {
                 }
             }
         }
-        // 12 (state, event) pairs are transitions; pinned, all 9 (state, request) pairs defer,
-        // 6 of them transitions otherwise.
-        assert_eq!(transitions, 12 + 12 + (12 - 6 + 9));
+        // 14 (state, event) pairs are transitions; pinned, all 9 (state, request) pairs defer,
+        // 6 of them transitions otherwise. (A one-sided write never meets a line with a request
+        // in flight or pinned: it is refused then, `Memory::write_one_sided`.)
+        assert_eq!(transitions, 14 + 14 + (14 - 6 + 9));
     }
 
     /// Every processor access in every (state, transient state) is decided, under both values
