@@ -5,7 +5,6 @@
 
 use super::SimError;
 use super::{Event, MainState, Wait, World};
-use crate::mem::cache::Line;
 use crate::mem::protocol::ProtoKind;
 use crate::mem::{MemEffect, Memory};
 use crate::msg::{MessageRecord, Target};
@@ -21,11 +20,6 @@ impl<S> World<S> {
         let r = f(&mut self.mem);
         self.apply_mem_effects();
         r
-    }
-
-    /// A processor starts a miss (demand or prefetch) on `line`.
-    pub(crate) fn mem_issue(&mut self, p: usize, line: Line, write: bool) {
-        self.mem_call(|mem| mem.issue(p, line, write));
     }
 
     /// `p` performed its access on its pinned line; returns the processor time the software

@@ -1,10 +1,10 @@
 //! `SimNode`: the [`Node`] interface as seen from inside a processor's coroutine.
 
 use super::{MainState, SimError, Wait, World};
-use crate::mem::protocol::CacheState;
+use crate::mem::protocol::{ProcAction, ProcEvent};
 use crate::msg::flow::{Buffered, Decision};
 use crate::msg::{self, MessageRecord, Target};
-use commlab_api::{AccessTag, Addr, BarrierKind, Category, HandlerId, Node, Placement, ProcId, ReceiveMode};
+use commlab_api::{Addr, BarrierKind, Category, HandlerId, Node, Placement, ProcId, ReceiveMode};
 use corosensei::Yielder;
 
 pub(crate) struct SimNode<'y, S> {
@@ -81,7 +81,7 @@ impl<'y, S> SimNode<'y, S> {
 
     pub(super) fn check_addr(&mut self, addr: Addr, what: &str) {
         if !self.w().mem.valid(addr.0) {
-            let (id, words) = (self.id, self.w().mem.data.len());
+            let (id, words) = (self.id, self.w().mem.words());
             self.fail(format!(
                 "processor {id}: {what} of address {:#x}, which is not an aligned word of shared memory (allocated: {} bytes)",
                 addr.0,
@@ -110,19 +110,19 @@ impl<'y, S> SimNode<'y, S> {
                 addr.0
             ));
         }
+        let ev = if write { ProcEvent::Store } else { ProcEvent::Load };
         loop {
             let w = self.w();
             let line = w.mem.line_of(addr.0);
-            let st = w.mem.caches.state(id, line);
-            // Software DSM: a home block its tag lets the home access is its memory, no copy.
-            let at_home = st == CacheState::Invalid && w.mem.resident_at_home(id, line, write);
-            if at_home || st == CacheState::Modified || (!write && st == CacheState::Shared) {
-                if w.mem.caches.touch(id, line) {
-                    w.mem.stats.prefetches_useful += 1;
-                }
-                if !missed {
-                    w.mem.stats.hits += 1;
-                }
+            let action = match w.mem.proc_access(id, line, ev) {
+                Ok(a) => a,
+                Err(why) => self.fail_internal(format!("protocol: processor {id}, line {line}, {ev:?}: {}", why.0)),
+            };
+            let w = self.w();
+            if let ProcAction::Hit | ProcAction::HitAtHome = action {
+                // Software DSM: a home block its tag lets the home access is its memory, no copy.
+                let at_home = action == ProcAction::HitAtHome;
+                w.mem.performed(id, line, missed);
                 self.last_access = Some((addr.0, missed));
                 self.at_home = at_home;
                 if let Some(since) = stalled_since {
@@ -136,12 +136,8 @@ impl<'y, S> SimNode<'y, S> {
                 self.flush();
                 continue;
             }
-            let w = self.w();
-            let pm = &w.mem.procs[id];
-            let in_flight = pm.waiting == Some(line) || pm.prefetches.contains(&line);
-            if !in_flight {
-                w.mem.procs[id].waiting = Some(line);
-                w.mem_issue(id, line, write);
+            if let Some(request) = action.request() {
+                self.w().mem_call(|m| m.demand_miss(id, line, request));
             }
             missed = true;
             let cat = self.mem_cat(true);
@@ -187,7 +183,7 @@ impl<'y, S> SimNode<'y, S> {
     /// held for this access.
     fn charge_access(&mut self, extra_ps: u64) {
         let id = self.id;
-        let stolen = if self.w().mem.procs[id].pinned.is_some() { self.w().unpin(id) } else { 0 };
+        let stolen = if self.w().mem.has_pinned(id) { self.w().unpin(id) } else { 0 };
         let cat = self.mem_cat(false);
         let hit = self.hit_time();
         self.run_ahead(hit + extra_ps, cat);
@@ -232,25 +228,25 @@ impl<'y, S> SimNode<'y, S> {
         let line = self.w().mem.line_of(addr.0);
         let cap = self.w().cfg.mem.prefetch_buffer_entries;
         // Every yield (flushing, a full buffer) can change the line's state: look again after.
+        let ev = if write { ProcEvent::PrefetchStore } else { ProcEvent::PrefetchLoad };
         loop {
-            let st = self.w().mem.caches.state(id, line);
-            let pm = &self.w().mem.procs[id];
-            let enough = st == CacheState::Modified || (!write && st == CacheState::Shared);
-            if enough || pm.prefetches.contains(&line) || pm.waiting == Some(line) {
-                return;
-            }
+            let request = match self.w().mem.proc_access(id, line, ev) {
+                Ok(ProcAction::PrefetchNotNeeded) => return,
+                Ok(a) => a.request(),
+                Err(why) => self.fail_internal(format!("protocol: processor {id}, line {line}, {ev:?}: {}", why.0)),
+            };
+            let Some(request) = request else {
+                self.fail_internal(format!("protocol: processor {id}, line {line}, {ev:?}: not a prefetch's action"))
+            };
             if self.pending_ps > 0 {
                 self.flush();
                 continue;
             }
-            if self.w().mem.procs[id].prefetches.len() >= cap {
+            if self.w().mem.prefetches_in_flight(id) >= cap {
                 self.block(Wait::PrefetchBuffer, Category::MemoryNiWait);
                 continue;
             }
-            let w = self.w();
-            w.mem.procs[id].prefetches.push(line);
-            w.mem.stats.prefetches += 1;
-            w.mem_issue(id, line, write);
+            self.w().mem_call(|m| m.prefetch(id, line, request));
             return;
         }
     }
@@ -261,16 +257,9 @@ impl<'y, S> SimNode<'y, S> {
         let line = self.access(addr, true);
         let (id, at_home) = (self.id, self.at_home);
         let w = self.w();
-        let i = (addr.0 / 8) as usize;
-        let old = w.mem.data[i];
-        let new = f(old);
-        w.mem.data[i] = new;
-        let word = i % (w.cfg.mem.line_bytes / 8) as usize;
-        if let Some(c) = w.mem.checker.as_mut().filter(|_| !at_home) {
-            let r = c.load(id, line, word, old).and_then(|_| c.store(id, line, word, new));
-            if let Err(e) = r {
-                self.w().fail(SimError::Internal(format!("coherence invariant: {e}")));
-            }
+        let (old, checked) = w.mem.rmw_word(id, line, addr.0, f, !at_home);
+        if let Err(e) = checked {
+            w.fail(SimError::Internal(format!("coherence invariant: {e}")));
         }
         let rmw_ps = self.w().cfg.mem.rmw_ps;
         self.charge_hit(rmw_ps, true);
@@ -348,6 +337,14 @@ impl<'y, S> SimNode<'y, S> {
     }
 
     /// Report a program error and stop this processor for good.
+    /// Stop the run on a simulator bug (an impossible protocol state).
+    fn fail_internal(&mut self, msg: String) -> ! {
+        self.w().fail(SimError::Internal(msg));
+        loop {
+            self.suspend();
+        }
+    }
+
     pub(super) fn fail(&mut self, msg: String) -> ! {
         self.w().fail(SimError::Program(msg));
         loop {
@@ -529,7 +526,7 @@ impl<'y, S> SimNode<'y, S> {
     fn check_ps(&mut self, write: bool) -> u64 {
         let id = self.id;
         let w = self.w();
-        let ps = w.mem.sw.map_or(0, |sw| if write { sw.store_check_ps } else { sw.load_check_ps });
+        let ps = w.mem.access_check_ps(write);
         if ps > 0 {
             w.procs[id].checked[usize::from(write)] += 1;
         }
@@ -543,38 +540,21 @@ impl<'y, S> SimNode<'y, S> {
         let id = self.id;
         let write = store.is_some();
         loop {
-            let w = self.w();
             // `line`: the block's first line (tags, copies and faults are per block).
-            let (line, _) = w.mem.tempest.block_of(w.mem.line_of(addr.0));
-            let home = w.mem.home_of(line);
-            let allowed = match w.mem.tempest.tag(id, line, home) {
-                AccessTag::Writable => true,
-                AccessTag::ReadOnly => !write,
-                AccessTag::Invalid => false,
+            let line = match self.w().mem.user_access(id, addr.0, store) {
+                Ok(v) => {
+                    self.last_access = Some((addr.0, false));
+                    self.charge_hit(0, write);
+                    return v;
+                }
+                Err(line) => line,
             };
-            if allowed {
-                w.mem.tempest.pending[id] = None;
-                let word = (addr.0 / 8) as usize - line as usize * w.mem.line_words();
-                let mem = &mut w.mem;
-                let v = match store {
-                    Some(v) => {
-                        mem.tempest.write(&mut mem.data, id, line, home, word, v);
-                        v
-                    }
-                    None => mem.tempest.read(&mem.data, id, line, home, word),
-                };
-                self.last_access = Some((addr.0, false));
-                self.charge_hit(0, write);
-                return v;
-            }
             if self.pending_ps > 0 {
                 self.flush();
                 continue;
             }
             let w = self.w();
-            if w.mem.tempest.pending[id] != Some((line, write)) {
-                w.mem.tempest.pending[id] = Some((line, write));
-                w.mem.tempest.faults += 1;
+            if w.mem.user_fault(id, line, write) {
                 if w.cfg.smp_nodes {
                     // The faulting processor runs its fault handler itself, then waits.
                     let ps = w.run_fault_on_compute(id, line, write);
@@ -593,17 +573,14 @@ impl<'y, S> SimNode<'y, S> {
     /// Whether `addr` lies in a Tempest user region.
     #[inline]
     fn is_user(&mut self, addr: Addr) -> bool {
-        let m = &self.w().mem;
-        m.tempest.is_user(m.line_of(addr.0))
+        self.w().mem.is_user(addr.0)
     }
 
     /// At a barrier every processor has entered: with the checker on, Tempest's invariant.
     fn check_tempest(&mut self) {
         let w = self.w();
-        if w.mem.checker.is_some() {
-            if let Err(e) = crate::mem::check::tempest_at_barrier(&w.mem, w.procs.len()) {
-                w.fail(SimError::Internal(format!("Tempest invariant: {e}")));
-            }
+        if let Err(e) = w.mem.check_tempest_at_barrier(w.procs.len()) {
+            w.fail(SimError::Internal(format!("Tempest invariant: {e}")));
         }
     }
 
@@ -732,13 +709,9 @@ impl<S> Node for SimNode<'_, S> {
         let line = self.access(addr, false);
         let (id, at_home) = (self.id, self.at_home);
         let w = self.w();
-        let i = (addr.0 / 8) as usize;
-        let v = w.mem.data[i];
-        if let Some(c) = w.mem.checker.as_ref().filter(|_| !at_home) {
-            let word = i % (w.cfg.mem.line_bytes / 8) as usize;
-            if let Err(e) = c.load(id, line, word, v) {
-                w.fail(SimError::Internal(format!("coherence invariant: {e}")));
-            }
+        let (v, checked) = w.mem.load_word(id, line, addr.0, !at_home);
+        if let Err(e) = checked {
+            w.fail(SimError::Internal(format!("coherence invariant: {e}")));
         }
         self.charge_hit(0, false);
         v
@@ -753,23 +726,17 @@ impl<S> Node for SimNode<'_, S> {
         let line = self.access(addr, true);
         let (id, at_home) = (self.id, self.at_home);
         let w = self.w();
-        let i = (addr.0 / 8) as usize;
-        w.mem.data[i] = value;
-        if let Some(c) = w.mem.checker.as_mut().filter(|_| !at_home) {
-            let word = i % (w.cfg.mem.line_bytes / 8) as usize;
-            if let Err(e) = c.store(id, line, word, value) {
-                w.fail(SimError::Internal(format!("coherence invariant: {e}")));
-            }
+        if let Err(e) = w.mem.store_word(id, line, addr.0, value, !at_home) {
+            w.fail(SimError::Internal(format!("coherence invariant: {e}")));
         }
         self.charge_hit(0, true);
     }
 
     fn private_array(&mut self, k: usize) -> Addr {
         let id = self.id;
-        match self.w().mem.private_arrays[id].get(k) {
-            Some(&(base, _)) => Addr(base),
-            None => {
-                let have = self.w().mem.private_arrays[id].len();
+        match self.w().mem.private_array(id, k) {
+            Ok(base) => Addr(base),
+            Err(have) => {
                 self.fail(format!("processor {id} asked for private array {k}, but its program declared {have}"))
             }
         }
@@ -839,14 +806,14 @@ impl<S> Node for SimNode<'_, S> {
         self.run_ahead(overhead, Category::Synchronization);
         self.sync_depth -= 1;
         let id = self.id;
-        self.w().mem.lock_holders.insert(addr.0, id);
+        self.w().mem.lock_taken(addr.0, id);
     }
 
     fn unlock(&mut self, addr: Addr) {
         self.sync_depth += 1;
         self.store(addr, 0);
         self.sync_depth -= 1;
-        self.w().mem.lock_holders.remove(&addr.0);
+        self.w().mem.lock_released(addr.0);
     }
 
     fn spin_until(&mut self, what: &'static str, addr: Addr, mut cond: impl FnMut(u64) -> bool) -> u64 {
@@ -862,7 +829,7 @@ impl<S> Node for SimNode<'_, S> {
             self.flush();
             let line = self.w().mem.line_of(addr.0);
             let w = self.w();
-            if w.mem.caches.state(id, line) != CacheState::Invalid || w.mem.resident_at_home(id, line, false) {
+            if w.mem.load_hits(id, line) {
                 self.block(Wait::Spin(what, line), Category::Synchronization);
             }
         };
@@ -883,8 +850,7 @@ impl<S> Node for SimNode<'_, S> {
         if w.timing_start.is_none() {
             w.timing_start = Some(now);
             w.traffic = Default::default();
-            w.mem.stats = crate::mem::MemStats::new(w.procs.len());
-            w.mem.tempest.reset_counts();
+            w.mem.reset_counts(w.procs.len());
             for p in &mut w.procs {
                 p.sent = 0;
                 p.received = 0;

@@ -11,36 +11,18 @@
 
 use super::cache::Line;
 use super::protocol::{CacheState, DirState};
-use super::Memory;
 use std::collections::BTreeMap;
+
+/// A line's directory entry as the checker sees it (outside a transaction).
+pub(crate) struct DirView<'a> {
+    pub state: DirState,
+    pub owner: u32,
+    pub sharers: &'a [u32],
+}
 
 pub(crate) struct Checker {
     /// Per processor: line -> the data its cached copy holds.
     shadow: Vec<BTreeMap<Line, Vec<u64>>>,
-}
-
-/// Tempest user regions, at a barrier (every processor inside it): every readable copy of a
-/// user block equals its home's copy, so no reader can see a value older than the last write
-/// before the barrier it synchronised with. This is what the update protocol promises (the
-/// writer waits for its updates to be acknowledged before synchronising); a user protocol that
-/// lets readers keep stale copies on purpose must run unchecked.
-pub(crate) fn tempest_at_barrier(mem: &Memory, nprocs: usize) -> Result<(), String> {
-    let lw = mem.line_words();
-    for (line, block_lines) in mem.tempest.blocks() {
-        let home = mem.home_of(line);
-        for p in (0..nprocs).filter(|&p| p != home && mem.tempest.readable(p, line, home)) {
-            for w in 0..lw * block_lines as usize {
-                let (mine, theirs) =
-                    (mem.tempest.read(&mem.data, p, line, home, w), mem.tempest.read(&mem.data, home, line, home, w));
-                if mine != theirs {
-                    return Err(format!(
-                        "at a barrier P{p}'s readable copy of user block {line} has word {w} = {mine}, its home P{home} has {theirs}"
-                    ));
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 impl Checker {
@@ -81,11 +63,20 @@ impl Checker {
         }
     }
 
-    pub fn check_line(&self, mem: &Memory, line: Line) -> Result<(), String> {
+    /// Check `line`, given every cache's state of it (in processor order), memory's copy
+    /// `data`, and its directory entry `dir` (None in the middle of a transaction, when the
+    /// directory runs ahead of the caches).
+    pub fn check_line(
+        &self,
+        line: Line,
+        states: impl Iterator<Item = CacheState>,
+        data: &[u64],
+        dir: Option<DirView>,
+    ) -> Result<(), String> {
         let mut modified = Vec::new();
         let mut shared = Vec::new();
-        for p in 0..mem.caches.len() {
-            match mem.caches.state(p, line) {
+        for (p, state) in states.enumerate() {
+            match state {
                 CacheState::Modified => modified.push(p),
                 CacheState::Shared => shared.push(p),
                 CacheState::Invalid => {}
@@ -94,17 +85,14 @@ impl Checker {
         if modified.len() > 1 || (modified.len() == 1 && !shared.is_empty()) {
             return Err(format!("line {line}: Modified at {modified:?} and Shared at {shared:?}"));
         }
-        let lw = mem.line_words as usize;
-        let at = line as usize * lw;
         for &p in modified.iter().chain(&shared) {
-            if self.shadow[p].get(&line).map(|c| c.as_slice()) != Some(&mem.data[at..at + lw]) {
+            if self.shadow[p].get(&line).map(|c| c.as_slice()) != Some(data) {
                 return Err(format!("line {line}: the copy at processor {p} differs from memory"));
             }
         }
-        if mem.txns.contains_key(&line) {
+        let Some(e) = dir else {
             return Ok(()); // mid-transaction: the directory runs ahead of the caches
-        }
-        let e = &mem.dir[line as usize];
+        };
         match e.state {
             DirState::Uncached if !modified.is_empty() || !shared.is_empty() => {
                 Err(format!("line {line}: directory says Uncached but cached at {modified:?} {shared:?}"))

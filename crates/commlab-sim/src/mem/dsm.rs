@@ -9,7 +9,7 @@
 //! out of its own memory and no message sent to itself.
 
 use super::cache::Line;
-use super::protocol::{DirEvent, DirState};
+use super::protocol::{home_tag_allows, DirEvent};
 use super::{MemEffect, Memory};
 use crate::machine::DsmCosts;
 
@@ -22,12 +22,7 @@ impl Memory {
         if self.sw.is_none() || self.is_private(line) || self.home_of(line) != p {
             return false;
         }
-        match self.dir[line as usize].state {
-            DirState::Uncached => true,
-            // Readers: the home's tag is read-only (a write faults to invalidate them).
-            DirState::Shared => !write,
-            DirState::Exclusive | DirState::BusyInvalidating | DirState::BusyForwarding => false,
-        }
+        home_tag_allows(self.dir[line as usize].state, write)
     }
 
     /// A remote `requester` takes `line` exclusive at its home: the home's tag becomes invalid,

@@ -148,9 +148,7 @@ impl Memory {
             return h.inner + 1;
         }
         let hp = &self.hier[p];
-        (0..h.inner)
-            .find(|&i| hp.inner[i].state(addr / h.levels[i].line_bytes) != CacheState::Invalid)
-            .unwrap_or(h.inner)
+        (0..h.inner).find(|&i| hp.inner[i].state(addr / h.levels[i].line_bytes).valid()).unwrap_or(h.inner)
     }
 
     /// Install `addr`'s lines in the inner levels inside `level` (tags only).
@@ -158,7 +156,7 @@ impl Memory {
         for i in 0..level.min(h.inner) {
             let line = addr / h.levels[i].line_bytes;
             let c = &mut self.hier[p].inner[i];
-            if c.state(line) == CacheState::Invalid {
+            if !c.state(line).valid() {
                 c.install(line, CacheState::Shared, false);
             } else {
                 c.touch(line);
@@ -328,10 +326,10 @@ impl Memory {
             self.dram_write(p, addr, bytes, start, h)
         } else {
             let line = self.line_of(addr);
-            let coherent = self.caches.state(p, line) != CacheState::Invalid;
+            let coherent = self.caches.state(p, line).valid();
             let s = if coherent {
                 (1..h.inner)
-                    .find(|&i| self.hier[p].inner[i].state(addr / h.levels[i].line_bytes) != CacheState::Invalid)
+                    .find(|&i| self.hier[p].inner[i].state(addr / h.levels[i].line_bytes).valid())
                     .unwrap_or(h.inner)
             } else {
                 h.inner + 1
@@ -370,7 +368,7 @@ impl Memory {
             for i in 1..s.min(h.inner) {
                 let l = addr / h.levels[i].line_bytes;
                 let c = &mut self.hier[p].inner[i];
-                if c.state(l) == CacheState::Invalid {
+                if !c.state(l).valid() {
                     c.install(l, CacheState::Shared, false);
                 }
             }
@@ -408,7 +406,7 @@ impl Memory {
             return self.hier_store(p, addr, t, &h);
         }
         let line = self.line_of(addr);
-        let coherent = self.caches.state(p, line) != CacheState::Invalid;
+        let coherent = self.caches.state(p, line).valid();
         if coherent {
             // Counted as the one-level model counts: a hit or miss in the coherent cache.
             self.stats.hits += 1;

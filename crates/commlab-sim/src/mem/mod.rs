@@ -23,8 +23,8 @@ use crate::machine::{DsmCosts, MachineConfig, MemoryConfig};
 use cache::{Caches, Line};
 use commlab_api::Placement;
 use protocol::{
-    cache_transition, dir_transition, CacheAction, CacheEvent, CacheState, DirAction, DirEvent, DirGuard, DirState,
-    ProtoKind,
+    cache_transition, dir_transition, proc_transition, CacheAction, CacheEvent, CacheState, DirAction, DirEvent,
+    DirGuard, DirState, Impossible, Pending, ProcAction, ProcEvent, ProcGuard, ProtoKind,
 };
 use std::collections::{BTreeMap, VecDeque};
 
@@ -76,6 +76,21 @@ struct Req {
     upgrade: bool,
 }
 
+/// The facts of one directory transition its actions share.
+struct DirStep {
+    home: usize,
+    line: Line,
+    ev: DirEvent,
+    /// The transaction's requester (or the message's sender outside a transaction).
+    requester: usize,
+    /// The transaction's request is a write.
+    write: bool,
+    /// An upgrade from a listed sharer: ownership without the data.
+    requester_had_copy: bool,
+    /// When the controller started on the message.
+    start: u64,
+}
+
 /// One shared allocation, for checking that every processor allocates the same regions.
 struct Region {
     base: u64,
@@ -104,6 +119,33 @@ impl ProcMem {
     /// prefetch) or holds it for an access it has not performed yet.
     pub fn engaged_with(&self, line: Line) -> bool {
         self.pinned == Some(line) || self.waiting == Some(line) || self.prefetches.contains(&line)
+    }
+
+    /// The transient part of `line`'s state here, as the processor's accesses see it: a request
+    /// in flight (a demand miss or a prefetch), or nothing. (A line pinned for an access is
+    /// performed on at once; the processor never sees it otherwise.)
+    #[inline]
+    fn access_pending(&self, line: Line) -> Pending {
+        if self.waiting == Some(line) || self.prefetches.contains(&line) {
+            Pending::Requested
+        } else if self.pinned == Some(line) {
+            Pending::Pinned
+        } else {
+            Pending::Idle
+        }
+    }
+
+    /// The transient part of `line`'s state here, as requests from the home see it: pinned
+    /// for an access, a request in flight, or nothing.
+    #[inline]
+    fn protocol_pending(&self, line: Line) -> Pending {
+        if self.pinned == Some(line) {
+            Pending::Pinned
+        } else if self.waiting == Some(line) || self.prefetches.contains(&line) {
+            Pending::Requested
+        } else {
+            Pending::Idle
+        }
     }
 }
 
@@ -442,6 +484,191 @@ impl Memory {
     }
 }
 
+/// What a processor does with memory once `proc_access` said its access performs: the word
+/// itself, the cache's bookkeeping, the checker's shadow copies.
+impl Memory {
+    /// Allocated shared and private words.
+    pub fn words(&self) -> usize {
+        self.data.len()
+    }
+
+    /// `p`'s access to `line` performs in its cache (or at home): mark the line used (a
+    /// prefetched line's first use counts as a useful prefetch), and count a hit unless the
+    /// access `missed` first.
+    #[inline]
+    pub(crate) fn performed(&mut self, p: usize, line: Line, missed: bool) {
+        if self.caches.touch(p, line) {
+            self.stats.prefetches_useful += 1;
+        }
+        if !missed {
+            self.stats.hits += 1;
+        }
+    }
+
+    /// The word of `line` that `addr` is (for the checker's shadow copies).
+    #[inline]
+    fn word_in_line(&self, addr: u64) -> usize {
+        (addr / 8) as usize % self.line_words as usize
+    }
+
+    /// `p` loads `addr` of `line` (present now); with the checker on and the access in a
+    /// cached copy (`cached`: not at home in its memory), the checker compares its copy.
+    #[inline]
+    pub(crate) fn load_word(&self, p: usize, line: Line, addr: u64, cached: bool) -> (u64, Result<(), String>) {
+        let v = self.data[(addr / 8) as usize];
+        let checked = match self.checker.as_ref().filter(|_| cached) {
+            Some(c) => c.load(p, line, self.word_in_line(addr), v),
+            None => Ok(()),
+        };
+        (v, checked)
+    }
+
+    /// `p` stores `value` to `addr` of `line` (owned now); see `load_word`.
+    #[inline]
+    pub(crate) fn store_word(
+        &mut self,
+        p: usize,
+        line: Line,
+        addr: u64,
+        value: u64,
+        cached: bool,
+    ) -> Result<(), String> {
+        self.data[(addr / 8) as usize] = value;
+        let word = self.word_in_line(addr);
+        match self.checker.as_mut().filter(|_| cached) {
+            Some(c) => c.store(p, line, word, value),
+            None => Ok(()),
+        }
+    }
+
+    /// `p` performs an atomic read-modify-write `f` on `addr` of `line` (owned now); returns
+    /// the old value. See `load_word`.
+    #[inline]
+    pub(crate) fn rmw_word(
+        &mut self,
+        p: usize,
+        line: Line,
+        addr: u64,
+        f: impl FnOnce(u64) -> u64,
+        cached: bool,
+    ) -> (u64, Result<(), String>) {
+        let i = (addr / 8) as usize;
+        let old = self.data[i];
+        let new = f(old);
+        self.data[i] = new;
+        let word = self.word_in_line(addr);
+        let checked = match self.checker.as_mut().filter(|_| cached) {
+            Some(c) => c.load(p, line, word, old).and_then(|_| c.store(p, line, word, new)),
+            None => Ok(()),
+        };
+        (old, checked)
+    }
+
+    /// Whether `p` holds a line pinned for the access it just performed.
+    #[inline]
+    pub(crate) fn has_pinned(&self, p: usize) -> bool {
+        self.procs[p].pinned.is_some()
+    }
+
+    /// Software DSM: the access check before a load or store (`dsm.instrumentation`; 0 in
+    /// hardware).
+    #[inline]
+    pub(crate) fn access_check_ps(&self, write: bool) -> u64 {
+        self.sw.map_or(0, |sw| if write { sw.store_check_ps } else { sw.load_check_ps })
+    }
+
+    /// The base address of processor `p`'s `k`-th private array, or how many it has.
+    pub(crate) fn private_array(&self, p: usize, k: usize) -> Result<u64, usize> {
+        self.private_arrays[p].get(k).map(|&(base, _)| base).ok_or(self.private_arrays[p].len())
+    }
+
+    /// Processor `p` holds the lock at `addr` (for deadlock reports).
+    pub(crate) fn lock_taken(&mut self, addr: u64, p: usize) {
+        self.lock_holders.insert(addr, p);
+    }
+
+    /// The lock at `addr` is free again.
+    pub(crate) fn lock_released(&mut self, addr: u64) {
+        self.lock_holders.remove(&addr);
+    }
+
+    /// The timed region starts: counts start from zero.
+    pub(crate) fn reset_counts(&mut self, nprocs: usize) {
+        self.stats = MemStats::new(nprocs);
+        self.tempest.reset_counts();
+    }
+
+    /// Whether `addr` lies in a Tempest user region.
+    #[inline]
+    pub(crate) fn is_user(&self, addr: u64) -> bool {
+        self.tempest.is_user(self.line_of(addr))
+    }
+
+    /// `p`'s load (`store: None`) or store of `addr` in a Tempest user region: performs on its
+    /// copy of the block if the block's tag allows it (returning the value), else returns the
+    /// block (its first line) the access faults on.
+    pub(crate) fn user_access(&mut self, p: usize, addr: u64, store: Option<u64>) -> Result<u64, Line> {
+        let (line, _) = self.tempest.block_of(self.line_of(addr));
+        let home = self.home_of(line);
+        let allowed = match self.tempest.tag(p, line, home) {
+            commlab_api::AccessTag::Writable => true,
+            commlab_api::AccessTag::ReadOnly => store.is_none(),
+            commlab_api::AccessTag::Invalid => false,
+        };
+        if !allowed {
+            return Err(line);
+        }
+        self.tempest.pending[p] = None;
+        let word = (addr / 8) as usize - line as usize * self.line_words();
+        Ok(match store {
+            Some(v) => {
+                self.tempest.write(&mut self.data, p, line, home, word, v);
+                v
+            }
+            None => self.tempest.read(&self.data, p, line, home, word),
+        })
+    }
+
+    /// `p` faults on user block `line` (a `write` or not): true if this is a new fault (its
+    /// handler is to run), false if `p` already waits for that fault's handler.
+    pub(crate) fn user_fault(&mut self, p: usize, line: Line, write: bool) -> bool {
+        if self.tempest.pending[p] == Some((line, write)) {
+            return false;
+        }
+        self.tempest.pending[p] = Some((line, write));
+        self.tempest.faults += 1;
+        true
+    }
+
+    /// At a barrier every processor has entered, with the checker on: Tempest's invariant.
+    pub(crate) fn check_tempest_at_barrier(&self, nprocs: usize) -> Result<(), String> {
+        if self.checker.is_none() {
+            return Ok(());
+        }
+        // Every readable copy of a user block equals its home's copy, so no reader can see a
+        // value older than the last write before the barrier it synchronised with. This is
+        // what the update protocol promises (the writer waits for its updates to be
+        // acknowledged before synchronising); a user protocol that lets readers keep stale
+        // copies on purpose must run unchecked.
+        let lw = self.line_words();
+        for (line, block_lines) in self.tempest.blocks() {
+            let home = self.home_of(line);
+            for p in (0..nprocs).filter(|&p| p != home && self.tempest.readable(p, line, home)) {
+                for w in 0..lw * block_lines as usize {
+                    let mine = self.tempest.read(&self.data, p, line, home, w);
+                    let theirs = self.tempest.read(&self.data, home, line, home, w);
+                    if mine != theirs {
+                        return Err(format!(
+                            "at a barrier P{p}'s readable copy of user block {line} has word {w} = {mine}, its home P{home} has {theirs}"
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Memory {
     /// Send a protocol message from node `from` to node `to`, leaving at `at`.
     fn send_proto(&mut self, from: usize, to: usize, kind: ProtoKind, line: Line, requester: usize, at: u64) {
@@ -471,8 +698,44 @@ impl Memory {
         }
     }
 
-    /// A processor starts a miss (demand or prefetch) on `line`.
-    pub(crate) fn issue(&mut self, p: usize, line: Line, write: bool) {
+    /// Whether processor `p` holds `line` so a load of it hits (in its cache, or at home in
+    /// its own memory): a processor spinning on it waits for it to be taken away.
+    pub(crate) fn load_hits(&self, p: usize, line: Line) -> bool {
+        matches!(self.proc_access(p, line, ProcEvent::Load), Ok(ProcAction::Hit | ProcAction::HitAtHome))
+    }
+
+    /// Processor `p`'s access `ev` to `line`: what the processor table says it does now.
+    #[inline]
+    pub(crate) fn proc_access(&self, p: usize, line: Line, ev: ProcEvent) -> Result<ProcAction, Impossible> {
+        let state = self.caches.state(p, line);
+        let write = matches!(ev, ProcEvent::Store | ProcEvent::PrefetchStore);
+        // Software DSM: a home block its tag lets the home access is its memory, no copy.
+        let home_tag_allows = !state.valid() && self.resident_at_home(p, line, write);
+        proc_transition(state, self.procs[p].access_pending(line), ev, ProcGuard { home_tag_allows })
+    }
+
+    /// Processor `p` misses on `line` for a demand access: it sends `request` (from
+    /// `proc_access`) and waits for the fill.
+    pub(crate) fn demand_miss(&mut self, p: usize, line: Line, request: ProtoKind) {
+        self.procs[p].waiting = Some(line);
+        self.issue(p, line, request);
+    }
+
+    /// Processor `p` prefetches `line` with `request` (from `proc_access`).
+    pub(crate) fn prefetch(&mut self, p: usize, line: Line, request: ProtoKind) {
+        self.procs[p].prefetches.push(line);
+        self.stats.prefetches += 1;
+        self.issue(p, line, request);
+    }
+
+    /// How many prefetches processor `p` has in flight.
+    pub(crate) fn prefetches_in_flight(&self, p: usize) -> usize {
+        self.procs[p].prefetches.len()
+    }
+
+    /// A processor starts a miss (demand or prefetch) on `line`, sending `kind` (a read, write
+    /// or upgrade request).
+    fn issue(&mut self, p: usize, line: Line, kind: ProtoKind) {
         let home = self.home_of(line);
         self.stats.misses += 1;
         self.stats.misses_by_node[p] += 1;
@@ -483,12 +746,7 @@ impl Memory {
             let at = self.now + self.t.local_memory_ps;
             return self.send_proto(p, p, ProtoKind::DataExclusive, line, p, at);
         }
-        let upgrade = write && self.caches.state(p, line) == CacheState::Shared;
-        let kind = match (write, upgrade) {
-            (false, _) => ProtoKind::ReadRequest,
-            (true, false) => ProtoKind::WriteRequest,
-            (true, true) => ProtoKind::UpgradeRequest,
-        };
+        let upgrade = kind == ProtoKind::UpgradeRequest;
         // Software DSM: the failed check traps to a handler (a write to a readable block may
         // fault differently), which then sends the request as an active message.
         let trap = self.sw.map_or(0, |sw| sw.miss_trap_ps + if upgrade { sw.upgrade_fault_ps } else { 0 });
@@ -568,18 +826,17 @@ impl Memory {
             ProtoKind::Invalidate => self.cache_event(at_node, line, CacheEvent::Invalidate, from),
             ProtoKind::ForwardRead => self.cache_event(at_node, line, CacheEvent::ForwardRead, from),
             ProtoKind::ForwardWrite => self.cache_event(at_node, line, CacheEvent::ForwardWrite, from),
-            ProtoKind::DataShared | ProtoKind::DataExclusive | ProtoKind::PermissionExclusive => {
-                self.fill_has_data = kind != ProtoKind::PermissionExclusive;
-                if !self.fill_has_data && self.caches.state(at_node, line) != CacheState::Shared {
-                    return self.fail_internal(format!(
-                        "protocol: ownership without data for line {line} reached cache {at_node}, which does not hold it"
-                    ));
-                }
-                let ev = if kind == ProtoKind::DataShared { CacheEvent::FillShared } else { CacheEvent::FillExclusive };
-                self.cache_event(at_node, line, ev, from)
-            }
+            ProtoKind::DataShared => self.fill(at_node, line, CacheEvent::FillShared, from),
+            ProtoKind::DataExclusive => self.fill(at_node, line, CacheEvent::FillExclusive, from),
+            ProtoKind::PermissionExclusive => self.fill(at_node, line, CacheEvent::FillPermission, from),
         }
         self.check_line(line);
+    }
+
+    /// A fill (`ev`: data shared, data exclusive, or ownership without data) reaches `p`.
+    fn fill(&mut self, p: usize, line: Line, ev: CacheEvent, from: usize) {
+        self.fill_has_data = ev != CacheEvent::FillPermission;
+        self.cache_event(p, line, ev, from)
     }
 
     /// A request reaches the home: serve it, or queue it behind the line's transaction.
@@ -597,7 +854,6 @@ impl Memory {
     /// Run one directory transition at `home` and perform its actions.
     fn home_event(&mut self, home: usize, line: Line, ev: DirEvent, from: usize) {
         let m = self.t;
-        let sw = self.sw;
         let now = self.action_time();
         // The controller handles one message at a time.
         let start = now.max(self.ctrl_busy[home]);
@@ -636,110 +892,145 @@ impl Memory {
         // may be stale: the cache dropped its clean copy silently).
         let requester_had_copy = upgrade && self.dir[line as usize].sharers.contains(&(requester as u32));
         self.dir[line as usize].state = next;
+        let step = DirStep { home, line, ev, requester, write, requester_had_copy, start };
         for &a in actions {
-            match a {
-                DirAction::AddRequesterToSharers => {
-                    let e = &mut self.dir[line as usize];
-                    if !e.sharers.contains(&(requester as u32)) {
-                        e.sharers.push(requester as u32);
-                        if requester != home {
-                            if e.hw_pointers_used as usize == m.hw_pointers {
-                                // LimitLESS pointer overflow: the home processor traps once,
-                                // empties the pointers into the list in memory (with the new
-                                // sharer), and later reads use the pointers again.
-                                e.hw_pointers_used = 0;
-                                e.overflowed = true;
-                                t = self.limitless_trap(home, t, m.sw_read_ps);
-                            } else {
-                                e.hw_pointers_used += 1;
-                            }
-                        }
-                    }
-                }
+            t = match a {
+                DirAction::AddRequesterToSharers => self.add_requester_to_sharers(&step, t),
                 DirAction::MakeRequesterOwner => {
                     let e = &mut self.dir[line as usize];
                     e.owner = requester as u32;
                     e.clear_sharers();
+                    t
                 }
-                DirAction::ReplySharedData => {
-                    if let Some(sw) = sw {
-                        t += self.dsm_reply_ps(&sw, home, requester, ev, false, false);
-                    }
-                    self.send_proto(home, requester, ProtoKind::DataShared, line, requester, t)
-                }
-                DirAction::ReplyExclusiveData => {
-                    let kind =
-                        if requester_had_copy { ProtoKind::PermissionExclusive } else { ProtoKind::DataExclusive };
-                    self.home_access_lost(home, line, requester);
-                    if let Some(sw) = sw {
-                        t += self.dsm_reply_ps(&sw, home, requester, ev, true, requester_had_copy);
-                    }
-                    self.send_proto(home, requester, kind, line, requester, t)
-                }
-                DirAction::InvalidateOtherSharers => {
-                    let e = &self.dir[line as usize];
-                    let others: Vec<u32> = e.sharers.iter().copied().filter(|&s| s as usize != requester).collect();
-                    if e.overflowed {
-                        // LimitLESS: sharers listed in memory are invalidated by software.
-                        t = self.limitless_trap(home, t, m.sw_write_ps);
-                    }
-                    // Invalidations go out after a full directory lookup, even for a local requester.
-                    t = t.max(start + m.dir_ps);
-                    self.txns.get_mut(&line).expect("write transaction").acks_left = others.len() as u32;
-                    for s in others {
-                        t += sw.map_or(m.inv_send_ps, |sw| sw.send_small_ps);
-                        self.stats.invalidations += 1;
-                        self.send_proto(home, s as usize, ProtoKind::Invalidate, line, requester, t);
-                    }
-                    self.ctrl_busy[home] = self.ctrl_busy[home].max(t);
-                }
+                DirAction::ReplySharedData => self.reply_shared_data(&step, t),
+                DirAction::ReplyExclusiveData => self.reply_exclusive_data(&step, t),
+                DirAction::InvalidateOtherSharers => self.invalidate_other_sharers(&step, t),
                 DirAction::CountAck => {
-                    let txn = self.txns.get_mut(&line).expect("acks belong to a transaction");
-                    txn.acks_left -= 1;
+                    self.txns.get_mut(&line).expect("acks belong to a transaction").acks_left -= 1;
+                    t
                 }
-                DirAction::ForwardToOwner => {
-                    let owner = self.dir[line as usize].owner as usize;
-                    let kind = if write { ProtoKind::ForwardWrite } else { ProtoKind::ForwardRead };
-                    self.stats.forwards += 1;
-                    t += sw.map_or(0, |sw| sw.send_small_ps);
-                    if m.snooping {
-                        // A snooping bus: the owning cache sees the request as the memory
-                        // does, so it is asked now; the memory's read (up to `t`) goes on
-                        // beside it and the reply waits for both (at OwnerData). The forward may
-                        // be sent before an earlier grant of the line to that owner has left the
-                        // home; it still reaches the owner after its data, as both leave the
-                        // home in the order sent (the NI output queue, `local_fifo`).
-                        self.txns.get_mut(&line).expect("a forward belongs to a transaction").memory_ready = t;
-                        t = start;
-                    }
-                    self.send_proto(home, owner, kind, line, requester, t);
-                }
-                DirAction::WriteDataToMemory => {} // functional data is already in memory
+                DirAction::ForwardToOwner => self.forward_to_owner(&step, t),
+                DirAction::WriteDataToMemory => t, // functional data is already in memory
                 DirAction::KeepOwnerAsSharer => {
                     let e = &mut self.dir[line as usize];
                     let owner = e.owner;
                     e.clear_sharers();
                     e.sharers.push(owner);
                     e.hw_pointers_used = u32::from(owner as usize != home);
+                    t
                 }
-                DirAction::ClearOwner => self.dir[line as usize].clear_sharers(),
+                DirAction::ClearOwner => {
+                    self.dir[line as usize].clear_sharers();
+                    t
+                }
                 DirAction::QueueUntilIdle => {
                     // Only requests are queued, in `home_request`; a busy line never sees one here.
                     return self.fail_internal(format!("protocol: request reached busy line {line} unqueued"));
                 }
                 DirAction::ServeNextQueued => {
-                    let txn = self.txns.remove(&line).expect("a transaction ends");
-                    let mut queue = txn.queue;
-                    if let Some(req) = queue.pop_front() {
-                        self.txns.insert(line, Txn { req, acks_left: 0, queue, memory_ready: 0 });
-                        let ev = if req.write { DirEvent::WriteRequest } else { DirEvent::ReadRequest };
-                        self.home_event(home, line, ev, req.requester as usize);
-                    }
+                    self.serve_next_queued(home, line);
+                    t
                 }
-                DirAction::IgnoreCrossedWriteback => {}
-            }
+                DirAction::IgnoreCrossedWriteback => t,
+            };
         }
         self.handler_reaches(t);
+    }
+
+    /// AddRequesterToSharers: list the requester (LimitLESS: trapping when the hardware
+    /// pointers overflow); returns when the answer may leave.
+    fn add_requester_to_sharers(&mut self, s: &DirStep, mut t: u64) -> u64 {
+        let hw_pointers = self.t.hw_pointers;
+        let e = &mut self.dir[s.line as usize];
+        if !e.sharers.contains(&(s.requester as u32)) {
+            e.sharers.push(s.requester as u32);
+            if s.requester != s.home {
+                if e.hw_pointers_used as usize == hw_pointers {
+                    // LimitLESS pointer overflow: the home processor traps once, empties the
+                    // pointers into the list in memory (with the new sharer), and later reads
+                    // use the pointers again.
+                    e.hw_pointers_used = 0;
+                    e.overflowed = true;
+                    t = self.limitless_trap(s.home, t, self.t.sw_read_ps);
+                } else {
+                    e.hw_pointers_used += 1;
+                }
+            }
+        }
+        t
+    }
+
+    /// ReplySharedData: send the requester a shared copy.
+    fn reply_shared_data(&mut self, s: &DirStep, mut t: u64) -> u64 {
+        if let Some(sw) = self.sw {
+            t += self.dsm_reply_ps(&sw, s.home, s.requester, s.ev, false, false);
+        }
+        self.send_proto(s.home, s.requester, ProtoKind::DataShared, s.line, s.requester, t);
+        t
+    }
+
+    /// ReplyExclusiveData: send the requester ownership (with the data unless it holds a copy).
+    fn reply_exclusive_data(&mut self, s: &DirStep, mut t: u64) -> u64 {
+        let kind = if s.requester_had_copy { ProtoKind::PermissionExclusive } else { ProtoKind::DataExclusive };
+        self.home_access_lost(s.home, s.line, s.requester);
+        if let Some(sw) = self.sw {
+            t += self.dsm_reply_ps(&sw, s.home, s.requester, s.ev, true, s.requester_had_copy);
+        }
+        self.send_proto(s.home, s.requester, kind, s.line, s.requester, t);
+        t
+    }
+
+    /// InvalidateOtherSharers: one invalidation per sharer but the requester (LimitLESS:
+    /// trapping to software for sharers listed in memory), counted as acks to wait for.
+    fn invalidate_other_sharers(&mut self, s: &DirStep, mut t: u64) -> u64 {
+        let m = self.t;
+        let e = &self.dir[s.line as usize];
+        let others: Vec<u32> = e.sharers.iter().copied().filter(|&x| x as usize != s.requester).collect();
+        if e.overflowed {
+            // LimitLESS: sharers listed in memory are invalidated by software.
+            t = self.limitless_trap(s.home, t, m.sw_write_ps);
+        }
+        // Invalidations go out after a full directory lookup, even for a local requester.
+        t = t.max(s.start + m.dir_ps);
+        self.txns.get_mut(&s.line).expect("write transaction").acks_left = others.len() as u32;
+        for x in others {
+            t += self.sw.map_or(m.inv_send_ps, |sw| sw.send_small_ps);
+            self.stats.invalidations += 1;
+            self.send_proto(s.home, x as usize, ProtoKind::Invalidate, s.line, s.requester, t);
+        }
+        self.ctrl_busy[s.home] = self.ctrl_busy[s.home].max(t);
+        t
+    }
+
+    /// ForwardToOwner: ask the owner for its dirty data (and ownership, for a write).
+    fn forward_to_owner(&mut self, s: &DirStep, mut t: u64) -> u64 {
+        let owner = self.dir[s.line as usize].owner as usize;
+        let kind = if s.write { ProtoKind::ForwardWrite } else { ProtoKind::ForwardRead };
+        self.stats.forwards += 1;
+        t += self.sw.map_or(0, |sw| sw.send_small_ps);
+        if self.t.snooping {
+            // A snooping bus: the owning cache sees the request as the memory does, so it is
+            // asked now; the memory's read (up to `t`) goes on beside it and the reply waits
+            // for both (at OwnerData). The forward may be sent before an earlier grant of the
+            // line to that owner has left the home; it still reaches the owner after its data,
+            // as both leave the home in the order sent (the NI output queue, `local_fifo`).
+            self.txns.get_mut(&s.line).expect("a forward belongs to a transaction").memory_ready = t;
+            t = s.start;
+        }
+        self.send_proto(s.home, owner, kind, s.line, s.requester, t);
+        t
+    }
+
+    /// ServeNextQueued: the transaction on `line` ends; the next request queued behind it
+    /// starts its own.
+    fn serve_next_queued(&mut self, home: usize, line: Line) {
+        let txn = self.txns.remove(&line).expect("a transaction ends");
+        let mut queue = txn.queue;
+        if let Some(req) = queue.pop_front() {
+            self.txns.insert(line, Txn { req, acks_left: 0, queue, memory_ready: 0 });
+            let ev = if req.write { DirEvent::WriteRequest } else { DirEvent::ReadRequest };
+            self.home_event(home, line, ev, req.requester as usize);
+        }
     }
 
     /// A LimitLESS trap at `home` whose handler body takes `body_ps`, entered when the
@@ -757,19 +1048,21 @@ impl Memory {
 
     /// Run one cache transition at node `p` and perform its actions.
     fn cache_event(&mut self, p: usize, line: Line, ev: CacheEvent, from: usize) {
-        if self.procs[p].pinned == Some(line)
-            && matches!(ev, CacheEvent::Invalidate | CacheEvent::ForwardRead | CacheEvent::ForwardWrite)
-        {
+        let state = self.caches.state(p, line);
+        let pending = self.procs[p].protocol_pending(line);
+        let (next, actions) = match cache_transition(state, pending, ev) {
+            Ok(t) => t,
+            Err(why) => {
+                return self.fail_internal(format!(
+                    "protocol: cache {p}, line {line}: {state:?} ({pending:?}) + {ev:?}: {}",
+                    why.0
+                ))
+            }
+        };
+        if actions == [CacheAction::DeferUntilAccess] {
             self.procs[p].deferred.push((ev, from));
             return;
         }
-        let state = self.caches.state(p, line);
-        let (next, actions) = match cache_transition(state, ev) {
-            Ok(t) => t,
-            Err(why) => {
-                return self.fail_internal(format!("protocol: cache {p}, line {line}: {state:?} + {ev:?}: {}", why.0))
-            }
-        };
         let home = self.home_of(line);
         let mut respond = self.action_time() + if p == home { self.t.home_cache_ps } else { self.t.owner_ps };
         if let Some(sw) = self.sw {
@@ -786,21 +1079,14 @@ impl Memory {
                 CacheAction::SendInvalidationAck => {
                     self.caches.set_state(p, line, next);
                     self.send_proto(p, from, ProtoKind::InvalidationAck, line, p, respond);
-                    self.line_lost(p, line);
                 }
                 CacheAction::SendOwnerDataToHome => {
                     self.caches.set_state(p, line, next);
                     self.send_proto(p, from, ProtoKind::OwnerData, line, p, respond);
-                    if next == CacheState::Invalid {
-                        self.line_lost(p, line);
-                    }
                 }
+                CacheAction::NotifyLineLost => self.line_lost(p, line),
                 CacheAction::InstallAndResume => self.install(p, line, next, self.fill_has_data),
-                CacheAction::HitInCache
-                | CacheAction::SendReadRequest
-                | CacheAction::SendWriteRequest
-                | CacheAction::DropSilently
-                | CacheAction::SendWritebackToHome => {
+                CacheAction::DeferUntilAccess | CacheAction::DropSilently | CacheAction::SendWritebackToHome => {
                     return self.fail_internal(format!("protocol: {a:?} from a network event at cache {p}"));
                 }
             }
@@ -837,7 +1123,7 @@ impl Memory {
             if let Some(c) = &mut self.checker {
                 c.fill(p, line, &self.data, self.line_words);
             }
-        } else if state == CacheState::Modified && !self.is_private(line) {
+        } else if state.owned() && !self.is_private(line) {
             self.write_back(p, line);
         }
         let pm = &mut self.procs[p];
@@ -912,11 +1198,18 @@ impl Memory {
         }
         let mut dropped = 0;
         for p in 0..self.caches.len() {
-            if self.caches.state(p, line) != CacheState::Invalid {
-                self.caches.set_state(p, line, CacheState::Invalid);
-                self.line_lost(p, line);
-                dropped += 1;
+            let state = self.caches.state(p, line);
+            if !state.valid() {
+                continue;
             }
+            let Ok((next, actions)) = cache_transition(state, Pending::Idle, CacheEvent::WrittenOneSided) else {
+                self.fail_internal(format!("protocol: a one-sided write to line {line} at cache {p} in {state:?}"));
+                continue;
+            };
+            debug_assert_eq!(actions, [CacheAction::NotifyLineLost]);
+            self.caches.set_state(p, line, next);
+            self.line_lost(p, line);
+            dropped += 1;
         }
         self.dir[line as usize] = DirEntry::new();
         self.data[(addr / 8) as usize] = value;
@@ -924,9 +1217,10 @@ impl Memory {
         Ok(dropped)
     }
 
-    /// Replace `victim` at `p` (its state `vstate`).
+    /// Replace `victim` at `p` (its state `vstate`; a victim is never engaged with a request
+    /// or an access, see `make_room`).
     pub(crate) fn evict(&mut self, p: usize, victim: Line, vstate: CacheState) {
-        let Ok((next, actions)) = cache_transition(vstate, CacheEvent::Evict) else {
+        let Ok((next, actions)) = cache_transition(vstate, Pending::Idle, CacheEvent::Evict) else {
             return self.fail_internal(format!("protocol: evicting line {victim} in {vstate:?}"));
         };
         self.caches.set_state(p, victim, next);
@@ -974,12 +1268,17 @@ impl Memory {
 
     /// Run the invariant checker (when on) over one line.
     pub(crate) fn check_line(&mut self, line: Line) {
-        if let Some(c) = self.checker.take() {
-            if let Err(e) = c.check_line(self, line) {
-                let cycle = self.now as f64 / self.cycle_ps;
-                self.fail_internal(format!("coherence invariant at cycle {cycle:.1}: {e}"));
-            }
-            self.checker = Some(c);
+        let Some(c) = &self.checker else { return };
+        let lw = self.line_words as usize;
+        let at = line as usize * lw;
+        let dir = (!self.txns.contains_key(&line)).then(|| {
+            let e = &self.dir[line as usize];
+            check::DirView { state: e.state, owner: e.owner, sharers: &e.sharers }
+        });
+        let states = (0..self.caches.len()).map(|p| self.caches.state(p, line));
+        if let Err(e) = c.check_line(line, states, &self.data[at..at + lw], dir) {
+            let cycle = self.now as f64 / self.cycle_ps;
+            self.fail_internal(format!("coherence invariant at cycle {cycle:.1}: {e}"));
         }
     }
 }
