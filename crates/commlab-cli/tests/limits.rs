@@ -187,3 +187,36 @@ fn an_allocation_that_fails_anyway_is_one_line_and_exit_1() {
     assert_eq!(code, Some(2), "{stderr}");
     one_line(&stderr, &["cannot read results file", "big.jsonl", "out of memory"]);
 }
+
+/// Regression: an app's one-processor baseline (the sequential run behind `speedup`) does all
+/// the processors' work on one, so it gets the machine's simulated-time limit times the
+/// processors; appbt at its defaults on alewife failed on it (exit 1, "simulated time limit
+/// reached") though its parallel run was far inside the limit. Here the parallel run takes
+/// about 100 ms simulated and the baseline about 1.3 s, against a limit of 200 ms.
+#[test]
+fn a_sequential_baseline_gets_the_limit_times_the_processors() {
+    let out = ok(&[
+        "run",
+        "appbt",
+        "--machine",
+        "alewife",
+        "--variant",
+        "stache",
+        "--param",
+        "ny=8",
+        "--param",
+        "nz=8",
+        "--param",
+        "iterations=1",
+        "--set",
+        "limits.max_sim_time_ms=200",
+        "--json",
+    ]);
+    let r: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let (serial, parallel) = (r["counters"]["serial_cycles"].as_f64().unwrap(), r["cycles"].as_f64().unwrap());
+    // 20 MHz: 200 ms is 4 M cycles.
+    assert!(
+        parallel < 4e6 && serial > 4e6,
+        "the baseline {serial} must outlast the machine's limit, the run {parallel} not"
+    );
+}

@@ -208,6 +208,11 @@ impl Backend for Simulator {
                 d.load_check_cycles = None;
                 d.store_check_cycles = None;
             }
+            // It does the work of all the machine's processors on one: its limit on simulated
+            // time (a guard against a runaway run) is the machine's times its processors
+            // (appbt's default baseline on alewife ran past 60 s simulated and failed the run).
+            let n = self.cfg.nprocs() as f64;
+            spec.limits.max_sim_time_ms *= n.max(1.0);
         }
         let cfg = MachineConfig::from_spec(spec).map_err(|e| SimError::Program(e.to_string()))?;
         Ok(Simulator {
