@@ -50,6 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--out", metavar="DIR", help="directory of results.jsonl and summary.json (default sweep-APP)")
     s.add_argument("--resume", action="store_true", help="skip the (point, variant) runs already in DIR")
     s.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler, e.g. tcp://head:8786")
+    s.add_argument("--stats", action="append", default=[], metavar="KIND",
+                   help="keep every run's per-node, per-link, latency or interval=CYCLES rows in DIR/stats/KIND/ (repeatable)")
     return p
 
 
@@ -72,9 +74,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.jobs < 1:
             raise commlab.InputError(f"--jobs {args.jobs}: give a whole number >= 1")
         if args.scheduler:
-            line, text, problems = _sweep._distributed(common, out, args.resume, None, args.scheduler, True)
+            line, text, problems = _sweep._distributed(common, out, args.resume, None, args.scheduler, True, args.stats)
         else:
-            line, text, problems = _native.sweep(*common, args.jobs, out, args.resume, True)
+            line, text, problems = _native.sweep(*common, args.jobs, out, args.resume, True, args.stats)
     except commlab.CommlabError as e:
         print(f"commlab: {e}", file=sys.stderr)
         return 2 if isinstance(e, commlab.InputError) else 1
