@@ -42,6 +42,26 @@ impl Detail {
         }
     }
 
+    /// The kinds without a length, by name.
+    pub fn named(kind: &str) -> Option<Detail> {
+        match kind {
+            "per-node" => Some(Detail::PerNode),
+            "per-link" => Some(Detail::PerLink),
+            "latency" => Some(Detail::Latency),
+            _ => None,
+        }
+    }
+
+    /// Interval statistics every `cycles` (at least 1); `what` names the input in errors.
+    pub fn interval(cycles: &str, what: &str) -> Result<Detail, Failure> {
+        let c: f64 =
+            cycles.trim().parse().map_err(|_| input(format!("{what}: `{cycles}` is not a number of cycles")))?;
+        if !(c.is_finite() && c >= 1.0) {
+            return Err(input(format!("{what}: the interval must be at least 1 cycle")));
+        }
+        Ok(Detail::Interval(c))
+    }
+
     /// Whether a native run has these rows (latencies and intervals are the simulator's).
     pub fn native(self) -> bool {
         matches!(self, Detail::PerNode | Detail::PerLink)
@@ -56,29 +76,21 @@ impl Request {
                 "--stats `{arg}`: expected per-node=FILE, per-link=FILE, latency=FILE or interval=CYCLES,FILE"
             ))
         })?;
-        let detail = match kind.trim() {
-            "per-node" => Detail::PerNode,
-            "per-link" => Detail::PerLink,
-            "latency" => Detail::Latency,
-            "interval" => {
+        let detail = match (kind.trim(), Detail::named(kind.trim())) {
+            (_, Some(detail)) => detail,
+            ("interval", None) => {
                 let (cycles, file) = path.split_once(',').ok_or_else(|| {
                     input(format!(
                         "--stats interval=`{path}`: expected interval=CYCLES,FILE (e.g. interval=10000,iv.jsonl)"
                     ))
                 })?;
-                let c: f64 = cycles
-                    .trim()
-                    .parse()
-                    .map_err(|_| input(format!("--stats interval=`{path}`: `{cycles}` is not a number of cycles")))?;
-                if !(c.is_finite() && c >= 1.0) {
-                    return Err(input(format!("--stats interval=`{path}`: the interval must be at least 1 cycle")));
-                }
+                let detail = Detail::interval(cycles, &format!("--stats interval=`{path}`"))?;
                 if file.trim().is_empty() {
                     return Err(input(format!("--stats interval={cycles},: give a file name")));
                 }
-                return Ok(Request { detail: Detail::Interval(c), path: PathBuf::from(file.trim()) });
+                return Ok(Request { detail, path: PathBuf::from(file.trim()) });
             }
-            other => {
+            (other, None) => {
                 return Err(input(format!(
                     "--stats `{other}`: valid kinds are per-node, per-link, latency and interval"
                 )))
@@ -175,14 +187,19 @@ pub fn rows(r: &AppResult, detail: Detail) -> Vec<Value> {
 /// The interval statistics' length, when a request asks for them; two requests with
 /// different lengths are refused (one run keeps one set of stretches).
 pub fn interval_cycles(requests: &[Request]) -> Result<Option<f64>, Failure> {
-    let mut lengths = requests.iter().filter_map(|r| match r.detail {
+    one_interval(requests.iter().map(|r| r.detail))
+}
+
+/// The one interval length among `details`, if any; two different lengths are refused.
+pub fn one_interval(details: impl Iterator<Item = Detail>) -> Result<Option<f64>, Failure> {
+    let mut lengths = details.filter_map(|d| match d {
         Detail::Interval(c) => Some(c),
         _ => None,
     });
     let first = lengths.next();
     if let (Some(a), Some(b)) = (first, lengths.find(|&c| Some(c) != first)) {
         return Err(input(format!(
-            "--stats interval: two lengths ({a} and {b} cycles); one run keeps one set of stretches, so give every interval file the same CYCLES"
+            "--stats interval: two lengths ({a} and {b} cycles); one run keeps one set of stretches, so give every interval the same CYCLES"
         )));
     }
     Ok(first)

@@ -487,6 +487,8 @@ impl Plan {
     pub(crate) fn tasks(&self, args: &SweepArgs) -> Result<Vec<Task>, Failure> {
         let mut out = Vec::with_capacity(self.todo.len());
         let mut built: Option<(usize, Point)> = None;
+        // Absolute: a task may run in another process, elsewhere.
+        let dir = self.results_path.parent().map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf()));
         for &(p, vi) in &self.todo {
             if built.as_ref().is_none_or(|(q, _)| *q != p) {
                 built = Some((p, build_point(args, self.info, &self.grid, p)?));
@@ -504,8 +506,7 @@ impl Plan {
                 vary: pt.vary.clone(),
                 what: format!("{} [{}] {}", self.info.name, self.variants[vi], self.grid.describe(p)),
                 stats: args.stats.clone(),
-                // Absolute: a task may run in another process, elsewhere.
-                out: self.results_path.parent().map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf())),
+                out: dir.clone(),
             });
         }
         Ok(out)

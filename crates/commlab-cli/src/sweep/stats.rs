@@ -23,45 +23,26 @@ pub struct PointStats {
 pub fn parse_kinds(args: &[String]) -> Result<Vec<Detail>, Failure> {
     let mut kinds = Vec::new();
     for arg in args {
-        let kind = match arg.trim() {
-            "per-node" => Detail::PerNode,
-            "per-link" => Detail::PerLink,
-            "latency" => Detail::Latency,
-            other => match other.strip_prefix("interval=") {
-                Some(cycles) => {
-                    let c: f64 = cycles.trim().parse().map_err(|_| {
-                        input(format!("--stats `{other}`: `{cycles}` is not a number of cycles (e.g. interval=10000)"))
-                    })?;
-                    if !(c.is_finite() && c >= 1.0) {
-                        return Err(input(format!("--stats `{other}`: the interval must be at least 1 cycle")));
-                    }
-                    Detail::Interval(c)
-                }
-                None if other.contains('=') => {
-                    return Err(input(format!(
-                        "--stats `{other}`: a sweep names its statistics files itself (DIR/stats/KIND/p<point>.<variant>.jsonl); give the kind alone: per-node, per-link, latency or interval=CYCLES"
-                    )))
-                }
-                None => {
-                    return Err(input(format!(
-                        "--stats `{other}`: valid kinds are per-node, per-link, latency and interval=CYCLES"
-                    )))
-                }
-            },
-        };
-        if let (Detail::Interval(a), Some(Detail::Interval(b))) =
-            (kind, kinds.iter().find(|k| matches!(k, Detail::Interval(_))))
-        {
-            if a != *b {
+        let other = arg.trim();
+        let kind = match (Detail::named(other), other.strip_prefix("interval=")) {
+            (Some(kind), _) => kind,
+            (None, Some(cycles)) => Detail::interval(cycles, &format!("--stats `{other}`"))?,
+            (None, None) if other.contains('=') => {
                 return Err(input(format!(
-                    "--stats interval: two lengths ({b} and {a} cycles); one run keeps one set of stretches"
-                )));
+                    "--stats `{other}`: a sweep names its statistics files itself (DIR/stats/KIND/p<point>.<variant>.jsonl); give the kind alone: per-node, per-link, latency or interval=CYCLES"
+                )))
             }
-        }
+            (None, None) => {
+                return Err(input(format!(
+                    "--stats `{other}`: valid kinds are per-node, per-link, latency and interval=CYCLES"
+                )))
+            }
+        };
         if !kinds.contains(&kind) {
             kinds.push(kind);
         }
     }
+    detail_stats::one_interval(kinds.iter().copied())?;
     Ok(kinds)
 }
 
@@ -78,10 +59,7 @@ impl PointStats {
 
     /// The simulator for one run, recording what the files need.
     pub fn simulator(&self, cfg: MachineConfig) -> Simulator {
-        let interval = self.kinds.iter().find_map(|k| match k {
-            Detail::Interval(c) => Some(*c),
-            _ => None,
-        });
+        let interval = detail_stats::one_interval(self.kinds.iter().copied()).ok().flatten(); // one length: parse_kinds
         Simulator::new(cfg).record_latencies(self.kinds.contains(&Detail::Latency)).intervals(interval)
     }
 

@@ -118,17 +118,19 @@ impl FlowLog {
 #[derive(Clone, Debug)]
 pub(crate) struct PacketLog {
     /// (name, source, destination) by packet slab index: valid from `sent` to delivery.
-    labels: Vec<(&'static str, u32, u32)>,
+    labels: Vec<Label>,
     /// The label of the packet about to be queued (`label_next`, then `sent`).
-    next: (&'static str, u32, u32),
-    log: Bounded<(u32, u64, u64)>,
-    /// The label of each logged span, beside it (so the log's tuples stay small).
-    names: Vec<(&'static str, u32, u32)>,
+    next: Label,
+    /// (link, label, start, end).
+    log: Bounded<(u32, Label, u64, u64)>,
 }
+
+/// What a packet carries, from which endpoint to which.
+type Label = (&'static str, u32, u32);
 
 impl PacketLog {
     pub fn new(cap: usize) -> PacketLog {
-        PacketLog { labels: Vec::new(), next: ("", 0, 0), log: Bounded::new(cap), names: Vec::new() }
+        PacketLog { labels: Vec::new(), next: ("", 0, 0), log: Bounded::new(cap) }
     }
 
     pub fn set_window(&mut self, start: u64, end: u64) {
@@ -155,13 +157,12 @@ impl PacketLog {
         if a >= b || !self.log.admit(from) {
             return;
         }
-        self.log.items.push((link, a, b));
-        self.names.push(self.labels.get(id as usize).copied().unwrap_or(("", 0, 0)));
+        let label = self.labels.get(id as usize).copied().unwrap_or(("", 0, 0));
+        self.log.items.push((link, label, a, b));
     }
 
     pub fn clear(&mut self) {
         self.log.clear();
-        self.names.clear();
     }
 }
 
@@ -186,8 +187,7 @@ pub(crate) fn report(
             .log
             .items
             .iter()
-            .zip(&log.names)
-            .map(|(&(link, a, b), &(name, src, dst))| TracePacket { link, name, src, dst, start: cyc(a), end: cyc(b) })
+            .map(|&(link, (name, src, dst), a, b)| TracePacket { link, name, src, dst, start: cyc(a), end: cyc(b) })
             .collect();
         stopped(log.log.full_at);
     }
