@@ -43,6 +43,7 @@
 //! latency in local misses x this machine's local miss.
 
 mod blizzard;
+pub(crate) use blizzard::quick_params as blizzard_quick_params;
 mod copy_transfer;
 mod fft2d;
 

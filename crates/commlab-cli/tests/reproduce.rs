@@ -308,8 +308,7 @@ fn alewife_runtime_every_figure_and_finding() {
 #[test]
 fn bad_requests_are_one_line_errors() {
     bad_input(&["reproduce", "nosuchstudy"], &["unknown study `nosuchstudy`", "alewife", "iccg"]);
-    bad_input(&["reproduce", "blizzard-cow", "--quick"], &["not built yet", "issue 34"]);
-    bad_input(&["reproduce", "nosuchstudy"], &["alewife-runtime"]);
+    bad_input(&["reproduce", "nosuchstudy"], &["alewife-runtime", "blizzard-cow"]);
     bad_input(&["reproduce", "alewife", "--quick", "--matrices", "/nonexistent/dir"], &["--matrices /nonexistent/dir"]);
     bad_input(
         &["reproduce", "alewife", "--quick", "--matrices", MATRICES, "--set", "network.no_such_key=1"],
@@ -487,4 +486,70 @@ fn copy_transfer_every_figure_row_and_finding() {
     for f in ["fig13-t3d-remote-copies.png", "fig4-t3d-get.svg", "fig15-fft2d-total.csv"] {
         assert_eq!(std::fs::read(dir.path().join(f)).unwrap(), std::fs::read(dir2.path().join(f)).unwrap(), "{f}");
     }
+}
+
+#[test]
+fn blizzard_cow_every_table_figure_and_finding() {
+    let dir = TempDir::new("reproduce-blizzard-cow");
+    let (r, code, stderr) = reproduce("blizzard-cow", dir.path(), &["--jobs", "2"]);
+    check_common(&r, code, &stderr, dir.path());
+    assert_eq!((r["study"].as_str(), r["seed"].as_str()), (Some("blizzard-cow"), Some("003")));
+    assert_eq!(r["machine"], "blizzard-s, blizzard-e, blizzard-t");
+    let rows = r["rows"].as_array().unwrap();
+    let of = |source: &str| -> Vec<&Value> { rows.iter().filter(|x| x["source"] == source).collect() };
+    // Table 1: five apps, the uninstrumented time (an input) and four normalised levels each.
+    let t1 = of("Table 1");
+    assert_eq!(t1.len(), 25);
+    assert_eq!(t1.iter().filter(|x| x["kind"] == "input").count(), 5);
+    // Table 3: the calibration (validate's rows), every one within 10% of the study.
+    let t3 = of("Table 3");
+    assert_eq!(t3.len(), 3 * 3 * 4);
+    for x in &t3 {
+        assert!(x["kind"] == "input" && x["closeness"] == "within 10%", "{x}");
+    }
+    // Table 4: access control's share of each miss, a percentage of it.
+    let t4 = of("Table 4");
+    assert_eq!(t4.len(), 3 * 3 * 4);
+    for x in &t4 {
+        let v = x["measured"].as_f64().unwrap();
+        assert!(x["kind"] == "prediction" && (0.0..100.0).contains(&v), "{x}");
+    }
+    // Blizzard-E's write miss is mostly access control (the ECC set), its read miss is not.
+    let share = |needle: &str| {
+        t4.iter().find(|x| x["item"].as_str().unwrap().starts_with(needle)).unwrap()["measured"].as_f64().unwrap()
+    };
+    assert!(share("Blizzard-E: write miss, 64-byte") > 3.0 * share("Blizzard-E: read miss, 64-byte"));
+    assert_eq!(of("§9").len(), 5, "the five sequential times");
+    // Table 5: run times at the largest count (quick: 4), three machines and the CM-5 column
+    // (no preset: shown without a measurement), two protocols, five apps.
+    let t5 = of("Table 5");
+    assert_eq!(t5.len(), 5 * 2 * 4);
+    assert_eq!(t5.iter().filter(|x| x["missing"].as_str().is_some_and(|m| m.contains("CM-5"))).count(), 10);
+    // Tables 6-10: speedups, withheld in the seed, shown measured: 2 protocols x 3 machines x
+    // the quick counts 2 and 4.
+    for t in 6..=10 {
+        let rows = of(&format!("Table {t}"));
+        assert_eq!(rows.len(), 2 * 3 * 2, "Table {t}");
+        assert!(rows.iter().all(|x| x["published"] == "withheld" && x["measured"].is_number()), "Table {t}");
+    }
+    assert_eq!(figure_ids(&r), ["fig4-appbt", "fig4-barnes", "fig4-dsmc", "fig4-em3d", "fig4-moldyn"]);
+    // §4.1 4, §8.1 5, §9 12, §9.1 2.
+    assert_eq!(r["findings"].as_array().unwrap().len(), 23, "{}", r["findings"]);
+    for f in r["findings"].as_array().unwrap() {
+        if let Some(w) = f["why"].as_str() {
+            assert!(w.contains("mechanism"), "{f}");
+        }
+    }
+    // Deterministic: again on one thread, the same report.
+    let dir2 = TempDir::new("reproduce-blizzard-cow-2");
+    let (again, code2, _) = reproduce("blizzard-cow", dir2.path(), &["--jobs", "1"]);
+    assert_eq!(code2, code);
+    let strip = |mut v: Value| {
+        v["wall_seconds"] = Value::Null;
+        for f in v["figures"].as_array_mut().unwrap() {
+            f["files"] = Value::Null;
+        }
+        v
+    };
+    assert_eq!(strip(again), strip(r));
 }

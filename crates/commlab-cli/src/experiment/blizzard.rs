@@ -36,8 +36,8 @@ const VARIANTS: [&str; 2] = ["stache", "custom"];
 const PROCS: [usize; 5] = [1, 2, 4, 8, 16];
 const QUICK_PROCS: [usize; 3] = [1, 2, 4];
 
-/// `--quick` parameters of each app: a fraction of a second a run.
-fn quick_params(app: &str) -> Vec<String> {
+/// `--quick` parameters of each app: a fraction of a second a run (also `reproduce blizzard-cow --quick`'s).
+pub(crate) fn quick_params(app: &str) -> Vec<String> {
     let p: &[&str] = match app {
         "dsmc" => &["particles=600", "cells_x=8", "cells_y=4", "cells_z=4", "iterations=4"],
         "barnes" => &["bodies=192", "iterations=3"],
