@@ -1208,6 +1208,12 @@ impl MachineConfig {
             ));
         }
         let poll = match m.poll_mechanism.as_deref().map(|s| (s, PollMechanism::parse(s))) {
+            None | Some((_, Some(None))) if m.poll_seen_cycles.is_some() => {
+                return Err(ConfigError::key(
+                    "messaging.poll_seen_cycles",
+                    "replaces a polling technique's cost: it needs messaging.poll_mechanism (lanai, dma, interrupt or typhoon0)",
+                ))
+            }
             None | Some((_, Some(None))) => None,
             Some((other, None)) => {
                 return Err(ConfigError::key(
@@ -1223,7 +1229,16 @@ impl MachineConfig {
                     ));
                 };
                 // Inert on a one-processor node (its messages interrupt, or wait for a back-edge).
-                smp_nodes.then(|| PollCosts::new(mechanism, clock, scaled(receive)))
+                smp_nodes.then(|| {
+                    let mut pc = PollCosts::new(mechanism, clock, scaled(receive));
+                    if let Some(seen) = m.poll_seen_cycles {
+                        pc.seen_cycles = scaled(seen);
+                        if !pc.burst {
+                            pc.seen_in_burst_cycles = scaled(seen);
+                        }
+                    }
+                    pc
+                })
             }
         };
         let memory = MemoryConfig {
