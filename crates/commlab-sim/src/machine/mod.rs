@@ -1208,12 +1208,6 @@ impl MachineConfig {
             ));
         }
         let poll = match m.poll_mechanism.as_deref().map(|s| (s, PollMechanism::parse(s))) {
-            None | Some((_, Some(None))) if m.poll_seen_cycles.is_some() => {
-                return Err(ConfigError::key(
-                    "messaging.poll_seen_cycles",
-                    "replaces a polling technique's cost: it needs messaging.poll_mechanism (lanai, dma, interrupt or typhoon0)",
-                ))
-            }
             None | Some((_, Some(None))) => None,
             Some((other, None)) => {
                 return Err(ConfigError::key(

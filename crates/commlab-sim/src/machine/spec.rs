@@ -467,7 +467,7 @@ pub struct MessagingSpec {
     pub poll_receive_cycles: Option<u64> = cycles("with messaging.poll_mechanism: the protocol thread's receive path after the poll that sees a message (reading it out of the NI's receive queue, locking the shared network structures, dispatch to its handler), instead of messaging.poll_dispatch_cycles; required with a mechanism").overhead(),
     /// Optional override of the technique's successful poll (what-if runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub poll_seen_cycles: Option<u64> = cycles("optional, with messaging.poll_mechanism: replaces the technique's built-in cost of the poll that sees a message (for dma and interrupt, the first of a burst; for typhoon0 every message's miss and handshake); what-if runs").overhead(),
+    pub poll_seen_cycles: Option<u64> = cycles("optional, with messaging.poll_mechanism: replaces the technique's built-in cost of the poll that sees a message (for dma and interrupt, the first of a burst; for typhoon0 every message's miss and handshake); what-if runs; without a mechanism it does nothing").overhead(),
     pub dma_setup_cycles: u64 = cycles("extra send cost of a bulk (DMA) message"),
     pub dma_per_region_cycles: u64 = cycles("extra send cost per (address, length) region"),
     pub dma_bytes_per_cycle: f64 = key("bytes/cycle", "DMA engine rate reading the sender's memory").conv(Conv::BytesPerCycle).positive(),
