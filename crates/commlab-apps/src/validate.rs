@@ -32,6 +32,33 @@ pub struct Row {
 /// Largest relative error of a copy-transfer bandwidth row (issue 15).
 pub const COPY_TOLERANCE: f64 = 0.15;
 
+/// Largest relative error of a Blizzard COW Table 2 round trip (issue 34).
+pub const POLL_TOLERANCE: f64 = 0.15;
+
+/// The Blizzard COW study's Table 2 (§6.5.1): the round trip of a 4-byte message in
+/// microseconds, per polling technique (`messaging.poll_mechanism`) and sending thread.
+pub const TABLE2: &[(&str, &str, f64)] = &[
+    ("dma", "compute", 53.8),
+    ("dma", "protocol", 49.9),
+    ("interrupt", "compute", 76.6),
+    ("interrupt", "protocol", 71.1),
+    ("lanai", "compute", 44.9),
+    ("lanai", "protocol", 39.9),
+    ("typhoon0", "compute", 51.9),
+    ("typhoon0", "protocol", 46.0),
+];
+
+/// The overrides that run Table 2's configuration: SMP nodes whose protocol processor polls
+/// with `mechanism` (the tag lock's cost is required on an SMP node of a software-DSM machine;
+/// a message ping-pong changes no tags, so its value does not matter here).
+pub fn table2_overrides(mechanism: &str) -> [String; 3] {
+    [
+        "node.procs_per_node=2".to_string(),
+        "node.tag_lock_cycles=20".to_string(),
+        format!("messaging.poll_mechanism={mechanism}"),
+    ]
+}
+
 impl Row {
     pub fn error(&self) -> f64 {
         (self.measured - self.published) / self.published
@@ -95,6 +122,26 @@ fn blizzard<B: Backend>(machine: &str, make: impl Fn(&[String]) -> Result<B, App
                 how: format!("commlab run miss-latency --machine {machine} --set memory.line_bytes={bytes} --param {kp} --param {hops}"),
                 tolerance: TOLERANCE,            });
         }
+    }
+    // Table 2: the network layer is the same on the three systems.
+    for &(mechanism, from, published) in TABLE2 {
+        let set = table2_overrides(mechanism);
+        let b = make(&set)?;
+        let hops = format!("hops={}", b.hops(0, 1));
+        let fp = format!("from={from}");
+        let cycles = counter(&b, "am-latency", "mp-poll", &[&fp, &hops], "round_trip_cycles")?;
+        let sets: Vec<String> = set.iter().map(|s| format!("--set {s}")).collect();
+        rows.push(Row {
+            name: format!("Table 2 round trip, {mechanism}, {from} thread"),
+            unit: "us",
+            published,
+            measured: cycles / b.cycles_per_us(),
+            how: format!(
+                "commlab run am-latency --machine {machine} {} --param {fp} --param {hops}: counters.round_trip_us",
+                sets.join(" ")
+            ),
+            tolerance: POLL_TOLERANCE,
+        });
     }
     Ok(rows)
 }

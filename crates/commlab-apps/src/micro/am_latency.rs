@@ -2,6 +2,12 @@
 //! network hops away. The one-way time of each ping is measured directly: from the moment the
 //! sender starts the send to the moment the receiver's handler is entered (send overhead,
 //! network transit, interrupt entry or poll dispatch). The reply makes the pings sequential.
+//!
+//! The Blizzard COW study's round trips (§6.5.1-6.5.2, Table 2, Fig. 2): `from` says which
+//! thread sends each ping, the compute thread (the main program, woken by the pong's handler)
+//! or the protocol handler that received the pong, and `bytes` makes ping and pong bulk
+//! messages of that many bytes; either given, `counters.round_trip_cycles` (and `_us`) is the
+//! mean time from one ping's send to the next's.
 
 use super::{receive_mode, MP_VARIANTS};
 use crate::app::ParamDoc;
@@ -18,6 +24,8 @@ pub const INFO: AppInfo = AppInfo {
     params: &[
         ParamDoc { name: "hops", default: "1", doc: "network hops between processor 0 and its partner (by default 1, or the nearest processor where none is 1 hop away, as natively: counters.hops)" },
         ParamDoc { name: "rounds", default: "20", doc: "ping-pong rounds measured" },
+        ParamDoc { name: "from", default: "compute", doc: "who sends each ping: compute (the main thread, after the pong's handler wakes it) or protocol (the handler of the pong itself); given, counters.round_trip_cycles and round_trip_us report ping to ping" },
+        ParamDoc { name: "bytes", default: "0", doc: "0: null active messages; else ping and pong are bulk (DMA) messages of this many bytes (a multiple of 8); given, counters.round_trip_cycles and round_trip_us report ping to ping" },
     ],
 };
 
@@ -31,21 +39,42 @@ pub struct State {
     arrived_at: Vec<f64>,
     pongs: usize,
     finished: bool,
+    /// Pings the pong handler sends itself (`from=protocol`), after the first.
+    chained: usize,
+    /// Bulk data of each ping and pong (`bytes`; empty: active messages).
+    data: Vec<u64>,
 }
 
 struct AmLatency {
     partner: ProcId,
     rounds: usize,
     mode: ReceiveMode,
+    from_protocol: bool,
+    words: usize,
+}
+
+/// Send `handler`'s message: an active message, or a bulk one with `data`.
+fn send(ctx: &mut dyn HandlerCtx, dest: ProcId, handler: HandlerId, data: &[u64]) {
+    if data.is_empty() {
+        ctx.send_am(dest, handler, &[]);
+    } else {
+        ctx.send_bulk(dest, handler, &[], &[data]);
+    }
 }
 
 fn on_ping(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
     s.arrived_at.push(ctx.now_cycles());
-    ctx.send_am(m.src, PONG, &[]);
+    send(ctx, m.src, PONG, &s.data);
 }
 
-fn on_pong(s: &mut State, _: &mut dyn HandlerCtx, _: &Message<'_>) {
+fn on_pong(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
     s.pongs += 1;
+    if s.chained > 0 {
+        // `from=protocol`: the handler that received the pong sends the next ping.
+        s.chained -= 1;
+        s.sent_at.push(ctx.now_cycles());
+        send(ctx, m.src, PING, &s.data);
+    }
 }
 
 fn on_finished(s: &mut State, _: &mut dyn HandlerCtx, _: &Message<'_>) {
@@ -60,8 +89,10 @@ impl Program for AmLatency {
     fn receive_mode(&self) -> ReceiveMode {
         self.mode
     }
-    fn init_state(&self, _: ProcId, _: usize) -> State {
-        State::default()
+    fn init_state(&self, id: ProcId, _: usize) -> State {
+        let chained = if id == 0 && self.from_protocol { self.rounds } else { 0 };
+        let data = if id == 0 || id == self.partner { (0..self.words as u64).collect() } else { Vec::new() };
+        State { chained, data, ..State::default() }
     }
     fn main<N: Node<State = State>>(&self, node: &mut N) {
         node.barrier();
@@ -69,11 +100,24 @@ impl Program for AmLatency {
         // Round 0 is a warm-up (the partner may still be handling barrier messages); it is
         // not measured.
         if node.id() == 0 {
-            for r in 0..=self.rounds {
+            // With `from=protocol` the pong handler sends every ping after the first.
+            let sends = if self.from_protocol { 0 } else { self.rounds };
+            let data = if self.words > 0 { node.state(|s| std::mem::take(&mut s.data)) } else { Vec::new() };
+            for r in 0..=sends {
                 let t = node.now_cycles();
                 node.state(|s| s.sent_at.push(t));
-                node.send_am(self.partner, PING, &[]);
-                node.wait_until("pong", |s| s.pongs > r);
+                if data.is_empty() {
+                    node.send_am(self.partner, PING, &[]);
+                } else {
+                    node.send_bulk(self.partner, PING, &[], &[&data]);
+                }
+                if self.from_protocol {
+                    // The pong handler sends every later ping, from its copy of the data.
+                    node.state(|s| s.data.clone_from(&data));
+                    node.wait_until("last pong", |s| s.pongs > self.rounds);
+                } else {
+                    node.wait_until("pong", |s| s.pongs > r);
+                }
             }
             // Bystanders stay silent until the measurement is over (a barrier arrival at the
             // partner would interrupt it mid-measurement).
@@ -90,6 +134,18 @@ impl Program for AmLatency {
 pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<AppResult, AppError> {
     let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
     let rounds: usize = params.get("rounds", crate::params::COUNT)?;
+    let from_protocol = match params.raw("from") {
+        "compute" => false,
+        "protocol" => true,
+        other => return Err(AppError::Input(format!("--param from={other}: {} needs compute or protocol", INFO.name))),
+    };
+    let bytes: usize = params.get("bytes", ("0 or a positive multiple of 8", |b: usize| b.is_multiple_of(8)))?;
+    let round_trip = params.given("from") || params.given("bytes");
+    if round_trip && rounds < 2 {
+        return Err(AppError::Input(format!(
+            "--param rounds={rounds}: a round trip (from or bytes given) needs at least 2 rounds"
+        )));
+    }
     let n = backend.nprocs();
     if n < 2 {
         return Err(AppError::Input(format!("{} needs at least 2 processors, the machine has {n}", INFO.name)));
@@ -100,7 +156,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
             "--param hops={hops}: no processor is {hops} hops from processor 0 on this machine (1..={max})"
         ))
     })?;
-    let prog = Arc::new(AmLatency { partner, rounds, mode: receive_mode(variant) });
+    let prog = Arc::new(AmLatency { partner, rounds, mode: receive_mode(variant), from_protocol, words: bytes / 8 });
     let out = backend.run(prog).map_err(run_err)?;
     let (sent, arrived) = (&out.states[0].sent_at, &out.states[partner].arrived_at);
     let rounds_done = out.states.iter().skip(1).all(|s| s.finished);
@@ -116,6 +172,13 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     counters.insert("one_way_spread_cycles".into(), spread);
     counters.insert("hops".into(), backend.hops(0, partner) as f64);
     counters.insert("partner".into(), partner as f64);
+    if round_trip {
+        // Ping to ping over the measured rounds (round 0, the warm-up, starts the first).
+        let gaps: Vec<f64> = sent.windows(2).skip(1).map(|w| w[1] - w[0]).collect();
+        let rt = gaps.iter().sum::<f64>() / gaps.len().max(1) as f64;
+        counters.insert("round_trip_cycles".into(), crate::app::cycles_figure(rt, clock));
+        counters.insert("round_trip_us".into(), crate::app::cycles_figure(rt, clock) / clock);
+    }
     let check = Check {
         ok,
         max_error: if ok { 0.0 } else { 1.0 },

@@ -3,6 +3,11 @@
 //! the receiver - start of the send), of the fastest transfer; `first_transfer_cycles` keeps
 //! the first one's time when there are several. Natively the first transfer meets cold caches
 //! and the later ones warm ones, as a memcpy benchmark's best of several repetitions does.
+//!
+//! `stream=N` measures throughput instead (the Blizzard COW study's §6.5.3, Fig. 3): processor
+//! 0's main thread sends N transfers back to back, without barriers;
+//! `counters.stream_mb_per_s` is N x bytes over the time from the first send's start to the
+//! last transfer's handler entry.
 
 use super::{receive_mode, MP_VARIANTS};
 use crate::app::ParamDoc;
@@ -19,6 +24,7 @@ pub const INFO: AppInfo = AppInfo {
     params: &[
         ParamDoc { name: "bytes", default: "4096", doc: "bytes transferred (a multiple of 8)" },
         ParamDoc { name: "repeat", default: "1", doc: "transfers, one after another; the fastest is reported (natively the first pays for cold caches)" },
+        ParamDoc { name: "stream", default: "0", doc: "0: one transfer at a time; N: a stream of N transfers sent back to back, counters.stream_mb_per_s (N x bytes / first send to last handler entry, in MB/s) and stream_cycles" },
         ParamDoc { name: "hops", default: "1", doc: "network hops between sender and receiver (by default 1, or the nearest processor where none is 1 hop away, as natively)" },
     ],
 };
@@ -41,6 +47,8 @@ struct BulkBw {
     repeat: usize,
     partner: ProcId,
     mode: ReceiveMode,
+    /// Transfers sent back to back (`stream`; 0: one at a time).
+    stream: usize,
 }
 
 fn on_bulk(s: &mut State, ctx: &mut dyn HandlerCtx, m: &Message<'_>) {
@@ -63,6 +71,21 @@ impl Program for BulkBw {
     fn main<N: Node<State = State>>(&self, node: &mut N) {
         node.barrier();
         node.begin_timing();
+        if self.stream > 0 {
+            if node.id() == 0 {
+                let data = node.state(|s| std::mem::take(&mut s.data));
+                for _ in 0..self.stream {
+                    let t = node.now_cycles();
+                    node.send_bulk(self.partner, BULK, &[], &[&data]);
+                    node.state(|s| s.sent_at.push(t));
+                }
+                node.state(|s| s.data = data);
+            } else if node.id() == self.partner {
+                node.wait_until("stream", |s| s.arrived_at.len() >= self.stream);
+            }
+            node.barrier();
+            return;
+        }
         for k in 0..self.repeat {
             if k > 0 {
                 node.barrier();
@@ -87,6 +110,13 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let bytes: usize = params.get("bytes", ("a positive multiple of 8", |b: usize| b > 0 && b.is_multiple_of(8)))?;
     let repeat: usize = params.get("repeat", ("a whole number >= 1", |r: usize| r >= 1))?;
     let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
+    let stream: usize = params.get("stream", ("a whole number >= 0", |_: usize| true))?;
+    if stream > 0 && params.given("repeat") {
+        return Err(AppError::Input(
+            "--param stream and --param repeat: give one (a stream sends its transfers back to back)".into(),
+        ));
+    }
+    let repeat = if stream > 0 { stream } else { repeat };
     let n = backend.nprocs();
     if n < 2 {
         return Err(AppError::Input(format!("{} needs at least 2 processors, the machine has {n}", INFO.name)));
@@ -94,7 +124,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let partner = params
         .at_hops(backend, hops)
         .ok_or_else(|| AppError::Input(format!("--param hops={hops}: no processor is {hops} hops from processor 0")))?;
-    let prog = Arc::new(BulkBw { words: bytes / 8, repeat, partner, mode: receive_mode(variant) });
+    let prog = Arc::new(BulkBw { words: bytes / 8, repeat, partner, mode: receive_mode(variant), stream });
     let out = backend.run(prog).map_err(run_err)?;
     let (s, r) = (&out.states[0], &out.states[partner]);
     let ok = r.arrived_at.len() == repeat
@@ -106,6 +136,14 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
         r.arrived_at.iter().zip(&s.sent_at).map(|(a, t)| crate::app::cycles_figure(a - t, clock)).collect();
     let cycles = times.iter().copied().reduce(f64::min).unwrap_or(f64::NAN);
     let mut counters = BTreeMap::new();
+    if stream > 0 {
+        let span = match (s.sent_at.first(), r.arrived_at.last()) {
+            (Some(a), Some(b)) => crate::app::cycles_figure(b - a, clock),
+            _ => f64::NAN,
+        };
+        counters.insert("stream_cycles".into(), span);
+        counters.insert("stream_mb_per_s".into(), (stream * bytes) as f64 / (span / clock));
+    }
     counters.insert("transfer_cycles".into(), cycles);
     if repeat > 1 {
         counters.insert("first_transfer_cycles".into(), times.first().copied().unwrap_or(f64::NAN));

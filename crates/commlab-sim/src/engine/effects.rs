@@ -166,6 +166,9 @@ impl<S> World<S> {
                     if let Some(rec) = &self.msgs[msg as usize] {
                         self.flow.arrived(rec.src as usize, dst, rec.target);
                     }
+                    if self.cfg.poll.is_some() {
+                        self.poll_arrive(dst, msg);
+                    }
                     self.procs[dst].inbox.push_back(msg);
                     self.try_dispatch(dst);
                 }

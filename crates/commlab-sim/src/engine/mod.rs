@@ -14,6 +14,7 @@ mod effects;
 mod node;
 mod one_sided;
 mod overflow;
+mod poll;
 
 pub use control::RunControl;
 
@@ -320,6 +321,9 @@ pub(crate) struct World<S> {
     pub one_sided: one_sided::OneSidedStats,
     /// Credit-based flow control of application messages (off unless the machine sets a window).
     pub flow: Flow,
+    /// `messaging.poll_mechanism` on SMP nodes: each node's flag and the counts since timing.
+    pub poll_nodes: Vec<poll::PollNode>,
+    pub poll_stats: poll::PollStats,
 }
 
 impl<S> World<S> {
@@ -379,8 +383,12 @@ impl<S> World<S> {
         for (i, size) in sizes.into_iter().enumerate() {
             carried += size;
             let bulk_through = carried.saturating_sub(arg_bytes);
-            let dma_ps =
+            let mut dma_ps =
                 if bulk_through > 0 { cfg.cycles_to_ps(bulk_through as f64 / cfg.msg.dma_bytes_per_cycle) } else { 0 };
+            if let Some(pc) = cfg.poll.filter(|_| !background) {
+                // LANai polling: the sender's DMA across the I/O bridge shares it with the polls.
+                dma_ps += pc.bus_wait_for(bulk_through);
+            }
             let wire = cfg.header_bytes + size;
             if background {
                 self.traffic.add(TrafficClass::CrossTraffic, wire);
@@ -502,7 +510,7 @@ impl<S> World<S> {
         if self.cfg.smp_nodes {
             // The protocol processor's dispatch loop polls all the time: a handler starts as
             // soon as it is done with what it is doing (a default-protocol handler included).
-            let free = self.mem.pp_busy[p];
+            let free = self.poll_start(p, self.mem.pp_busy[p]);
             if free <= self.now {
                 self.start_handler(p, false);
             } else if !self.procs[p].dispatch_queued {
@@ -624,6 +632,8 @@ impl<S> World<S> {
             (Target::Fault { write, line }, Some(_)) => self.fault_entry_cycles(p, line, write),
             // Copied into memory by the overflow trap: dispatched from there.
             _ if rec.in_memory => overflow::dispatch_cycles(&cfg) + read,
+            // A polling mechanism: the poll that sees the message, then the receive path.
+            _ if cfg.poll.is_some() => rec.poll_seen_cycles + cfg.poll.map_or(0, |pc| pc.receive_cycles) + read,
             _ => (if interrupt { cfg.msg.interrupt_entry_cycles } else { cfg.msg.poll_dispatch_cycles }) + read,
         };
         let sw_costs = self.mem.sw;
@@ -687,7 +697,12 @@ impl<S> World<S> {
             let (from, sw) = (rec.src as usize, sw_costs.expect("software DSM"));
             drop(ctx);
             // On an SMP node's protocol processor it costs what it costs on a dedicated one.
-            let (entry_ps, exit_ps) = if smp { (0, 0) } else { (sw.entry_ps, sw.exit_ps) };
+            // With a polling mechanism, it is seen by a poll and received as any message.
+            let (entry_ps, exit_ps) = match cfg.poll {
+                Some(pc) if smp => (cfg.cycles_to_ps((rec.poll_seen_cycles + pc.receive_cycles) as f64), 0),
+                _ if smp => (0, 0),
+                _ => (sw.entry_ps, sw.exit_ps),
+            };
             let body_end = now + entry_ps + sw.handler_ps;
             self.mem_call(|mem| {
                 mem.run_software_handler(p, from, kind, line, requester as usize, body_end);
@@ -813,10 +828,14 @@ impl<S> World<S> {
             MainState::Timed { cat, .. } | MainState::Blocked { cat, .. } => proc.acct.switch(cat, now),
             MainState::Done | MainState::Running => {}
         }
+        if self.cfg.poll.is_some() {
+            self.poll_queue_empty(p);
+        }
         self.try_dispatch(p);
         if !self.compute_in_handler(p) {
-            if let MainState::Blocked { .. } = self.procs[p].main {
-                self.wake_at(p, now);
+            if let MainState::Blocked { wait, .. } = self.procs[p].main {
+                let at = self.notify_at(p, wait);
+                self.wake_at(p, at);
             }
         }
     }
@@ -1040,6 +1059,8 @@ pub fn run<P: Program>(
         remote_busy: vec![0; n],
         one_sided: one_sided::OneSidedStats::default(),
         flow: Flow::new(cfg.msg.flow_window_messages, n),
+        poll_nodes: vec![poll::PollNode::default(); if cfg.poll.is_some() { n } else { 0 }],
+        poll_stats: poll::PollStats::default(),
         cfg: Arc::clone(&cfg),
     });
     if let Some(len) = world.sampler.as_ref().map(|s| s.len) {
@@ -1275,6 +1296,13 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         let ms = &w.mem.stats;
         counters.insert("handler_cycles_compute".to_string(), w.cfg.ps_to_cycles(ms.handler_ps_compute));
         counters.insert("handler_cycles_protocol".to_string(), w.cfg.ps_to_cycles(ms.handler_ps_protocol));
+    }
+    if w.cfg.poll.is_some() {
+        let s = &w.poll_stats;
+        counters.insert("poll_messages".to_string(), s.messages as f64);
+        counters.insert("poll_flag_updates".to_string(), s.flag_updates as f64);
+        counters.insert("poll_bus_wait_cycles".to_string(), w.cfg.ps_to_cycles(s.bus_wait_ps));
+        counters.insert("poll_notifies".to_string(), s.notifies as f64);
     }
     if w.cfg.msg.backedge_interval_cycles > 0 {
         let polls: u64 = w.procs.iter().map(|p| p.failed_polls).sum();

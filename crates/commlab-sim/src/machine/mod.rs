@@ -4,7 +4,10 @@
 //! Flow: preset text ─parse─▶ `toml::Table` ─`--set`─▶ table ─deserialize─▶ [`MachineSpec`]
 //! ─`--procs`─▶ spec ─[`MachineConfig::from_spec`]─▶ checked config. Every error names the key.
 
+mod poll;
 mod spec;
+
+pub use poll::{PollCosts, PollMechanism, PollTable};
 
 pub use spec::{
     key_doc, key_list, keys, Bound, Conv, DramSpec, DsmSpec, HierarchySpec, KeyDoc, Kind, LevelSpec, MachineSpec,
@@ -301,6 +304,9 @@ pub struct MachineConfig {
     pub fold_events: bool,
     /// `node.procs_per_node = 2`: every message handler runs on the node's second processor.
     pub smp_nodes: bool,
+    /// `messaging.poll_mechanism` on an SMP node: how its protocol processor polls (None: the
+    /// generic poll, or a one-processor node).
+    pub poll: Option<PollCosts>,
 }
 
 /// Messaging costs in processor cycles (see [`keys`] for meanings), already multiplied by
@@ -1201,6 +1207,34 @@ impl MachineConfig {
                  back-edges; use one or the other (node.procs_per_node = 1 for back-edge polling)",
             ));
         }
+        let poll = match m.poll_mechanism.as_deref().map(|s| (s, PollMechanism::parse(s))) {
+            None | Some((_, Some(None))) => None,
+            Some((other, None)) => {
+                return Err(ConfigError::key(
+                    "messaging.poll_mechanism",
+                    format!("must be none, lanai, dma, interrupt or typhoon0, got `{other}`"),
+                ))
+            }
+            Some((_, Some(Some(mechanism)))) => {
+                let Some(receive) = m.poll_receive_cycles else {
+                    return Err(ConfigError::key(
+                        "messaging.poll_receive_cycles",
+                        "is required with messaging.poll_mechanism: the protocol thread's receive path after its poll sees a message",
+                    ));
+                };
+                // Inert on a one-processor node (its messages interrupt, or wait for a back-edge).
+                smp_nodes.then(|| {
+                    let mut pc = PollCosts::new(mechanism, clock, scaled(receive));
+                    if let Some(seen) = m.poll_seen_cycles {
+                        pc.seen_cycles = scaled(seen);
+                        if !pc.burst {
+                            pc.seen_in_burst_cycles = scaled(seen);
+                        }
+                    }
+                    pc
+                })
+            }
+        };
         let memory = MemoryConfig {
             line_bytes: mem.line_bytes,
             cache_lines,
@@ -1318,6 +1352,7 @@ impl MachineConfig {
             max_time_ps: max_time_ps as u64,
             fold_events,
             smp_nodes,
+            poll,
             topology,
             spec,
         };

@@ -97,11 +97,15 @@ pub(crate) struct MessageRecord {
     /// When it was launched (for the one-way latency; 0 for messages the network does not
     /// carry).
     pub sent_ps: u64,
+    /// `messaging.poll_mechanism` on an SMP node: when the protocol processor's poll can first
+    /// see it, and what the poll that sees it costs (0 without a mechanism).
+    pub visible_ps: u64,
+    pub poll_seen_cycles: u64,
 }
 
 impl MessageRecord {
     pub(crate) fn new(src: u32, target: Target, args: Vec<u64>, payload: Vec<u64>) -> MessageRecord {
-        MessageRecord { src, target, args, payload, in_memory: false, sent_ps: 0 }
+        MessageRecord { src, target, args, payload, in_memory: false, sent_ps: 0, visible_ps: 0, poll_seen_cycles: 0 }
     }
 }
 

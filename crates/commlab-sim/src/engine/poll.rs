@@ -1,0 +1,112 @@
+//! `messaging.poll_mechanism` on SMP nodes: when the protocol processor's dispatch loop sees an
+//! arrived message, what its poll costs, the DMA and interrupt flags' burst rule, the LANai
+//! polls' share of the I/O bridge, and the notification of a waiting compute thread
+//! (`machine::PollMechanism` has the costs and their sources).
+
+use super::{Wait, World};
+
+/// One node's polling flag (the DMA and interrupt techniques' burst rule).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PollNode {
+    /// The NI's copy of the flag is set: the host's flag is set at `flag_at` (its update is in
+    /// flight until then), and later messages of the burst pay no update.
+    pub flag_set: bool,
+    pub flag_at: u64,
+    /// A pending wake of the compute thread for a notification (at this time).
+    pub notify_at: u64,
+}
+
+/// Counts since timing began.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PollStats {
+    /// Messages the protocol processors' polls took.
+    pub messages: u64,
+    /// Flag updates (one per burst with the DMA and interrupt techniques).
+    pub flag_updates: u64,
+    /// Bulk data's waits for the LANai polls sharing the I/O bridge, at both ends.
+    pub bus_wait_ps: u64,
+    /// Notifications of a waiting compute thread.
+    pub notifies: u64,
+}
+
+impl<S> World<S> {
+    fn poll_timed(&self) -> bool {
+        self.timing_start.is_some_and(|t| self.now >= t)
+    }
+
+    /// Message `msg` arrives in `dst`'s NI receive queue now: when the protocol processor's poll
+    /// can first see it, and what the poll that sees it costs.
+    pub(crate) fn poll_arrive(&mut self, dst: usize, msg: u32) {
+        let pc = self.cfg.poll.expect("a polling mechanism");
+        let now = self.now;
+        let rec = self.msgs[msg as usize].as_mut().expect("live message");
+        // LANai polling: the NI's DMA of bulk data into host memory shares the bridge.
+        let bus_ps = pc.bus_wait_for(8 * rec.payload.len() as u64);
+        let arrive = now + bus_ps;
+        let node = &mut self.poll_nodes[dst];
+        let mut update = false;
+        let (visible, seen) = if pc.burst && node.flag_set {
+            // A later message of a burst: the host's flag is (or is about to be) set.
+            (arrive.max(node.flag_at), pc.seen_in_burst_cycles)
+        } else {
+            if pc.burst {
+                node.flag_set = true;
+                node.flag_at = arrive + pc.update_ps;
+            }
+            update = pc.update_ps > 0;
+            (arrive + pc.update_ps, pc.seen_cycles)
+        };
+        rec.visible_ps = visible;
+        rec.poll_seen_cycles = seen;
+        if self.poll_timed() {
+            let s = &mut self.poll_stats;
+            s.messages += 1;
+            s.flag_updates += update as u64;
+            // Both ends' waits (the sender's is charged when it launches, as this one).
+            s.bus_wait_ps += 2 * bus_ps;
+        }
+    }
+
+    /// When `p`'s protocol processor, free from `free` and polling from then on (a poll every
+    /// `failed_ps`), starts the poll that sees its inbox's head (`free` without a mechanism).
+    pub(crate) fn poll_start(&self, p: usize, free: u64) -> u64 {
+        let Some(pc) = self.cfg.poll else { return free };
+        let Some(&head) = self.procs[p].inbox.front() else { return free };
+        let visible = self.msgs[head as usize].as_ref().map_or(0, |r| r.visible_ps);
+        if visible <= free {
+            free
+        } else {
+            free + (visible - free).div_ceil(pc.failed_ps) * pc.failed_ps
+        }
+    }
+
+    /// A handler on `p`'s protocol processor ended now: with the burst rule, an empty queue
+    /// clears the host's flag and the NI's copy (the protocol processor's time).
+    pub(crate) fn poll_queue_empty(&mut self, p: usize) {
+        let pc = self.cfg.poll.expect("a polling mechanism");
+        if !pc.burst || !self.procs[p].inbox.is_empty() || !self.poll_nodes[p].flag_set {
+            return;
+        }
+        self.poll_nodes[p].flag_set = false;
+        self.mem.pp_busy[p] = self.mem.pp_busy[p].max(self.now) + pc.clear_ps;
+    }
+
+    /// When `p`'s compute thread, blocked on `wait`, learns of a protocol handler that ended
+    /// now: a program condition or barrier it waits on is notified at the mechanism's cost
+    /// (Table 2's compute-thread sending); anything else (a miss) at once.
+    pub(crate) fn notify_at(&mut self, p: usize, wait: Wait) -> u64 {
+        let now = self.now;
+        let Some(pc) = self.cfg.poll else { return now };
+        if !matches!(wait, Wait::Cond(_) | Wait::Barrier(_)) {
+            return now;
+        }
+        let node = &mut self.poll_nodes[p];
+        // A notification already under way is not pushed back by a later handler.
+        let at = if node.notify_at > now { node.notify_at } else { now + pc.notify_ps };
+        if node.notify_at <= now && self.timing_start.is_some_and(|t| now >= t) {
+            self.poll_stats.notifies += 1;
+        }
+        self.poll_nodes[p].notify_at = at;
+        at
+    }
+}
