@@ -261,7 +261,7 @@ impl<'y, S> SimNode<'y, S> {
         if let Err(e) = checked {
             w.fail(SimError::Internal(format!("coherence invariant: {e}")));
         }
-        let rmw_ps = self.w().cfg.mem.rmw_ps;
+        let rmw_ps = self.w().cfg.mem.rmw_ps + self.w().mem.emulated_write_ps(id, line);
         self.charge_hit(rmw_ps, true);
         old
     }
@@ -729,7 +729,9 @@ impl<S> Node for SimNode<'_, S> {
         if let Err(e) = w.mem.store_word(id, line, addr.0, value, !at_home) {
             w.fail(SimError::Internal(format!("coherence invariant: {e}")));
         }
-        self.charge_hit(0, true);
+        // Blizzard-E: a writable block on a read-only page is written by the kernel.
+        let emulated = self.w().mem.emulated_write_ps(id, line);
+        self.charge_hit(emulated, true);
     }
 
     fn private_array(&mut self, k: usize) -> Addr {
