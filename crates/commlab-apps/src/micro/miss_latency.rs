@@ -99,7 +99,7 @@ impl Program for MissLatency {
     fn main<N: Node<State = State>>(&self, node: &mut N) {
         let p = &self.plan;
         let id = node.id();
-        let region = node.alloc_shared(p.rounds * p.stride_words + p.align_words, Placement::OnNode(p.home));
+        let region = node.alloc_shared(p.rounds * p.stride_words + p.align_words - 1, Placement::OnNode(p.home));
         let skip = (p.align_words - (region.0 / 8) as usize % p.align_words) % p.align_words;
         let region = region.word(skip);
         if id == 0 {

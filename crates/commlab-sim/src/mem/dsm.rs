@@ -12,6 +12,7 @@ use super::cache::Line;
 use super::protocol::{home_tag_allows, CacheState, DirEvent};
 use super::{MemEffect, Memory};
 use crate::machine::{DsmCosts, PageCosts};
+use commlab_api::AccessTag;
 
 impl Memory {
     /// Whether home `p`'s own access to shared `line` performs at once on its memory (its
@@ -229,6 +230,22 @@ impl Memory {
         let new = self.page_tag(p, line, cs, old);
         let lost = old != new && new == PageTag::Invalid;
         (self.pages.as_mut().expect("checked above").change(p, line, old, new, sw.tag_invalidate_ps), lost)
+    }
+
+    /// Blizzard-E: a Tempest handler at `p` changes user block `line`'s tag from `old` to
+    /// `new` (`ecc_ps`: setting bad ECC on the whole block); returns what `p` pays (bad ECC
+    /// only if the block was accessible, mprotect only if its page flips; a block longer than
+    /// a page is counted on its first line's page).
+    pub(crate) fn user_retag(&mut self, p: usize, line: Line, old: AccessTag, new: AccessTag, ecc_ps: u64) -> u64 {
+        let tag = |t: AccessTag| match t {
+            AccessTag::Invalid => PageTag::Invalid,
+            AccessTag::ReadOnly => PageTag::ReadOnly,
+            AccessTag::Writable => PageTag::Writable,
+        };
+        match &mut self.pages {
+            Some(pages) => pages.change(p, line, tag(old), tag(new), ecc_ps),
+            None => 0,
+        }
     }
 
     /// Blizzard-E: a store by `p` to `line`, writable there, whose page is read-only (another
