@@ -560,6 +560,40 @@ fn software_dsm_invalidates_a_block_once_where_it_was_accessible() {
 }
 
 #[test]
+fn blizzard_e_changes_page_protection_where_table_3s_benchmarks_did() {
+    // The study's miss benchmarks access every block of a region in turn (§8.1), here the 64
+    // 128-byte blocks of two 4 KB pages. Reads make each page read-only once at each node; a
+    // write takes the home's copy (bad ECC, no protection change); a read then a write of each
+    // block is Table 3's "worst case for Blizzard-E, as the two misses require two page
+    // protection [changes] on each node", the home's second in the same call as its bad ECC.
+    let s = preset("blizzard-e", &[]);
+    let blocks = 2 * 4096 / s.line_bytes();
+    let counters = |kind: &str| {
+        let layout = [
+            format!("kind={kind}"),
+            "hops=0".into(),
+            format!("stride={}", s.line_bytes()),
+            format!("rounds={blocks}"),
+            "align=4096".into(),
+        ];
+        run(&s, "miss-latency", "sm", &layout).counters
+    };
+    let n = blocks as f64;
+    let read = counters("load-remote");
+    assert_eq!((read["page_protection_changes"], read["ecc_invalidations"]), (2.0 * 2.0, 0.0), "reads: {read:?}");
+    let write = counters("store-remote");
+    assert_eq!((write["page_protection_changes"], write["ecc_invalidations"]), (0.0, n), "writes: {write:?}");
+    let both = counters("load-store");
+    assert_eq!(both["page_protection_changes"], 2.0 * 2.0 * n, "read then write: {both:?}");
+    assert_eq!(
+        (both["page_protection_changes_with_ecc"], both["ecc_invalidations"]),
+        (n, n),
+        "read then write: {both:?}"
+    );
+    assert_eq!(both["emulated_writes"], 0.0);
+}
+
+#[test]
 fn software_dsm_runs_are_deterministic() {
     // Software handlers steal processor time and replay deferred requests: same inputs, same run.
     for app in ["barrier", "lock-latency", "mem-refs"] {

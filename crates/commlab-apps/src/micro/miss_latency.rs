@@ -53,12 +53,10 @@ pub const INFO: AppInfo = AppInfo {
         },
         ParamDoc { name: "hops", default: "1", doc: "hops from the requester (processor 0) to the home (by default 1, or the nearest processor where none is 1 hop away, as natively: counters.hops)" },
         ParamDoc { name: "rounds", default: "8", doc: "accesses measured (each on a fresh line)" },
+        ParamDoc { name: "stride", default: "512", doc: "bytes between the lines of successive rounds (a multiple of 8; at least the line size, so each round has a line of its own): the Blizzard study's microbenchmark accessed every block of its region in turn (stride = the block size)" },
+        ParamDoc { name: "align", default: "8", doc: "the first round's line starts at a multiple of this many bytes (a power of two; e.g. 4096 puts the rounds on whole pages)" },
     ],
 };
-
-/// Words between the lines of successive rounds: 512 bytes, the largest line size, so that
-/// every round uses a line of its own on any machine.
-const STRIDE_WORDS: usize = 64;
 
 /// Idle time before each measured access, so the barrier's own messages (which interrupt
 /// processors) are over: long enough on a machine whose messages cost tens of microseconds.
@@ -76,6 +74,10 @@ struct Plan {
     /// Time a load miss and then a store to the same line.
     load_then_store: bool,
     rounds: usize,
+    /// Words between the lines of successive rounds.
+    stride_words: usize,
+    /// The first round's word is at a multiple of this many words.
+    align_words: usize,
 }
 
 struct MissLatency {
@@ -85,6 +87,8 @@ struct MissLatency {
 #[derive(Default)]
 pub struct State {
     latencies: Vec<f64>,
+    /// Processor 0: the first round's address.
+    first: u64,
 }
 
 impl Program for MissLatency {
@@ -95,11 +99,16 @@ impl Program for MissLatency {
     fn main<N: Node<State = State>>(&self, node: &mut N) {
         let p = &self.plan;
         let id = node.id();
-        let region = node.alloc_shared(p.rounds * STRIDE_WORDS, Placement::OnNode(p.home));
+        let region = node.alloc_shared(p.rounds * p.stride_words + p.align_words - 1, Placement::OnNode(p.home));
+        let skip = (p.align_words - (region.0 / 8) as usize % p.align_words) % p.align_words;
+        let region = region.word(skip);
+        if id == 0 {
+            node.state(|s| s.first = region.0);
+        }
         node.barrier();
         node.begin_timing();
         for r in 0..p.rounds {
-            let a: Addr = region.word(r * STRIDE_WORDS);
+            let a: Addr = region.word(r * p.stride_words);
             for &reader in &p.readers {
                 if id == reader {
                     node.load(a);
@@ -148,6 +157,22 @@ pub fn run<B: Backend>(backend: &B, _variant: &str, params: &Params) -> Result<A
     }
     let hops: usize = params.get("hops", ("a whole number >= 0", |_: usize| true))?;
     let rounds: usize = params.get("rounds", crate::params::COUNT)?;
+    let stride: usize = params.get(
+        "stride",
+        ("a multiple of 8 bytes, at least the line size, at most 1048576", |v: usize| {
+            v.is_multiple_of(8) && (8..=1 << 20).contains(&v)
+        }),
+    )?;
+    if stride < backend.line_bytes() {
+        return Err(AppError::Input(format!(
+            "--param stride={stride}: less than the machine's {}-byte line (each round needs a line of its own)",
+            backend.line_bytes()
+        )));
+    }
+    let align: usize = params.get(
+        "align",
+        ("a power of two from 8 to 1048576 bytes", |v: usize| v.is_power_of_two() && (8..=1 << 20).contains(&v)),
+    )?;
     let local = kind.ends_with("-local") || kind == "store-local-1inv";
     let home = if local {
         0
@@ -173,6 +198,8 @@ pub fn run<B: Backend>(backend: &B, _variant: &str, params: &Params) -> Result<A
         store: kind.starts_with("store") || kind == "load-store",
         load_then_store: kind == "load-store",
         rounds,
+        stride_words: stride / 8,
+        align_words: align / 8,
     };
     let out = backend.run(Arc::new(MissLatency { plan: plan.clone() })).map_err(run_err)?;
     let lat = &out.states[0].latencies;
@@ -186,8 +213,8 @@ pub fn run<B: Backend>(backend: &B, _variant: &str, params: &Params) -> Result<A
     counters.insert("home".into(), home as f64);
     counters.insert("hops".into(), backend.hops(0, home) as f64);
     // The stores must have landed: every line holds the requester's last value (or the set-up's).
-    let words_per_line = STRIDE_WORDS;
-    let base = out.memory.len() - rounds * words_per_line;
+    let words_per_line = plan.stride_words;
+    let base = (out.states[0].first / 8) as usize;
     let ok = lat.len() == rounds
         && (0..rounds).all(|r| {
             let v = out.memory[base + r * words_per_line];

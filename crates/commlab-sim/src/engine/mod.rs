@@ -1310,6 +1310,12 @@ fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, Si
         counters.insert("backedge_failed_polls".to_string(), polls as f64);
         counters.insert("backedge_dispatches".to_string(), dispatched as f64);
     }
+    if let Some(pg) = &w.mem.pages {
+        counters.insert("page_protection_changes".to_string(), pg.protection_changes as f64);
+        counters.insert("page_protection_changes_with_ecc".to_string(), pg.combined_changes as f64);
+        counters.insert("ecc_invalidations".to_string(), pg.ecc_invalidations as f64);
+        counters.insert("emulated_writes".to_string(), pg.emulated_writes as f64);
+    }
     let t = &w.mem.tempest;
     if t.in_use() {
         counters.insert("tempest_faults".to_string(), t.faults as f64);

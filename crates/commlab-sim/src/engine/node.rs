@@ -261,7 +261,7 @@ impl<'y, S> SimNode<'y, S> {
         if let Err(e) = checked {
             w.fail(SimError::Internal(format!("coherence invariant: {e}")));
         }
-        let rmw_ps = self.w().cfg.mem.rmw_ps;
+        let rmw_ps = self.w().cfg.mem.rmw_ps + self.w().mem.emulated_write_ps(id, line);
         self.charge_hit(rmw_ps, true);
         old
     }
@@ -543,8 +543,16 @@ impl<'y, S> SimNode<'y, S> {
             // `line`: the block's first line (tags, copies and faults are per block).
             let line = match self.w().mem.user_access(id, addr.0, store) {
                 Ok(v) => {
+                    // Blizzard-E: a writable block on a read-only page is written by the kernel.
+                    let emulated = if write {
+                        let w = self.w();
+                        let line = w.mem.line_of(addr.0);
+                        w.mem.emulated_write_ps(id, line)
+                    } else {
+                        0
+                    };
                     self.last_access = Some((addr.0, false));
-                    self.charge_hit(0, write);
+                    self.charge_hit(emulated, write);
                     return v;
                 }
                 Err(line) => line,
@@ -729,7 +737,9 @@ impl<S> Node for SimNode<'_, S> {
         if let Err(e) = w.mem.store_word(id, line, addr.0, value, !at_home) {
             w.fail(SimError::Internal(format!("coherence invariant: {e}")));
         }
-        self.charge_hit(0, true);
+        // Blizzard-E: a writable block on a read-only page is written by the kernel.
+        let emulated = self.w().mem.emulated_write_ps(id, line);
+        self.charge_hit(emulated, true);
     }
 
     fn private_array(&mut self, k: usize) -> Addr {

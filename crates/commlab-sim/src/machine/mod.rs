@@ -640,6 +640,8 @@ pub struct DsmCosts {
     pub tag_invalidate_ps: u64,
     /// Invalidating a block: base only (the part that does not grow with its granules).
     pub tag_invalidate_base_ps: u64,
+    /// Blizzard-E's page protection (`dsm.page_bytes`); None: the tags alone.
+    pub pages: Option<PageCosts>,
     /// Sending a protocol message of two argument words (line, requester).
     pub send_small_ps: u64,
     /// The same with the block appended by DMA from one region.
@@ -647,6 +649,19 @@ pub struct DsmCosts {
     /// Interrupt entry and exit around a handler.
     pub entry_ps: u64,
     pub exit_ps: u64,
+}
+
+/// Blizzard-E: read-only blocks enforced by page protection (`mem/dsm.rs`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PageCosts {
+    /// log2 of the blocks (lines) on one page.
+    pub lines_shift: u32,
+    /// Changing a page's protection (`dsm.protect_cycles`).
+    pub protect_ps: u64,
+    /// Invalidating a block and changing its page in one call saves this (`dsm.protect_saving_cycles`).
+    pub saving_ps: u64,
+    /// A store to a writable block on a read-only page (`dsm.emulated_write_cycles`).
+    pub emulated_write_ps: u64,
 }
 
 impl DsmCosts {
@@ -1162,6 +1177,25 @@ impl MachineConfig {
                         ),
                     ));
                 }
+                let page_keys = [d.protect_cycles, d.protect_saving_cycles, d.emulated_write_cycles];
+                match d.page_bytes {
+                    None if page_keys.iter().any(Option::is_some) => {
+                        return Err(ConfigError::key(
+                            "dsm.page_bytes",
+                            "dsm.protect_cycles, dsm.protect_saving_cycles and dsm.emulated_write_cycles need a page size",
+                        ))
+                    }
+                    Some(_) if page_keys.iter().any(Option::is_none) => {
+                        return Err(ConfigError::key(
+                            "dsm.page_bytes",
+                            "page protection needs dsm.protect_cycles, dsm.protect_saving_cycles and dsm.emulated_write_cycles",
+                        ))
+                    }
+                    Some(b) if b < 8 || !b.is_power_of_two() => {
+                        return Err(ConfigError::key("dsm.page_bytes", format!("must be a power of two of at least 8, got {b}")))
+                    }
+                    _ => {}
+                }
                 // An SMP node's second processor runs the protocol, whatever `dsm.handlers` says.
                 Some((d, level, if smp_nodes { DsmHandlers::ProtocolProcessor } else { handlers }))
             }
@@ -1287,9 +1321,19 @@ impl MachineConfig {
                     tag_valid_base_ps: ps(d.tag_valid_cycles + tag_lock_cycles),
                     tag_valid_ps: ps(d.tag_valid_cycles + granules * d.tag_valid_per_granule_cycles + tag_lock_cycles),
                     tag_invalidate_ps: ps(d.tag_invalidate_cycles
+                        + d.ecc_stop_cycles.unwrap_or(0)
                         + granules * d.tag_invalidate_per_granule_cycles
                         + tag_lock_cycles),
-                    tag_invalidate_base_ps: ps(d.tag_invalidate_cycles + tag_lock_cycles),
+                    tag_invalidate_base_ps: ps(d.tag_invalidate_cycles
+                        + d.ecc_stop_cycles.unwrap_or(0)
+                        + tag_lock_cycles),
+                    pages: d.page_bytes.map(|page| PageCosts {
+                        // A block larger than a page protects its pages together (one group).
+                        lines_shift: (page / mem.line_bytes).max(1).trailing_zeros(),
+                        protect_ps: ps(d.protect_cycles.unwrap_or(0)),
+                        saving_ps: ps(d.protect_saving_cycles.unwrap_or(0)),
+                        emulated_write_ps: ps(d.emulated_write_cycles.unwrap_or(0)),
+                    }),
                     send_small_ps: ps(msg.send_cost_cycles(2, None)),
                     send_data_ps: ps(msg.send_cost_cycles(2, Some(1))),
                     // Handlers on the compute processor are entered by interrupt, or, with

@@ -379,6 +379,18 @@ pub struct DsmSpec {
     pub tag_valid_per_granule_cycles: u64 = cycles("making a block accessible, per tag granule"),
     pub tag_invalidate_cycles: u64 = cycles("making a block inaccessible (base; e.g. writing bad ECC)"),
     pub tag_invalidate_per_granule_cycles: u64 = cycles("making a block inaccessible, per tag granule"),
+    /// Blizzard-E: the rest of making a block invalid by bad ECC (optional, 0 if absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecc_stop_cycles: Option<u64> = cycles("optional: added to every tag invalidation (base part): on Blizzard-E the part of setting bad ECC from a protocol handler beyond the ioctl's own time (§7.2: every other bus master of the node stops while the memory controller writes it); absent: 0"),
+    /// Blizzard-E: read-only access control by virtual-memory page protection (all four or none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_bytes: Option<u64> = key("bytes", "optional (Blizzard-E): the page whose protection enforces read-only blocks; per node a page is read-only while any block on it is read-only there, else read-write (absent: no page protection, the tags alone; then also absent: protect_cycles, protect_saving_cycles, emulated_write_cycles)"),
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protect_cycles: Option<u64> = cycles("with page_bytes: changing a page's protection (mprotect), charged only when a node's page actually changes"),
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protect_saving_cycles: Option<u64> = cycles("with page_bytes: what invalidating a block and changing its page's protection in one call saves over two calls"),
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulated_write_cycles: Option<u64> = cycles("with page_bytes: a store to a writable block on a read-only page, trapped and performed by the kernel"),
 }
 }
 

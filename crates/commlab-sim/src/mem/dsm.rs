@@ -9,9 +9,10 @@
 //! out of its own memory and no message sent to itself.
 
 use super::cache::Line;
-use super::protocol::{home_tag_allows, DirEvent};
+use super::protocol::{home_tag_allows, CacheState, DirEvent};
 use super::{MemEffect, Memory};
-use crate::machine::DsmCosts;
+use crate::machine::{DsmCosts, PageCosts};
+use commlab_api::AccessTag;
 
 impl Memory {
     /// Whether home `p`'s own access to shared `line` performs at once on its memory (its
@@ -54,7 +55,8 @@ impl Memory {
             self.home_fill_from_owner = from_owner;
             return 0;
         }
-        let invalidate = if exclusive && !from_owner { sw.tag_invalidate_ps } else { 0 };
+        // With page protection, `retag` charges the home's own tag change.
+        let invalidate = if exclusive && !from_owner && self.pages.is_none() { sw.tag_invalidate_ps } else { 0 };
         let send = if requester_had_copy { sw.send_small_ps } else { sw.copy_block_ps + sw.send_data_ps };
         invalidate + send
     }
@@ -76,5 +78,186 @@ impl Memory {
             sw.tag_valid_base_ps
         };
         tag + sw.resume_ps
+    }
+}
+
+/// A block's access tag at one node, as Blizzard-E's page protection sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PageTag {
+    Invalid,
+    ReadOnly,
+    Writable,
+}
+
+/// Blizzard-E's access control (Blizzard COW study §4.2, §5.3): invalid blocks carry bad ECC,
+/// and read-only ones rely on the page's protection. Per node, a page is read-only while any
+/// block on it is read-only there, else read-write; its protection changes (mprotect) only when
+/// that flips, and a store to a writable block on a read-only page is performed by the kernel.
+/// Bad ECC is set only when a block a node could access becomes invalid there.
+pub(crate) struct Pages {
+    costs: PageCosts,
+    /// Per node: each shared line's tag as last seen (0: never changed, its initial tag;
+    /// 1 + `PageTag as u8` otherwise), grown on demand.
+    tags: Vec<Vec<u8>>,
+    /// Per node: the read-only blocks on each page, grown on demand.
+    read_only: Vec<Vec<u32>>,
+    pub protection_changes: u64,
+    /// Protection changes made in the same call as an invalidation (the combined ioctl).
+    pub combined_changes: u64,
+    pub ecc_invalidations: u64,
+    pub emulated_writes: u64,
+}
+
+impl Pages {
+    pub(crate) fn new(costs: PageCosts, nprocs: usize) -> Pages {
+        Pages {
+            costs,
+            tags: vec![Vec::new(); nprocs],
+            read_only: vec![Vec::new(); nprocs],
+            protection_changes: 0,
+            combined_changes: 0,
+            ecc_invalidations: 0,
+            emulated_writes: 0,
+        }
+    }
+
+    pub(crate) fn reset_counts(&mut self) {
+        self.protection_changes = 0;
+        self.combined_changes = 0;
+        self.ecc_invalidations = 0;
+        self.emulated_writes = 0;
+    }
+
+    /// Whether `line`'s page is read-only at node `p`.
+    #[inline]
+    fn page_read_only(&self, p: usize, line: Line) -> bool {
+        self.read_only[p].get((line >> self.costs.lines_shift) as usize).is_some_and(|&n| n > 0)
+    }
+
+    /// `line`'s tag at `p` as last recorded (`initial` if it never changed).
+    fn recorded(&self, p: usize, line: Line, initial: PageTag) -> PageTag {
+        match self.tags[p].get(line as usize).copied().unwrap_or(0) {
+            0 => initial,
+            1 => PageTag::Invalid,
+            2 => PageTag::ReadOnly,
+            _ => PageTag::Writable,
+        }
+    }
+
+    /// `line`'s tag at `p` becomes `new` (from `old`): returns what the node pays, with
+    /// `ecc_ps` the cost of setting bad ECC on the block.
+    fn change(&mut self, p: usize, line: Line, old: PageTag, new: PageTag, ecc_ps: u64) -> u64 {
+        if old == new {
+            return 0;
+        }
+        let tags = &mut self.tags[p];
+        if tags.len() <= line as usize {
+            tags.resize(line as usize + 1, 0);
+        }
+        tags[line as usize] = 1 + new as u8;
+        let page = (line >> self.costs.lines_shift) as usize;
+        let counts = &mut self.read_only[p];
+        if counts.len() <= page {
+            counts.resize(page + 1, 0);
+        }
+        let was = counts[page] > 0;
+        if old == PageTag::ReadOnly {
+            counts[page] -= 1;
+        }
+        if new == PageTag::ReadOnly {
+            counts[page] += 1;
+        }
+        let flips = was != (counts[page] > 0);
+        let ecc = new == PageTag::Invalid;
+        self.protection_changes += u64::from(flips);
+        self.ecc_invalidations += u64::from(ecc);
+        match (ecc, flips) {
+            (true, true) => {
+                self.combined_changes += 1;
+                (ecc_ps + self.costs.protect_ps).saturating_sub(self.costs.saving_ps)
+            }
+            (true, false) => ecc_ps,
+            (false, true) => self.costs.protect_ps,
+            (false, false) => 0,
+        }
+    }
+}
+
+impl Memory {
+    /// Blizzard-E: `line`'s tag at `p` now. A block in `p`'s cache is read-only if Shared,
+    /// writable if Modified; at its home otherwise the directory says (read-write while no
+    /// remote node holds it, read-only while remote nodes read it, invalid while one owns it
+    /// or a transaction is in progress), except that a home with its own request in flight
+    /// keeps the tag it faulted on until the fill.
+    fn page_tag(&self, p: usize, line: Line, cs: CacheState, recorded: PageTag) -> PageTag {
+        match cs {
+            CacheState::Shared => PageTag::ReadOnly,
+            CacheState::Modified => PageTag::Writable,
+            CacheState::Invalid if self.home_of(line) != p => PageTag::Invalid,
+            CacheState::Invalid if self.procs[p].engaged_with(line) => recorded,
+            CacheState::Invalid => {
+                let s = self.dir[line as usize].state;
+                if home_tag_allows(s, true) {
+                    PageTag::Writable
+                } else if home_tag_allows(s, false) {
+                    PageTag::ReadOnly
+                } else {
+                    PageTag::Invalid
+                }
+            }
+        }
+    }
+
+    /// Blizzard-E: bring `p`'s record of `line`'s tag up to date, its cache state being (or
+    /// about to be) `cs`; returns what `p` pays for the change (bad ECC, a protection change,
+    /// or both in one call; 0 without page protection, and for private lines) and whether `p`
+    /// lost all access (bad ECC was set).
+    ///
+    /// Where a handler answers another node, a lost block's bad ECC (with any protection change)
+    /// is set before the answer leaves, as the study's write miss shows (its ioctl "more than
+    /// doubles the total miss time", §8.1), while a downgrade to read-only changes the page
+    /// after the answer has left: the handler's processor cannot write the block before the
+    /// handler ends, and the study's read miss, the same on -E as on -S, carries no page change
+    /// at the home (Table 3). Either way the node's processor pays it.
+    pub(super) fn retag(&mut self, p: usize, line: Line, cs: CacheState) -> (u64, bool) {
+        let Some(sw) = self.sw else { return (0, false) };
+        if self.pages.is_none() || self.is_private(line) {
+            return (0, false);
+        }
+        let initial = if self.home_of(line) == p { PageTag::Writable } else { PageTag::Invalid };
+        let pages = self.pages.as_ref().expect("checked above");
+        let old = pages.recorded(p, line, initial);
+        let new = self.page_tag(p, line, cs, old);
+        let lost = old != new && new == PageTag::Invalid;
+        (self.pages.as_mut().expect("checked above").change(p, line, old, new, sw.tag_invalidate_ps), lost)
+    }
+
+    /// Blizzard-E: a Tempest handler at `p` changes user block `line`'s tag from `old` to
+    /// `new` (`ecc_ps`: setting bad ECC on the whole block); returns what `p` pays (bad ECC
+    /// only if the block was accessible, mprotect only if its page flips; a block longer than
+    /// a page is counted on its first line's page).
+    pub(crate) fn user_retag(&mut self, p: usize, line: Line, old: AccessTag, new: AccessTag, ecc_ps: u64) -> u64 {
+        let tag = |t: AccessTag| match t {
+            AccessTag::Invalid => PageTag::Invalid,
+            AccessTag::ReadOnly => PageTag::ReadOnly,
+            AccessTag::Writable => PageTag::Writable,
+        };
+        match &mut self.pages {
+            Some(pages) => pages.change(p, line, tag(old), tag(new), ecc_ps),
+            None => 0,
+        }
+    }
+
+    /// Blizzard-E: a store by `p` to `line`, writable there, whose page is read-only (another
+    /// block on it is): the kernel performs it. Returns its cost (0 otherwise).
+    #[inline]
+    pub(crate) fn emulated_write_ps(&mut self, p: usize, line: Line) -> u64 {
+        let Some(pages) = &self.pages else { return 0 };
+        if !pages.page_read_only(p, line) || self.is_private(line) {
+            return 0;
+        }
+        let pages = self.pages.as_mut().expect("checked above");
+        pages.emulated_writes += 1;
+        pages.costs.emulated_write_ps
     }
 }

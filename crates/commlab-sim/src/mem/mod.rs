@@ -257,6 +257,8 @@ pub(crate) struct Memory {
     drams: Vec<hier::NodeDram>,
     /// Tempest user-protocol regions (software DSM only).
     pub tempest: tempest::Tempest,
+    /// Blizzard-E's page protection (`dsm.page_bytes`; `mem/dsm.rs`).
+    pub(crate) pages: Option<dsm::Pages>,
 }
 
 impl Memory {
@@ -304,6 +306,7 @@ impl Memory {
             hier: cfg.mem.hierarchy.iter().flat_map(|h| (0..n).map(|_| hier::ProcHier::new(h))).collect(),
             drams: cfg.mem.hierarchy.iter().flat_map(|h| (0..n).map(|_| hier::NodeDram::new(h))).collect(),
             tempest: tempest::Tempest::new(n, (cfg.mem.line_bytes / 8) as usize),
+            pages: cfg.coherence.software().and_then(|sw| sw.pages).map(|c| dsm::Pages::new(c, n)),
         }
     }
 
@@ -596,6 +599,9 @@ impl Memory {
     pub(crate) fn reset_counts(&mut self, nprocs: usize) {
         self.stats = MemStats::new(nprocs);
         self.tempest.reset_counts();
+        if let Some(pages) = &mut self.pages {
+            pages.reset_counts();
+        }
     }
 
     /// Whether `addr` lies in a Tempest user region.
@@ -892,6 +898,11 @@ impl Memory {
         // may be stale: the cache dropped its clean copy silently).
         let requester_had_copy = upgrade && self.dir[line as usize].sharers.contains(&(requester as u32));
         self.dir[line as usize].state = next;
+        // Blizzard-E: the home's own tag follows the directory (bad ECC before the answer, a
+        // downgrade's page change after it: `retag`).
+        let (tag_ps, lost) = self.retag(home, line, self.caches.state(home, line));
+        let after_ps = if lost { 0 } else { tag_ps };
+        t += tag_ps - after_ps;
         let step = DirStep { home, line, ev, requester, write, requester_had_copy, start };
         for &a in actions {
             t = match a {
@@ -934,7 +945,7 @@ impl Memory {
                 DirAction::IgnoreCrossedWriteback => t,
             };
         }
-        self.handler_reaches(t);
+        self.handler_reaches(t + after_ps);
     }
 
     /// AddRequesterToSharers: list the requester (LimitLESS: trapping when the hardware
@@ -1065,7 +1076,25 @@ impl Memory {
         }
         let home = self.home_of(line);
         let mut respond = self.action_time() + if p == home { self.t.home_cache_ps } else { self.t.owner_ps };
-        if let Some(sw) = self.sw {
+        let mut after_ps = 0;
+        if let Some(sw) = self.sw.filter(|_| self.pages.is_some()) {
+            // Blizzard-E: what the tag change costs here (bad ECC only if the block was
+            // accessible, a protection change only if its page's protection flips; a
+            // downgrade's after the answer: `retag`).
+            if matches!(ev, CacheEvent::Invalidate | CacheEvent::ForwardRead | CacheEvent::ForwardWrite) {
+                let (tag_ps, lost) = self.retag(p, line, next);
+                if lost {
+                    respond += tag_ps;
+                } else {
+                    after_ps = tag_ps;
+                }
+            }
+            respond += match ev {
+                CacheEvent::Invalidate => sw.send_small_ps,
+                CacheEvent::ForwardRead | CacheEvent::ForwardWrite => sw.copy_block_ps + sw.send_data_ps,
+                _ => 0,
+            };
+        } else if let Some(sw) = self.sw {
             respond += match ev {
                 CacheEvent::Invalidate => sw.tag_invalidate_ps + sw.send_small_ps,
                 CacheEvent::ForwardRead | CacheEvent::ForwardWrite => {
@@ -1092,7 +1121,7 @@ impl Memory {
             }
         }
         if matches!(ev, CacheEvent::Invalidate | CacheEvent::ForwardRead | CacheEvent::ForwardWrite) {
-            self.handler_reaches(respond);
+            self.handler_reaches(respond + after_ps);
         }
     }
 
@@ -1139,7 +1168,7 @@ impl Memory {
         if let Some(sw) = self.sw.filter(|_| !self.is_private(line)) {
             // Copy the block in (unless only permission came), open its access tag, return from
             // the miss handler.
-            let reply = self.dsm_fill_ps(&sw, p, line, with_data);
+            let reply = self.dsm_fill_ps(&sw, p, line, with_data) + self.retag(p, line, self.caches.state(p, line)).0;
             self.stats.handler_ps_compute += reply;
             resume += reply;
             self.handler_reaches(resume);
@@ -1224,6 +1253,9 @@ impl Memory {
             return self.fail_internal(format!("protocol: evicting line {victim} in {vstate:?}"));
         };
         self.caches.set_state(p, victim, next);
+        // Blizzard-E: the tag record follows; a replacement's own ECC and protection costs are
+        // not charged (as a silent drop costs nothing).
+        self.retag(p, victim, next);
         self.line_lost(p, victim);
         // Private data goes back to the node's own memory; the directory keeps it owned.
         if actions.contains(&CacheAction::SendWritebackToHome) && !self.is_private(victim) {

@@ -225,8 +225,19 @@ impl HandlerCtx for Ctx<'_> {
         // As the default protocol prices them, for each line's granules: opening a block opens
         // every granule's tag, a read-only block made writable changes its permission only.
         let per_block = |base: u64, one_line: u64| base + (one_line - base) * lines;
+        let invalidate = per_block(sw.tag_invalidate_base_ps, sw.tag_invalidate_ps);
         let ps = match (old, tag) {
-            (_, AccessTag::Invalid) => per_block(sw.tag_invalidate_base_ps, sw.tag_invalidate_ps),
+            // Blizzard-E: bad ECC only where the block was accessible, mprotect only when its
+            // page's protection flips (`mem/dsm.rs`).
+            _ if self.mem.pages.is_some() => {
+                let open = match (old, tag) {
+                    (_, AccessTag::Invalid) => 0,
+                    (AccessTag::ReadOnly, AccessTag::Writable) => sw.tag_valid_base_ps,
+                    _ => per_block(sw.tag_valid_base_ps, sw.tag_valid_ps),
+                };
+                open + self.mem.user_retag(self.id, line, old, tag, invalidate)
+            }
+            (_, AccessTag::Invalid) => invalidate,
             (AccessTag::ReadOnly, AccessTag::Writable) => sw.tag_valid_base_ps,
             _ => per_block(sw.tag_valid_base_ps, sw.tag_valid_ps),
         };
