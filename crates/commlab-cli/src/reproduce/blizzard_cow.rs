@@ -9,6 +9,11 @@
 //!   instrumentation level (`dsm.instrumentation`); the normalised times are predictions (the
 //!   per-check costs are the inputs, built into the level), the uninstrumented times are the
 //!   study's sequential programs (inputs that describe the program, not the machine).
+//! - **Table 2, Figs. 2-3** (§6.4-§6.5): the network layer on SMP nodes whose protocol processor
+//!   polls by each of the four mechanisms (`messaging.poll_mechanism`), on `blizzard-s` (the
+//!   three share it): the 4-byte round trip sent by either thread (`validate`'s rows: LANai's and
+//!   the compute thread's are inputs, the other mechanisms' predictions), the round trip of
+//!   32 B-4 KB messages and the throughput of a stream of them.
 //! - **Table 3** (§8.1): the remote miss times, `commlab validate`'s rows, as inputs; **Table 4**:
 //!   access control's share of each miss, predicted as (miss - the same miss with every
 //!   access-control cost at zero) / miss, the study's definition with commlab's communication

@@ -42,7 +42,7 @@ alewife          seed 000: the Alewife mechanism study (EM3D, ICCG, UNSTRUC, MOL
 iccg             seed 004: ICCG's sparse triangular solve on Alewife (six matrices, aggregation, overheads)\n  \
 alewife-runtime  seed 001: the Alewife runtime study (barrier, remote thread invocation, copies, accum, grain, aq, jacobi on the simulated 64-processor Alewife)\n  \
 copy-transfer    seed 002: the copy-transfer study of the DEC 8400, Cray T3D and T3E (load and copy bandwidth over stride x working set, fetch vs deposit, large copies, the 2-D FFT)\n  \
-blizzard-cow     seed 003: the Blizzard COW study (Blizzard-S, -E, -T: instrumentation levels, remote miss times, five applications in transparent and custom protocols at 2-16 processors)\n  \
+blizzard-cow     seed 003: the Blizzard COW study (Blizzard-S, -E, -T: instrumentation levels, polling mechanisms, remote miss times, five applications in transparent and custom protocols at 2-16 processors)\n  \
 all              every study built\n\n\
 Into DIR (default reproduce-STUDY) it writes: report.txt and report.json (every published figure beside \
 commlab's: published | measured | ratio, each marked as an input the preset is calibrated from or a prediction; \
