@@ -50,8 +50,22 @@ pub fn run(machine: &str, set: &[String], json: bool) -> Result<(), Failure> {
     let bad: Vec<&str> = rows.iter().filter(|r| !r.ok()).map(|r| r.name.as_str()).collect();
     if bad.is_empty() {
         if !json {
-            let widest = rows.iter().map(|r| r.tolerance).fold(commlab_apps::validate::TOLERANCE, f64::max);
-            println!("all {} rows within {:.0}%", rows.len(), 100.0 * widest);
+            // Rows carry their own tolerance (Table 2's round trips 15%, the rest 10%): say each.
+            let mut by_tolerance: Vec<(u64, usize)> = Vec::new();
+            for r in &rows {
+                let pct = (100.0 * r.tolerance).round() as u64;
+                match by_tolerance.iter_mut().find(|t| t.0 == pct) {
+                    Some(t) => t.1 += 1,
+                    None => by_tolerance.push((pct, 1)),
+                }
+            }
+            by_tolerance.sort();
+            if let [(pct, _)] = by_tolerance[..] {
+                println!("all {} rows within {pct}%", rows.len());
+            } else {
+                let parts: Vec<String> = by_tolerance.iter().map(|(pct, n)| format!("{n} within {pct}%")).collect();
+                println!("all {} rows within their tolerance ({})", rows.len(), parts.join(", "));
+            }
         }
         Ok(())
     } else {

@@ -96,7 +96,7 @@ proptest! {
             set.push(format!("hierarchy.l2.line_bytes={line_bytes}"));
             set.push("hierarchy.l2.associativity=1".to_string());
             // The write buffer merges stores within one innermost line at most.
-            set.push(format!("hierarchy.write_buffer.block_bytes={}", line_bytes.min(32).max(8)));
+            set.push(format!("hierarchy.write_buffer.block_bytes={}", line_bytes.clamp(8, 32)));
             ("dec8400", None)
         } else {
             ("alewife", Some(procs))
