@@ -5,15 +5,21 @@
 mod common;
 
 use commlab_apps::validate::{table2_overrides, POLL_TOLERANCE, TABLE2};
+use commlab_sim::Simulator;
 use common::{preset, run_seeded};
+
+/// Blizzard-S on `procs` SMP nodes whose protocol processors poll with `mechanism` (Table 2's
+/// configuration).
+fn polled(mechanism: &str, procs: usize) -> Simulator {
+    let set = table2_overrides(mechanism);
+    let set: Vec<&str> = set.iter().map(String::as_str).collect();
+    preset("blizzard-s", &set, Some(procs))
+}
 
 /// The round trip (cycles) of a 4-byte ping-pong on Blizzard-S's SMP nodes polling with
 /// `mechanism`, `from` the compute or protocol thread.
 fn round_trip(mechanism: &str, from: &str) -> f64 {
-    let set = table2_overrides(mechanism);
-    let set: Vec<&str> = set.iter().map(String::as_str).collect();
-    let s = preset("blizzard-s", &set, Some(2));
-    let r = run_seeded(&s, "am-latency", "mp-poll", &[format!("from={from}"), "rounds=8".into()], 1);
+    let r = run_seeded(&polled(mechanism, 2), "am-latency", "mp-poll", &[format!("from={from}"), "rounds=8".into()], 1);
     r.counters["round_trip_cycles"]
 }
 
@@ -73,33 +79,20 @@ fn compute_thread_sends_slower_and_techniques_in_the_studys_order() {
 /// ping-pong every message finds the queue empty and pays it.
 #[test]
 fn dma_flag_update_only_for_the_first_message_of_a_burst() {
-    let smp = |m: &str| table2_overrides(m);
     for mechanism in ["dma", "interrupt"] {
-        let set = smp(mechanism);
-        let set: Vec<&str> = set.iter().map(String::as_str).collect();
-        let s = preset("blizzard-s", &set, Some(5));
-        let r = run_seeded(&s, "am-throughput", "mp-poll", &["senders=4", "messages=20"], 1);
+        let r = run_seeded(&polled(mechanism, 5), "am-throughput", "mp-poll", &["senders=4", "messages=20"], 1);
         let (updates, messages) = (r.counters["poll_flag_updates"], r.counters["poll_messages"]);
         assert!(
             updates >= 1.0 && updates < messages / 2.0,
             "{mechanism} burst: {updates} updates for {messages} messages"
         );
-        let s = preset("blizzard-s", &set, Some(2));
-        let r = run_seeded(&s, "am-latency", "mp-poll", &["from=protocol", "rounds=8"], 1);
+        let r = run_seeded(&polled(mechanism, 2), "am-latency", "mp-poll", &["from=protocol", "rounds=8"], 1);
         // 9 pings and 9 pongs, one at a time (the barriers' messages may come in bursts).
         assert!(r.counters["poll_flag_updates"] >= 18.0, "{mechanism} ping-pong: {:?}", r.counters);
     }
     // Typhoon-0 and LANai polls have no flag to update.
     for mechanism in ["typhoon0", "lanai"] {
-        let set = smp(mechanism);
-        let set: Vec<&str> = set.iter().map(String::as_str).collect();
-        let r = run_seeded(
-            &preset("blizzard-s", &set, Some(5)),
-            "am-throughput",
-            "mp-poll",
-            &["senders=4", "messages=20"],
-            1,
-        );
+        let r = run_seeded(&polled(mechanism, 5), "am-throughput", "mp-poll", &["senders=4", "messages=20"], 1);
         assert_eq!(r.counters["poll_flag_updates"], 0.0, "{mechanism}");
     }
 }
@@ -109,11 +102,8 @@ fn dma_flag_update_only_for_the_first_message_of_a_burst() {
 #[test]
 fn lanai_polls_slow_large_messages() {
     let rt = |m: &str, bytes: u64| {
-        let set = table2_overrides(m);
-        let set: Vec<&str> = set.iter().map(String::as_str).collect();
-        let s = preset("blizzard-s", &set, Some(2));
         run_seeded(
-            &s,
+            &polled(m, 2),
             "am-latency",
             "mp-poll",
             &["from=protocol".to_string(), "rounds=4".into(), format!("bytes={bytes}")],
@@ -132,15 +122,7 @@ fn lanai_polls_slow_large_messages() {
 #[test]
 fn same_run_twice_gives_the_same_numbers() {
     let run = || {
-        let set = table2_overrides("dma");
-        let set: Vec<&str> = set.iter().map(String::as_str).collect();
-        let r = run_seeded(
-            &preset("blizzard-s", &set, Some(5)),
-            "am-throughput",
-            "mp-poll",
-            &["senders=4", "messages=20"],
-            3,
-        );
+        let r = run_seeded(&polled("dma", 5), "am-throughput", "mp-poll", &["senders=4", "messages=20"], 3);
         (r.stats.cycles, r.counters)
     };
     assert_eq!(run(), run());

@@ -104,6 +104,16 @@ fn check_common(r: &Value, code: Option<i32>, stderr: &str, dir: &Path) {
     assert_eq!(runs.lines().count() as u64, r["runs"].as_u64().unwrap());
 }
 
+/// A report without what differs between two identical reproductions into other directories:
+/// its wall time and its figures' file paths.
+fn without_paths(mut v: Value) -> Value {
+    v["wall_seconds"] = Value::Null;
+    for f in v["figures"].as_array_mut().unwrap() {
+        f["files"] = Value::Null;
+    }
+    v
+}
+
 fn sources(r: &Value) -> Vec<String> {
     r["rows"].as_array().unwrap().iter().map(|x| x["source"].as_str().unwrap().to_string()).collect()
 }
@@ -291,14 +301,7 @@ fn alewife_runtime_every_figure_and_finding() {
         .unwrap();
     let again: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(out.status.code(), code);
-    let strip = |mut v: Value| {
-        v["wall_seconds"] = Value::Null;
-        for f in v["figures"].as_array_mut().unwrap() {
-            f["files"] = Value::Null;
-        }
-        v
-    };
-    assert_eq!(strip(again), strip(r));
+    assert_eq!(without_paths(again), without_paths(r));
     assert_eq!(
         std::fs::read(dir.path().join("fig7-memcpy.png")).unwrap(),
         std::fs::read(dir2.path().join("fig7-memcpy.png")).unwrap()
@@ -475,14 +478,7 @@ fn copy_transfer_every_figure_row_and_finding() {
     let dir2 = TempDir::new("reproduce-copy-transfer-2");
     let (again, code2, _) = reproduce("copy-transfer", dir2.path(), &["--jobs", "1"]);
     assert_eq!(code2, code);
-    let strip = |mut v: Value| {
-        v["wall_seconds"] = Value::Null;
-        for f in v["figures"].as_array_mut().unwrap() {
-            f["files"] = Value::Null;
-        }
-        v
-    };
-    assert_eq!(strip(again), strip(r));
+    assert_eq!(without_paths(again), without_paths(r));
     for f in ["fig13-t3d-remote-copies.png", "fig4-t3d-get.svg", "fig15-fft2d-total.csv"] {
         assert_eq!(std::fs::read(dir.path().join(f)).unwrap(), std::fs::read(dir2.path().join(f)).unwrap(), "{f}");
     }
@@ -559,12 +555,5 @@ fn blizzard_cow_every_table_figure_and_finding() {
     let dir2 = TempDir::new("reproduce-blizzard-cow-2");
     let (again, code2, _) = reproduce("blizzard-cow", dir2.path(), &["--jobs", "1"]);
     assert_eq!(code2, code);
-    let strip = |mut v: Value| {
-        v["wall_seconds"] = Value::Null;
-        for f in v["figures"].as_array_mut().unwrap() {
-            f["files"] = Value::Null;
-        }
-        v
-    };
-    assert_eq!(strip(again), strip(r));
+    assert_eq!(without_paths(again), without_paths(r));
 }

@@ -68,27 +68,15 @@ const WHY_SM_SCHEDULER_FACTOR: &str = "mechanism, in part: the shared-memory sch
 const FIG7: [(&str, f64, f64); 3] = [("sm", 11.7, 16.4), ("sm-pf", 7.3, 8.6), ("mp", 17.3, 55.4)];
 
 fn sizes(ctx: &Ctx) -> Vec<usize> {
-    if ctx.quick {
-        QUICK_SIZES.to_vec()
-    } else {
-        SIZES.to_vec()
-    }
+    ctx.pick(&SIZES, &QUICK_SIZES)
 }
 
 fn grains(ctx: &Ctx) -> Vec<u64> {
-    if ctx.quick {
-        QUICK_GRAINS.to_vec()
-    } else {
-        GRAINS.to_vec()
-    }
+    ctx.pick(&GRAINS, &QUICK_GRAINS)
 }
 
 fn tolerances(ctx: &Ctx) -> Vec<&'static str> {
-    if ctx.quick {
-        QUICK_TOLERANCES.to_vec()
-    } else {
-        TOLERANCES.to_vec()
-    }
+    ctx.pick(&TOLERANCES, &QUICK_TOLERANCES)
 }
 
 fn grids(ctx: &Ctx) -> Vec<usize> {

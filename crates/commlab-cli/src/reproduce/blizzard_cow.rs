@@ -125,11 +125,7 @@ const WHY_T_BEST: &str = "mechanism: each preset's block copy is derived from it
 const WHY_TABLE1_DENSITY: &str = "mechanism: an instrumentation level's overhead is (checked references per cycle) x (cycles per check); the per-check costs are the study's, the reference density is the apps' work model, which counts most operands inside compute() costs (appbt's 5x5 block product is 1100 cycles with none of its 50 operand loads simulated): appbt, barnes and moldyn check 4-10x fewer references per cycle than Table 1 implies, em3d about twice as many (docs/experiments/blizzard-table1.md). No what-if: the density is the program's, not a machine key";
 
 fn procs(ctx: &Ctx) -> Vec<usize> {
-    if ctx.quick {
-        QUICK_PROCS.to_vec()
-    } else {
-        PROCS.to_vec()
-    }
+    ctx.pick(&PROCS, &QUICK_PROCS)
 }
 
 /// The study's input of `app` (§9), or the `--quick` one.
@@ -229,19 +225,11 @@ const WHY_FIG2: &str = "mechanism: the Typhoon-0 poll that sees a message costs 
 const WHY_FIG3: &str = "mechanism: large messages are bound by the network link (network.link_bytes_per_ns = 20 MB/s, the study's throughput), which stands for the whole Myrinet path and which the LANai's polls do not share (their bus contention adds latency, 0.19 us per 64 bytes, not a narrower pipe); small ones by the sender's 27 us a message (send and DMA set-up), which no mechanism changes. The SBus/MBus bandwidth that LANai polls consume is not modelled; no what-if found";
 
 fn fig2_sizes(ctx: &Ctx) -> Vec<usize> {
-    if ctx.quick {
-        QUICK_FIG2_SIZES.to_vec()
-    } else {
-        FIG2_SIZES.to_vec()
-    }
+    ctx.pick(&FIG2_SIZES, &QUICK_FIG2_SIZES)
 }
 
 fn fig3_sizes(ctx: &Ctx) -> Vec<usize> {
-    if ctx.quick {
-        QUICK_FIG3_SIZES.to_vec()
-    } else {
-        FIG3_SIZES.to_vec()
-    }
+    ctx.pick(&FIG3_SIZES, &QUICK_FIG3_SIZES)
 }
 
 /// The study's network configuration: SMP nodes whose protocol processor polls with `mechanism`.

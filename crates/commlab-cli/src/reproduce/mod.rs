@@ -99,6 +99,11 @@ pub(crate) struct Ctx {
 }
 
 impl Ctx {
+    /// The study's values of an axis, or its reduced `--quick` ones.
+    pub fn pick<T: Clone>(&self, full: &[T], quick: &[T]) -> Vec<T> {
+        if self.quick { quick } else { full }.to_vec()
+    }
+
     /// A matrix of the study by file name, checked to exist.
     pub fn matrix(&self, file: &str) -> Result<String, Failure> {
         let p = self.matrices.join(file);

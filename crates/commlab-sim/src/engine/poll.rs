@@ -100,13 +100,15 @@ impl<S> World<S> {
         if !matches!(wait, Wait::Cond(_) | Wait::Barrier(_)) {
             return now;
         }
-        let node = &mut self.poll_nodes[p];
         // A notification already under way is not pushed back by a later handler.
-        let at = if node.notify_at > now { node.notify_at } else { now + pc.notify_ps };
-        if node.notify_at <= now && self.timing_start.is_some_and(|t| now >= t) {
+        let pending = self.poll_nodes[p].notify_at;
+        if pending > now {
+            return pending;
+        }
+        if self.poll_timed() {
             self.poll_stats.notifies += 1;
         }
-        self.poll_nodes[p].notify_at = at;
-        at
+        self.poll_nodes[p].notify_at = now + pc.notify_ps;
+        now + pc.notify_ps
     }
 }

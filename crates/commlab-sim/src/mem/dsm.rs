@@ -81,14 +81,6 @@ impl Memory {
     }
 }
 
-/// A block's access tag at one node, as Blizzard-E's page protection sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum PageTag {
-    Invalid,
-    ReadOnly,
-    Writable,
-}
-
 /// Blizzard-E's access control (Blizzard COW study §4.2, §5.3): invalid blocks carry bad ECC,
 /// and read-only ones rely on the page's protection. Per node, a page is read-only while any
 /// block on it is read-only there, else read-write; its protection changes (mprotect) only when
@@ -97,7 +89,7 @@ pub(crate) enum PageTag {
 pub(crate) struct Pages {
     costs: PageCosts,
     /// Per node: each shared line's tag as last seen (0: never changed, its initial tag;
-    /// 1 + `PageTag as u8` otherwise), grown on demand.
+    /// 1 + `AccessTag as u8` otherwise), grown on demand.
     tags: Vec<Vec<u8>>,
     /// Per node: the read-only blocks on each page, grown on demand.
     read_only: Vec<Vec<u32>>,
@@ -135,18 +127,18 @@ impl Pages {
     }
 
     /// `line`'s tag at `p` as last recorded (`initial` if it never changed).
-    fn recorded(&self, p: usize, line: Line, initial: PageTag) -> PageTag {
+    fn recorded(&self, p: usize, line: Line, initial: AccessTag) -> AccessTag {
         match self.tags[p].get(line as usize).copied().unwrap_or(0) {
             0 => initial,
-            1 => PageTag::Invalid,
-            2 => PageTag::ReadOnly,
-            _ => PageTag::Writable,
+            1 => AccessTag::Invalid,
+            2 => AccessTag::ReadOnly,
+            _ => AccessTag::Writable,
         }
     }
 
     /// `line`'s tag at `p` becomes `new` (from `old`): returns what the node pays, with
     /// `ecc_ps` the cost of setting bad ECC on the block.
-    fn change(&mut self, p: usize, line: Line, old: PageTag, new: PageTag, ecc_ps: u64) -> u64 {
+    fn change(&mut self, p: usize, line: Line, old: AccessTag, new: AccessTag, ecc_ps: u64) -> u64 {
         if old == new {
             return 0;
         }
@@ -161,14 +153,14 @@ impl Pages {
             counts.resize(page + 1, 0);
         }
         let was = counts[page] > 0;
-        if old == PageTag::ReadOnly {
+        if old == AccessTag::ReadOnly {
             counts[page] -= 1;
         }
-        if new == PageTag::ReadOnly {
+        if new == AccessTag::ReadOnly {
             counts[page] += 1;
         }
         let flips = was != (counts[page] > 0);
-        let ecc = new == PageTag::Invalid;
+        let ecc = new == AccessTag::Invalid;
         self.protection_changes += u64::from(flips);
         self.ecc_invalidations += u64::from(ecc);
         match (ecc, flips) {
@@ -189,20 +181,20 @@ impl Memory {
     /// remote node holds it, read-only while remote nodes read it, invalid while one owns it
     /// or a transaction is in progress), except that a home with its own request in flight
     /// keeps the tag it faulted on until the fill.
-    fn page_tag(&self, p: usize, line: Line, cs: CacheState, recorded: PageTag) -> PageTag {
+    fn page_tag(&self, p: usize, line: Line, cs: CacheState, recorded: AccessTag) -> AccessTag {
         match cs {
-            CacheState::Shared => PageTag::ReadOnly,
-            CacheState::Modified => PageTag::Writable,
-            CacheState::Invalid if self.home_of(line) != p => PageTag::Invalid,
+            CacheState::Shared => AccessTag::ReadOnly,
+            CacheState::Modified => AccessTag::Writable,
+            CacheState::Invalid if self.home_of(line) != p => AccessTag::Invalid,
             CacheState::Invalid if self.procs[p].engaged_with(line) => recorded,
             CacheState::Invalid => {
                 let s = self.dir[line as usize].state;
                 if home_tag_allows(s, true) {
-                    PageTag::Writable
+                    AccessTag::Writable
                 } else if home_tag_allows(s, false) {
-                    PageTag::ReadOnly
+                    AccessTag::ReadOnly
                 } else {
-                    PageTag::Invalid
+                    AccessTag::Invalid
                 }
             }
         }
@@ -224,11 +216,11 @@ impl Memory {
         if self.pages.is_none() || self.is_private(line) {
             return (0, false);
         }
-        let initial = if self.home_of(line) == p { PageTag::Writable } else { PageTag::Invalid };
+        let initial = if self.home_of(line) == p { AccessTag::Writable } else { AccessTag::Invalid };
         let pages = self.pages.as_ref().expect("checked above");
         let old = pages.recorded(p, line, initial);
         let new = self.page_tag(p, line, cs, old);
-        let lost = old != new && new == PageTag::Invalid;
+        let lost = old != new && new == AccessTag::Invalid;
         (self.pages.as_mut().expect("checked above").change(p, line, old, new, sw.tag_invalidate_ps), lost)
     }
 
@@ -237,13 +229,8 @@ impl Memory {
     /// only if the block was accessible, mprotect only if its page flips; a block longer than
     /// a page is counted on its first line's page).
     pub(crate) fn user_retag(&mut self, p: usize, line: Line, old: AccessTag, new: AccessTag, ecc_ps: u64) -> u64 {
-        let tag = |t: AccessTag| match t {
-            AccessTag::Invalid => PageTag::Invalid,
-            AccessTag::ReadOnly => PageTag::ReadOnly,
-            AccessTag::Writable => PageTag::Writable,
-        };
         match &mut self.pages {
-            Some(pages) => pages.change(p, line, tag(old), tag(new), ecc_ps),
+            Some(pages) => pages.change(p, line, old, new, ecc_ps),
             None => 0,
         }
     }

@@ -1077,31 +1077,29 @@ impl Memory {
         let home = self.home_of(line);
         let mut respond = self.action_time() + if p == home { self.t.home_cache_ps } else { self.t.owner_ps };
         let mut after_ps = 0;
-        if let Some(sw) = self.sw.filter(|_| self.pages.is_some()) {
-            // Blizzard-E: what the tag change costs here (bad ECC only if the block was
-            // accessible, a protection change only if its page's protection flips; a
-            // downgrade's after the answer: `retag`).
-            if matches!(ev, CacheEvent::Invalidate | CacheEvent::ForwardRead | CacheEvent::ForwardWrite) {
-                let (tag_ps, lost) = self.retag(p, line, next);
-                if lost {
-                    respond += tag_ps;
-                } else {
-                    after_ps = tag_ps;
-                }
-            }
-            respond += match ev {
-                CacheEvent::Invalidate => sw.send_small_ps,
-                CacheEvent::ForwardRead | CacheEvent::ForwardWrite => sw.copy_block_ps + sw.send_data_ps,
-                _ => 0,
+        if let Some(sw) = self.sw {
+            let loses_access =
+                matches!(ev, CacheEvent::Invalidate | CacheEvent::ForwardRead | CacheEvent::ForwardWrite);
+            // The tag change: the invalidation's cost, or with Blizzard-E's pages what `retag`
+            // charges (bad ECC only if the block was accessible, a protection change only if
+            // its page's protection flips; a downgrade's after the answer).
+            let tag_ps = match (loses_access, self.pages.is_some()) {
+                (false, _) => 0,
+                (true, false) => sw.tag_invalidate_ps,
+                (true, true) => match self.retag(p, line, next) {
+                    (ps, true) => ps,
+                    (ps, false) => {
+                        after_ps = ps;
+                        0
+                    }
+                },
             };
-        } else if let Some(sw) = self.sw {
-            respond += match ev {
-                CacheEvent::Invalidate => sw.tag_invalidate_ps + sw.send_small_ps,
-                CacheEvent::ForwardRead | CacheEvent::ForwardWrite => {
-                    sw.copy_block_ps + sw.tag_invalidate_ps + sw.send_data_ps
-                }
-                _ => 0,
-            };
+            respond += tag_ps
+                + match ev {
+                    CacheEvent::Invalidate => sw.send_small_ps,
+                    CacheEvent::ForwardRead | CacheEvent::ForwardWrite => sw.copy_block_ps + sw.send_data_ps,
+                    _ => 0,
+                };
         }
         for &a in actions {
             match a {
