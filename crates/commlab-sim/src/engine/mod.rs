@@ -375,6 +375,7 @@ impl<S> World<S> {
         let arg_bytes = 8 * args.len() as u64;
         let mut rec = MessageRecord::new(src as u32, target, args, payload);
         rec.sent_ps = self.now;
+        rec.counted = !background;
         let msg = self.alloc_msg(rec);
         self.flow.attach_credits(msg, src, dst, target);
         let sizes: Vec<u64> = msg::packet_payloads(payload_bytes, cfg.max_packet_payload_bytes).collect();
@@ -658,7 +659,7 @@ impl<S> World<S> {
         let smp = cfg.smp_nodes;
         let proc = &mut self.procs[p];
         proc.handler_active = true;
-        if !matches!(rec.target, Target::Trap { .. } | Target::Fault { .. }) {
+        if rec.counted {
             proc.received += 1;
         }
         if !smp {

@@ -861,6 +861,11 @@ impl<S> Node for SimNode<'_, S> {
             w.timing_start = Some(now);
             w.traffic = Default::default();
             w.mem.reset_counts(w.procs.len());
+            // A message already launched was sent before the timed region: its receipt is not
+            // counted either.
+            for rec in w.msgs.iter_mut().flatten() {
+                rec.counted = false;
+            }
             for p in &mut w.procs {
                 p.sent = 0;
                 p.received = 0;

@@ -101,11 +101,25 @@ pub(crate) struct MessageRecord {
     /// see it, and what the poll that sees it costs (0 without a mechanism).
     pub visible_ps: u64,
     pub poll_seen_cycles: u64,
+    /// Counted in its sender's `sent` since the counts were last reset (a program or runtime
+    /// message launched in the timed region): only such a message counts as received, so that
+    /// a message in flight when timing begins does not unbalance the timed traffic.
+    pub counted: bool,
 }
 
 impl MessageRecord {
     pub(crate) fn new(src: u32, target: Target, args: Vec<u64>, payload: Vec<u64>) -> MessageRecord {
-        MessageRecord { src, target, args, payload, in_memory: false, sent_ps: 0, visible_ps: 0, poll_seen_cycles: 0 }
+        MessageRecord {
+            src,
+            target,
+            args,
+            payload,
+            in_memory: false,
+            sent_ps: 0,
+            visible_ps: 0,
+            poll_seen_cycles: 0,
+            counted: false,
+        }
     }
 }
 
