@@ -267,8 +267,11 @@ fn stache_runs_at_block_sizes_from_32_to_512_bytes() {
 /// answer, categories sum, messages are dispatched at back-edges, two runs are identical.
 #[test]
 fn all_five_apps_run_with_back_edge_polling() {
-    let s =
-        common::preset("blizzard-s", &["messaging.backedge_interval_cycles=200", "messaging.poll_cycles=10"], Some(4));
+    let s = common::preset(
+        "blizzard-s",
+        &["node.procs_per_node=1", "messaging.backedge_interval_cycles=200", "messaging.poll_cycles=10"],
+        Some(4),
+    );
     for (app, p) in APPS {
         for v in app_info(app).unwrap().variants {
             let what = format!("{app} [{v}] on blizzard-s polling at back-edges");

@@ -34,8 +34,9 @@
 //!   15-17, drawn by the code `reproduce copy-transfer` draws them with). Default machine `t3e`.
 //! - `blizzard` (issue 18): the Blizzard study's five applications (dsmc, barnes, appbt, moldyn, em3d) in their
 //!   `stache` and `custom` variants on blizzard-s, -e and -t (or `--machine`) at 1 to 16
-//!   processors: a speedup plot per app and a table of run times at 16 processors;
-//!   `--quick`: small parameters at 1, 2 and 4 processors. No app argument.
+//!   processors at the study's inputs (em3d's custom protocol at 128-byte blocks): a speedup plot
+//!   per app and a table of run times at 16 processors; `--quick`: small parameters at 1, 2 and
+//!   4 processors. No app argument.
 //!
 //! Machines are placed on the bisection and latency axes by their figures normalised by
 //! local-miss time (as `commlab machines --table` computes them), converted to this
@@ -43,7 +44,10 @@
 //! latency in local misses x this machine's local miss.
 
 mod blizzard;
-pub(crate) use blizzard::quick_params as blizzard_quick_params;
+pub(crate) use blizzard::{
+    quick_params as blizzard_quick_params, study_params as blizzard_study_params,
+    variant_params as blizzard_variant_params,
+};
 mod copy_transfer;
 mod fft2d;
 
@@ -83,7 +87,8 @@ and the large transfers (16 MiB) by stride, strided loads vs strided stores, per
 fft2d        fft2d app: MFlop/s against problem size (n = 64 to 1024, 4 processors) for each transpose variant the \
 machine has: total, local computation (row FFTs) and transposes; --quick: n = 16, 32 (default machine t3e)\n  \
 blizzard     the Blizzard study's five apps (dsmc, barnes, appbt, moldyn, em3d; no app argument) in stache and custom on blizzard-s, -e \
-and -t at 1 to 16 processors: speedup plots per app, run times at 16 processors; --quick: small sizes at 1, 2, 4\n\n\
+and -t at 1 to 16 processors at the study's inputs (SMP nodes polling Typhoon-0, the presets' own; em3d custom at 128-byte \
+blocks): speedup plots per app, run times at 16 processors; --quick: small sizes at 1, 2, 4\n\n\
 Real machines (the presets) are marked on the bisection and latency axes by their figures normalised by \
 local-miss time and expressed in this machine's cycles. Results are appended as they finish; rerun with \
 --resume to continue an interrupted experiment.\n\n\

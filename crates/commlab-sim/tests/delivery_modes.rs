@@ -13,8 +13,20 @@ use std::sync::Arc;
 
 const LOCK: u64 = 20;
 
+/// SMP nodes whose dispatch loop takes a message as soon as it is free (no polling
+/// technique's costs: those are `poll_mechanism.rs`'s), with a tag lock of `lock` cycles. The
+/// first two overrides suit a machine without access tags.
 fn smp(lock: u64) -> Vec<String> {
-    vec!["node.procs_per_node=2".to_string(), format!("node.tag_lock_cycles={lock}")]
+    vec![
+        "node.procs_per_node=2".to_string(),
+        "messaging.poll_mechanism=none".to_string(),
+        format!("node.tag_lock_cycles={lock}"),
+    ]
+}
+
+/// One-processor nodes, interrupt-driven (the Blizzard presets' nodes are SMP).
+fn one() -> Vec<String> {
+    vec!["node.procs_per_node=1".to_string()]
 }
 
 fn sim(machine: &str, set: &[String]) -> Simulator {
@@ -61,10 +73,10 @@ impl Program for Interrupted {
 #[test]
 fn handlers_run_on_the_protocol_processor_and_never_stretch_the_compute_processor() {
     for m in ["blizzard-s", "cm5"] {
-        let one = sim(m, &[]);
+        let one = sim(m, &one());
         // (A machine without access tags has no tag lock.)
         let set = smp(LOCK);
-        let two = sim(m, if m == "cm5" { &set[..1] } else { &set });
+        let two = sim(m, if m == "cm5" { &set[..2] } else { &set });
         let (a, b) = (one.run(Arc::new(Interrupted)).unwrap(), two.run(Arc::new(Interrupted)).unwrap());
         assert_eq!((a.states[0].received, b.states[0].received), (MESSAGES, MESSAGES), "{m}");
         let cfg = two.config();
@@ -135,7 +147,7 @@ impl Program for Measured {
 #[test]
 fn handler_cycles_are_the_handlers_that_took_the_compute_processors_time() {
     for m in ["blizzard-s", "cm5"] {
-        let (one, two) = (sim(m, &[]), sim(m, &smp(LOCK)[..if m == "cm5" { 1 } else { 2 }]));
+        let (one, two) = (sim(m, &one()), sim(m, &smp(LOCK)[..if m == "cm5" { 2 } else { 3 }]));
         let (a, b) = (one.run(Arc::new(Measured)).unwrap(), two.run(Arc::new(Measured)).unwrap());
         let cfg = one.config();
         let interrupt = (cfg.msg.interrupt_entry_cycles + cfg.msg.interrupt_exit_cycles) as f64
@@ -228,10 +240,13 @@ fn bad_node_keys_are_refused_by_name() {
     };
     let e = err(&["node.procs_per_node=3"]);
     assert!(e.contains("node.procs_per_node") && e.contains("got 3"), "{e}");
-    let e = err(&["node.procs_per_node=2"]);
-    assert!(e.contains("node.tag_lock_cycles"), "a software-DSM SMP node needs its lock's cost: {e}");
-    let e = err(&["node.tag_lock_cycles=20"]);
-    assert!(e.contains("node.procs_per_node = 2"), "{e}");
+    // A software-DSM SMP node needs its lock's cost (the presets give it; a machine file may not).
+    let bare = {
+        let mut spec = MachineConfig::preset("blizzard-s", &[], None).expect("preset").spec;
+        spec.node.as_mut().expect("blizzard-s has SMP nodes").tag_lock_cycles = None;
+        MachineConfig::from_spec(spec).expect_err("refused").to_string()
+    };
+    assert!(bare.contains("node.tag_lock_cycles"), "a software-DSM SMP node needs its lock's cost: {bare}");
     for bad in ["-1", "abc"] {
         let e = err(&[&format!("node.procs_per_node={bad}")]);
         assert!(e.contains("node.procs_per_node") && e.contains("non-negative whole number"), "{e}");
@@ -256,7 +271,9 @@ const INTERVAL: u64 = 1000;
 const POLL: u64 = 10;
 
 fn backedges() -> Vec<String> {
-    vec![format!("messaging.backedge_interval_cycles={INTERVAL}"), format!("messaging.poll_cycles={POLL}")]
+    let mut set = one();
+    set.extend([format!("messaging.backedge_interval_cycles={INTERVAL}"), format!("messaging.poll_cycles={POLL}")]);
+    set
 }
 
 #[derive(Default)]
@@ -297,7 +314,7 @@ impl Program for OneMessage {
 #[test]
 fn a_computing_processor_takes_a_message_at_its_next_back_edge_and_pays_its_failed_polls() {
     for m in ["cm5", "blizzard-s"] {
-        let interrupt = sim(m, &[]);
+        let interrupt = sim(m, &one());
         let polled = sim(m, &backedges());
         let cfg = interrupt.config();
         let read = cfg.msg.receive_cost_cycles(1) as f64;
@@ -341,4 +358,33 @@ fn back_edge_polling_and_smp_nodes_exclude_each_other_by_name() {
     set.push("node.procs_per_node=2".to_string());
     let e = MachineConfig::preset("cm5", &set, None).expect_err("refused").to_string();
     assert!(e.contains("messaging.backedge_interval_cycles") && e.contains("SMP"), "{e}");
+}
+
+/// The Blizzard presets are the study's measured configuration (003 §1, §8.2): SMP nodes whose
+/// protocol thread polls the Typhoon-0; `node.procs_per_node=1` alone gives one-processor,
+/// interrupt-driven nodes, the same machine as one written without `[node]` or a polling
+/// technique (the tag lock and the technique are inert there).
+#[test]
+fn the_blizzard_presets_are_smp_nodes_polling_typhoon0_and_one_override_gives_interrupts() {
+    use commlab_sim::machine::PollMechanism;
+    for m in ["blizzard-s", "blizzard-e", "blizzard-t"] {
+        let smp = MachineConfig::preset(m, &[], Some(2)).unwrap();
+        assert!(smp.smp_nodes, "{m}");
+        assert_eq!(smp.poll.map(|p| p.mechanism), Some(PollMechanism::Typhoon0), "{m}");
+        let one = MachineConfig::preset(m, &one(), Some(2)).unwrap();
+        assert!(!one.smp_nodes && one.poll.is_none(), "{m}");
+        let mut spec = MachineConfig::preset(m, &[], Some(2)).unwrap().spec;
+        spec.node = None;
+        spec.messaging.poll_mechanism = None;
+        let bare = MachineConfig::from_spec(spec).unwrap();
+        // The same runs, cycle for cycle, as the machine without the SMP keys.
+        let (a, b) = (
+            Simulator::new(one).run(Arc::new(Interrupted)).unwrap(),
+            Simulator::new(bare).run(Arc::new(Interrupted)).unwrap(),
+        );
+        assert_eq!(a.stats.cycles, b.stats.cycles, "{m}");
+        assert_eq!(a.stats.counters, b.stats.counters, "{m}");
+        // And interrupted: every handler stretched the computation.
+        assert!(a.stats.procs[0].get(Category::MessageOverhead) > 0.0, "{m}");
+    }
 }

@@ -9,8 +9,16 @@ use commlab_sim::machine::MachineConfig;
 use commlab_sim::Simulator;
 use std::sync::Arc;
 
+/// blizzard-s on one-processor, interrupt-driven nodes (the preset's are SMP nodes, whose
+/// protocol processor takes every message) with `set`.
+fn blizzard_s(set: &[String], procs: Option<usize>) -> Result<MachineConfig, commlab_sim::machine::ConfigError> {
+    let mut all = vec!["node.procs_per_node=1".to_string()];
+    all.extend_from_slice(set);
+    MachineConfig::preset("blizzard-s", &all, procs)
+}
+
 fn blizzard(set: &[String]) -> Simulator {
-    Simulator::new(MachineConfig::preset("blizzard-s", set, Some(2)).unwrap())
+    Simulator::new(blizzard_s(set, Some(2)).unwrap())
 }
 
 #[derive(Default)]
@@ -174,7 +182,7 @@ fn two_way_streaming_with_a_window_above_the_bandwidth_delay_product_detects_not
     // leaves at most every send overhead; its credit is back within a round trip of two
     // sends, two interrupt entries and exits and two network crossings (10,000 cycles is far
     // more than blizzard's network takes on 2 nodes).
-    let cfg = MachineConfig::preset("blizzard-s", &[], Some(2)).unwrap();
+    let cfg = blizzard_s(&[], Some(2)).unwrap();
     let m = &cfg.msg;
     let rtt = 2 * (m.send_overhead_cycles + m.interrupt_entry_cycles + m.interrupt_exit_cycles + 10_000);
     let bdp = rtt.div_ceil(m.send_overhead_cycles);
@@ -278,7 +286,7 @@ fn random_traffic_with_handler_replies_completes_under_every_window() {
     for mode in [ReceiveMode::Interrupt, ReceiveMode::Polling] {
         for w in [1u64, 2, 3, 8] {
             let set = [format!("messaging.flow_window_messages={w}"), "messaging.flow_buffer_cycles=40".to_string()];
-            let sim = Simulator::new(MachineConfig::preset("blizzard-s", &set, Some(n)).unwrap());
+            let sim = Simulator::new(blizzard_s(&set, Some(n)).unwrap());
             let out = sim.run(Arc::new(Mesh { messages: m, echoes: e, mode })).unwrap();
             for (p, s) in out.states.iter().enumerate() {
                 assert_eq!(s.sum, requests_sum[p] + replies_sum[p], "{mode:?} w={w} P{p}");
@@ -338,7 +346,7 @@ fn an_explicit_acknowledgement_is_charged_to_the_receivers_handler() {
     let acks = count(&on, "flow_acks");
     // Nothing flows back to carry the credits: every message is acknowledged explicitly.
     assert_eq!(acks, messages as f64);
-    let cfg = MachineConfig::preset("blizzard-s", &[], Some(2)).unwrap();
+    let cfg = blizzard_s(&[], Some(2)).unwrap();
     let ack_cycles = cfg.msg.send_cost_cycles(0, None) as f64;
     let overhead = |o: &RunOutput<St>| o.stats.procs[1].get(commlab_api::Category::MessageOverhead);
     let extra = overhead(&on) - overhead(&off);

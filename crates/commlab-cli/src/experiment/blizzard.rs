@@ -9,9 +9,12 @@
 //! (`DIR/experiment.json`, `DIR/experiment.txt`): the run times at the largest processor
 //! count.
 //!
-//! Each app runs at its own defaults but em3d, which runs the study's input (`study_params`:
-//! 32K nodes, 10% of edges remote, 100 iterations) rather than its Alewife-study default.
-//! `--quick`: small parameters (`quick_params`) at 1, 2 and 4 processors, in seconds.
+//! Each app runs the study's input (§9, `study_params`: appbt 32x32x32 for 30 iterations, barnes
+//! 8192 bodies for 8 steps, dsmc 300 steps, em3d 32K nodes with 10% of edges remote for 100
+//! iterations, moldyn 8722 molecules for 60 steps) and em3d's custom protocol the study's
+//! 128-byte blocks (custom128, Table 9), on the presets' configuration: the study's SMP nodes
+//! with the protocol thread polling Typhoon-0. `--quick`: small parameters (`quick_params`) at
+//! 1, 2 and 4 processors, in seconds, said so in the summary.
 
 use super::{read_rows, write_summary, ExperimentArgs, Row};
 use crate::chart::{self, LineChart, Series, XKind};
@@ -49,15 +52,29 @@ pub(crate) fn quick_params(app: &str) -> Vec<String> {
     p.iter().map(|s| s.to_string()).collect()
 }
 
-/// The study's input where an app's default is another study's: em3d's default is the Alewife
-/// study's graph (10,000 nodes, 20% remote); the Blizzard study ran 32K nodes with 10% of the
-/// edges remote for 100 iterations (issue 18's statement of the study's input).
-fn study_params(app: &str) -> Vec<String> {
+/// The study's input of each app (§9; also `reproduce blizzard-cow`'s): appbt's 32^3 grid for
+/// 30 iterations, barnes's 8192 bodies for 8 steps, dsmc's 300 steps (the study does not give
+/// its particle count: commlab's default), em3d's 32K nodes with 10% of the edges remote for 100
+/// iterations, moldyn's 8722 molecules for 60 steps.
+pub(crate) fn study_params(app: &str) -> Vec<String> {
     let p: &[&str] = match app {
+        "appbt" => &["nx=32", "ny=32", "nz=32", "iterations=30"],
+        "barnes" => &["bodies=8192", "iterations=8"],
+        "dsmc" => &["iterations=300"],
         "em3d" => &["nodes=32768", "remote=0.1", "iterations=100"],
+        "moldyn" => &["molecules=8722", "iterations=60"],
         _ => &[],
     };
     p.iter().map(|s| s.to_string()).collect()
+}
+
+/// A variant's own parameters: em3d's custom protocol runs the study's 128-byte blocks
+/// (custom128, Table 9); every other protocol its block size as the app defines it.
+pub(crate) fn variant_params(app: &str, variant: &str) -> &'static [&'static str] {
+    match (app, variant) {
+        ("em3d", "custom") => &["block_bytes=128"],
+        _ => &[],
+    }
 }
 
 /// The identity of a run in the results file.
@@ -111,6 +128,8 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path) -> Result<(), Failure> {
                 let cfg = machine_arg::load(m, &a.set, Some(p))?;
                 crate::memory_check::check(app, &params, &commlab_sim::Simulator::new(cfg.clone()), None)?;
                 for v in &variants {
+                    let mut params = params.clone();
+                    params.extend(variant_params(app, v).iter().map(|s| s.to_string()));
                     let mut vary = Map::new();
                     vary.insert("procs".into(), json!(p));
                     let task = Task {
@@ -118,7 +137,7 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path) -> Result<(), Failure> {
                         machine_toml: cfg.spec.to_toml(),
                         machine_fingerprint: cfg.fingerprint(),
                         overrides: a.set.clone(),
-                        params: params.clone(),
+                        params,
                         variant: v.to_string(),
                         seed: a.seed,
                         point: tasks.len(),

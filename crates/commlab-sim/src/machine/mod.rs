@@ -1116,12 +1116,9 @@ impl MachineConfig {
                              give its cost, e.g. --set node.tag_lock_cycles=20",
                             ))
                         }
-                        (false, Some(_), _) => {
-                            return Err(ConfigError::key(
-                                "node.tag_lock_cycles",
-                                "is the cost of an SMP node's tag lock; it needs node.procs_per_node = 2",
-                            ))
-                        }
+                        // Inert on a one-processor node, as messaging.poll_mechanism: a preset of
+                        // SMP nodes runs on one-processor nodes with only node.procs_per_node = 1.
+                        (false, Some(_), _) => (false, 0),
                         (true, Some(_), model) if model != "software" => return Err(ConfigError::key(
                             "node.tag_lock_cycles",
                             "locks access tags, which only a software-DSM machine (memory.model = \"software\") has",

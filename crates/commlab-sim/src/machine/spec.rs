@@ -405,7 +405,7 @@ pub struct NodeSpec {
     pub procs_per_node: u64 = key("1|2", "processors per node; 2: an SMP node whose second processor runs the protocol dispatch loop (every message handler, polled, never interrupting the compute processor; a block-access fault still runs on the processor that took it). Absent: 1"),
     /// A lock both processors of an SMP node take around each access-tag change (software DSM).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tag_lock_cycles: Option<u64> = cycles("on an SMP node of a software-DSM machine: the lock both processors take around each access-tag change (acquire and release), added to every tag change; required there"),
+    pub tag_lock_cycles: Option<u64> = cycles("on an SMP node of a software-DSM machine: the lock both processors take around each access-tag change (acquire and release), added to every tag change; required there; inert on one-processor nodes"),
 }
 }
 
