@@ -20,9 +20,12 @@
 //! - `sm`: deques (homed at their owner), frames (homed at their creator) and the done flag
 //!   are simulated shared memory. The owner pushes with plain stores and pops without the
 //!   lock, as lazy task creation's queue does: it lowers bottom, then reads top, and takes the
-//!   lock only when a thief may be taking the same entry. A thief reads top and bottom, and if
-//!   the deque looks non-empty takes the lock, raises top, re-reads bottom (giving the entry
-//!   back if the owner took it) and reads the migrated continuation from the frame with shared
+//!   lock only when a thief may be taking the same entry. A thief reads top and bottom (one line; the
+//!   lock has a line of its own), and if the deque looks non-empty tries the lock once (a
+//!   test-and-set): if another thief holds it, it goes on to its next victim rather than spin
+//!   (spinning thieves all share the line of the one busy processor's lock, overflowing its
+//!   directory pointers on every release: the speedup then fell as the grain grew). Holding the
+//!   lock it raises top, re-reads bottom (giving the entry back if the owner took it) and reads the migrated continuation from the frame with shared
 //!   loads. Joins are `fetch_add`s. A frame is reused by its creator: frames it completes
 //!   itself go back to its private free list at once; one completed elsewhere is marked
 //!   released and reclaimed when the free list runs dry.

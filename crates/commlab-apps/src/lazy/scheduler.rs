@@ -29,10 +29,13 @@ const F_TASK: usize = 7;
 const FRAME_WORDS: usize = 16;
 
 // Words of a deque (`sm`, homed at its owner): lock, top (oldest), bottom (next push), slots.
+// The lock has a 16-byte line to itself (word 1 is padding), top and bottom share the next: a
+// thief's look at a queue is one miss, and a thief's test-and-set does not take away the line
+// of top and bottom that the owner writes and reads on every push and pop.
 const D_LOCK: usize = 0;
-const D_TOP: usize = 1;
-const D_BOTTOM: usize = 2;
-const D_SLOTS: usize = 3;
+const D_TOP: usize = 2;
+const D_BOTTOM: usize = 3;
+const D_SLOTS: usize = 4;
 /// `mp`'s private deque: top, bottom, slots.
 const P_BOTTOM: usize = 1;
 const P_SLOTS: usize = 2;
@@ -684,13 +687,19 @@ impl<T: Tree> Lazy<T> {
     }
 
     /// Take the oldest continuation of `victim`'s shared deque: look without the lock, then
-    /// take the lock and look again; read the migrated task from its frame.
+    /// try the lock once and look again; read the migrated task from its frame.
     fn steal_sm<N: Node<State = State>>(&self, node: &mut N, sh: Shared, victim: ProcId) -> Option<(u64, Task)> {
         let dq = self.deque(sh, victim);
         if node.load(dq.word(D_TOP)) >= node.load(dq.word(D_BOTTOM)) {
             return None;
         }
-        node.lock(dq.word(D_LOCK));
+        // One test-and-set, no spinning: a lock held means another thief is taking the entry
+        // this one saw (or the owner is settling its last one), so it goes on to its next
+        // victim. Waiting instead made every idle processor a spinner on the lock of the one
+        // processor with work, whose releases then overflowed the directory's pointers.
+        if node.compare_swap(dq.word(D_LOCK), 0, 1) != 0 {
+            return None;
+        }
         // Claim the top entry first, then check the owner has not popped it (see `pop_own`).
         let t = node.load(dq.word(D_TOP));
         node.store(dq.word(D_TOP), t + 1);
@@ -701,7 +710,7 @@ impl<T: Tree> Lazy<T> {
             node.store(dq.word(D_TOP), t);
             None
         };
-        node.unlock(dq.word(D_LOCK));
+        node.store(dq.word(D_LOCK), 0);
         let fa = Addr(f?);
         node.store(fa.word(F_STOLEN), 1);
         let mut task = [0; TASK_WORDS];
