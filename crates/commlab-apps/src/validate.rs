@@ -462,17 +462,17 @@ fn largest_message<B: Backend>(b: &B) -> Result<(usize, Option<String>), AppErro
 ///   remote path was found. The local one does not explain it: the T3D's local stores run at
 ///   462 MB/s in whole lines (Grassl via McCalpin, "Sustainable memory bandwidth", appendix
 ///   A), about 10 cycles a write-out, and a write-out of one word every 10 cycles would give
-///   about 115 MB/s, not 55. The write buffer is modelled for private stores
-///   (`[hierarchy.write_buffer]`, issue 33) but puts do not pass through it (`engine/one_sided.rs`
-///   times them by `[remote]`). What-if: a processor cost of 22 cycles per remote store
-///   (`--set remote.issue_cycles=22`, the published rate's cycles per word) reads 54.5 MB/s.
-///   The same mechanism is why fetch beats deposit here (remote-bw 1 MB: fetch 137.5, deposit
-///   94.3 MB/s at stride 1 and 16): both are bound by one direction of the 2-byte-per-cycle
-///   link (a get's 16-byte reply per word against a put's 24-byte request; with the link
-///   unbounded, `--set network.link_bytes_per_ns=30`, both read 239.9), and the model has no
-///   per-word processor cost for a get (the T3D pops its prefetch queue with an off-chip load
-///   and stores the word) and no merging of contiguous puts into 32-byte write-buffer packets.
-///   No `--set` separates the two kinds; it needs per-kind costs in `[remote]`.
+///   about 115 MB/s, not 55. Puts pass the write buffer (`remote.put_block_bytes = 32`,
+///   issue 33): a strided put is one entry, one 24-byte packet, per word, so the row stays
+///   link-bound; the entry's write-out time to the remote path is not modelled (no source).
+///   What-if: a processor cost of 22 cycles per remote store (`--set remote.issue_cycles=22`,
+///   the published rate's cycles per word) reads 54.5 MB/s.
+///   Fetch against deposit (issue 33): a get word costs the processor its prefetch, the pop of
+///   the prefetch queue (an off-chip load) and the local store (`remote.get_word_cycles`), so
+///   remote-bw 64 KB fetches read 60.0 MB/s at any stride against deposits of 192.2
+///   (contiguous: merged 32-byte packets) and 94.0 (strided). Before (`--set
+///   remote.get_word_cycles=0 --set remote.put_block_bytes=8`) fetch read 136.8 and deposit
+///   94.0 at both strides: both bound by one direction of the 2-byte-per-cycle link.
 /// - T3E contiguous deposit (16% slow): bound by the injection link held for the one-sided
 ///   NI latency plus the 88-byte packet; with the NI latency out of the way
 ///   (`--set remote.ni_latency_cycles=1`) fetch and deposit read 436 and 416 MB/s (+25%, +19%),

@@ -365,3 +365,33 @@ fn concurrent_loaders_on_the_t3d_and_t3e_do_not_interfere() {
         }
     }
 }
+
+/// Issue 33, done-when 2 (second half), 002 §5.4 and §9: on the T3D "pulling data (fetch
+/// model) proves to be consistently inferior than pushing data (deposit model)". Large remote
+/// copies (256 KB, 32 times the T3D's cache), either kernel, at strides 1, 2 and 16: the better
+/// deposit is above the better fetch. The mechanism is the processor's side: a get word costs
+/// the prefetch, the pop of the prefetch queue (an off-chip load) and the local store
+/// (`remote.get_word_cycles`); a put word is one store into the write buffer, which merges
+/// contiguous ones (`remote.put_block_bytes`). Without the get's per-word cost and the merging
+/// (the model before: 8-byte blocks are single words) the link decides and fetch wins: a get
+/// moves 16 bytes each way per word against a put's 24 one way.
+#[test]
+fn t3d_deposits_beat_fetches() {
+    let best = |sets: &[&str], variant: &str, stride: usize| {
+        let s = common::preset("t3d", sets, None);
+        ["copy-sload", "copy-sstore"]
+            .iter()
+            .map(|k| {
+                let (k, st) = (format!("kernel={k}"), format!("stride={stride}"));
+                run(&s, variant, &[&k, &st, "bytes=262144", "passes=1"]).counters["mbytes_per_s"]
+            })
+            .fold(0.0, f64::max)
+    };
+    for stride in [1, 2, 16] {
+        let (put, get) = (best(&[], "put", stride), best(&[], "get", stride));
+        assert!(put > get, "stride {stride}: deposit {put:.1} MB/s, fetch {get:.1}");
+    }
+    let before = ["remote.get_word_cycles=0", "remote.put_block_bytes=8"];
+    let (put, get) = (best(&before, "put", 16), best(&before, "get", 16));
+    assert!(get > put, "without the processor's side: fetch {get:.1}, deposit {put:.1}");
+}

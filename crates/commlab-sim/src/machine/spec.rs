@@ -430,6 +430,12 @@ pub struct RemoteSpec {
     /// Injection and ejection latency of one-sided packets instead of `network.ni_latency_ns`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ni_latency_cycles: Option<u64> = cycles("optional: injection and ejection latency of one-sided packets (their own interface) instead of network.ni_latency_ns"),
+    /// Processor time per word of a get beyond `issue_cycles` (the T3D's pop and local store).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub get_word_cycles: Option<u64> = cycles("optional: processor time per word of a get beyond issue_cycles (the T3D pops each word off its prefetch queue with an off-chip load and stores it locally); absent: 0, the data lands in memory without the processor"),
+    /// Puts leave through the processor's write buffer, merged in blocks of this many bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub put_block_bytes: Option<u64> = key("bytes", "optional: puts are the processor's stores through its write buffer: issue_cycles per word, and consecutive words in one aligned block of this many bytes leave as one request (strided words one each); absent: issue_cycles per request of up to words_per_request words"),
 }
 }
 
