@@ -443,6 +443,8 @@ pub struct MemoryConfig {
 #[derive(Clone, Copy, Debug)]
 pub struct HierarchyConfig {
     pub outstanding_misses: usize,
+    /// Stall on use: reads whose data may still be arriving (0: no stall on use).
+    pub loads_before_use: usize,
     /// How many inner levels (0, 1 or 2).
     pub inner: usize,
     /// The inner levels then the coherent cache (entries after `inner + 1` are unused).
@@ -877,6 +879,7 @@ fn hierarchy_config(h: &HierarchySpec, mem: &MemorySpec, cycle_ps: f64) -> Resul
     }
     Ok(HierarchyConfig {
         outstanding_misses: h.outstanding_misses as usize,
+        loads_before_use: h.loads_before_use.unwrap_or(0) as usize,
         inner,
         levels,
         dram,

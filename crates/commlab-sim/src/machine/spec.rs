@@ -229,6 +229,9 @@ keyed! {
 #[serde(deny_unknown_fields)]
 pub struct HierarchySpec {
     pub outstanding_misses: u64 = key("misses", "misses a processor may have in flight on its private references (timing-only, so non-blocking; e.g. the 21164's miss address file); one more stalls (memory_ni_wait). Shared loads and stores block. [hierarchy] absent: today's one-level model").at_least(1),
+    /// Stall on use: a read's data is needed before the read this many reads later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loads_before_use: Option<u64> = key("reads", "optional: stall on use (in-order processors): a private read's data must have arrived before the read this many reads later issues (the loop's loads issued ahead of their uses: its unrolling); absent or 0: reads run ahead until a miss slot is needed"),
     /// Bandwidth of the coherent cache toward the inner levels.
     pub cache_bytes_per_cycle: f64 = key("bytes/cycle", "bandwidth of the coherent cache (memory.*, the outermost cache) filling the inner levels; with a hierarchy memory.hit_cycles is an access the coherent cache serves").conv(Conv::BytesPerCycle).positive(),
     /// The innermost level (first looked in), if the coherent cache is not the innermost.
