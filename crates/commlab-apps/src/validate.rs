@@ -407,52 +407,38 @@ fn largest_message<B: Backend>(b: &B) -> Result<(usize, Option<String>), AppErro
 /// Rows that still disagree, and the mechanism believed missing (cycle accounting in
 /// processor cycles; "implied" is what the published figure leaves once the modelled parts
 /// are taken out):
-/// - DEC 8400 L1, L2 and L3 contiguous (about 27%, 24%, 36% slow): the loop. The model charges
-///   a non-unrolled load-sum loop, 3 cycles a word (the load's issue cycle + `accum_word`):
-///   ld/add/add/cmp/bne are 5 integer-pipe instructions, and the 21164 issues at most two
-///   integer instructions a cycle (pipes E0 and E1; Edmondson et al., DTJ 7(1), 1995), in
-///   order, from naturally aligned groups of four, not advancing to the next group until the
-///   current one has issued (21164PC Hardware Reference Manual 2.1.1.1, the same issue unit),
-///   so 3. The published 1100 MB/s implies 2.18 cycles a word. The L2 row's extra cost over L1
-///   (published: 5 cycles per 32-byte L1 line) matches the model's L2 latency (6), so L2 is off
-///   only by the loop; L3 additionally implies a board-cache fill of about 10 cycles
-///   (modelled: 20, assumed).
-///   Which loop: issue 15 defines copy-transfer as `characterize`'s benchmarks, whose kernels
-///   are unrolled four ways with independent accumulators (issue 16; characterize/kernels.rs),
-///   so by definition the simulated loop is that one. On the 21164 it is 14 integer
-///   instructions per 4 words (4 LDQ, 4 ADDQ; 3 address adds, since an Alpha load takes a
-///   register plus a constant and the stride is a run-time value; the pointer advance, compare
-///   and branch): at least 7 cycles, 1.75 a word. Charged that way (a temporary build, 3
-///   cycles of loop per 4 words) the DEC 8400 rows read L1 1372 (+25%), L2 738 (+5%), L3
-///   strided 110 (-8%), L3 contiguous 480 (-20%), DRAM strided 29.4 (+5%), DRAM contiguous
-///   192 (+28%), remote contiguous 145 (+4%), remote DRAM strided 20.8 (-5%); the T3E rows
-///   do not move (bus- and miss-bound). Not changed: it needs the unrolled iteration's cost
-///   for every preset's processor (19 presets; load-sum and both copy kernels), and it moves
-///   copy-transfer on alewife and blizzard-*, whose results stay unchanged in this work; it is
-///   the lead's decision. Either loop leaves L1 and L3 contiguous outside 15%: the published
-///   2.18 cycles a word is neither 3 nor 1.75.
-/// - T3D DRAM contiguous (21% slow): a line from the read-ahead buffer takes the published 15
-///   clocks (Grassl, STREAM mailing list, 1995; the preset assumed 8 before, with which this
-///   row read 200), and the non-unrolled loop 4 cycles a word (issue + `accum_word` 3 on the
-///   21064): 31 cycles a 32-byte line, 155 MB/s. The published 195 implies about 24.6 cycles a
-///   line, 2.4 a word of loop. The unrolled loop again: on the 21064, which pairs one integer
-///   operation with a load, store or branch (the preset's `accum_word` note), characterize's
-///   iteration is 9 integer operations beside its 4 loads and the branch, 9 cycles per 4
-///   words; charged that way (the same temporary build, 5 cycles of loop per 4 words) the
-///   rows read contiguous 200 (+3%) and strided 49.5 (+15.1%). The strided row now uses the
-///   local miss (22 + 1 cycles, the machine table's 23), close to Grassl's 21 clocks a line
-///   for a page hit without read-ahead; his page miss is 37.
-/// - DEC 8400 DRAM contiguous (16% fast): the published contiguous and strided DRAM rows
-///   imply about 105 and 83 cycles per board-cache miss; the model has one miss time (80 +
-///   the loop) for both. Not identified. What-if: `--set memory.local_miss_cycles=100` reads
-///   147.7 contiguous (in tolerance) and 23.3 strided (-17%): no one latency fits both.
-/// - DEC 8400 L1/L2/L3 contiguous, what-if for the loop: a two-way unrolled load-sum (per two
-///   words 2 LDQ, 2 ADDQ, the second address, the pointer advance, compare and branch: 8
-///   integer-pipe instructions on two pipes, 2 cycles a word: `--set costs.accum_word=1`)
-///   reads L1 1200 (+9%), L2 686 (-2%), L3 strided 109 (-9%), L3 contiguous 457 (-24%); the
-///   L3 row then also needs the board-cache fill of about 10 cycles (`memory.hit_cycles`,
-///   assumed 20). The T3D's contiguous row with the same loop (`--set costs.accum_word=2`)
-///   reads 177.8 (-9%).
+/// - The loop (issue 33): one load-sum loop on the three machines, 2 cycles a word (the load's
+///   issue + `accum_word` 1), the study's "about half of the peak" out of L1 (002 §4.2),
+///   which a twice-unrolled loop reaches on both processors (21064: 4 integer operations
+///   paired with 2 loads and the branch per two words; 21164: 7 instructions on two integer
+///   pipes); and stall on use, `hierarchy.loads_before_use = 1`: each word's add follows its
+///   load, so the in-order Alphas wait for every miss (the study: the compilers could not
+///   schedule these loops). Before (the loop not unrolled: 3 cycles a word on the 21164, 4 on
+///   the 21064; the T3E's reads running ahead in two slots) the rows read dec8400 L1 800, L2
+///   533, L3 strided 104, L3 contiguous 384, DRAM strided 28.9, DRAM contiguous 175; t3d DRAM
+///   contiguous 155, strided 46.2; t3e DRAM contiguous 600, strided 61. Characterize's kernels
+///   are unrolled four ways (issue 16): 1.75 cycles a word on the 21164, 2.25 on the 21064;
+///   the published L1 figure, 2 on both, is taken instead (`accum_word` is whole cycles).
+///   What-if, loads hoisted in pairs within the 21164's miss address file (`--set
+///   hierarchy.loads_before_use=2 --set hierarchy.outstanding_misses=6` on dec8400): L2 873
+///   (+25%), L3 strided 150 (+25%), DRAM strided 59 (+112%): the study's loop did not overlap
+///   misses.
+/// - DEC 8400 L3 contiguous (24% slow): the published 600 leaves about 5 cycles a 32-byte L1
+///   line beyond the loop; the model's board-cache access (`memory.hit_cycles` 20, assumed) and
+///   its transfer (`hierarchy.cache_bytes_per_cycle` 4, assumed) give about 9. What-if:
+///   `--set memory.hit_cycles=10` alone reads 505 (-16%: the transfer binds);
+///   with `--set hierarchy.cache_bytes_per_cycle=8` as well, 600, but the strided L3 row then
+///   reads 200 (+67%): no pair of these assumed values fits both.
+/// - T3D DRAM strided (16% fast): the loop (2) and the local miss (22 + 1 cycles, the machine
+///   table's 23) give 24 cycles a word, 50 MB/s; the published 43 implies 28. Grassl's local
+///   times (STREAM mailing list, 1995) are 21 clocks a line for a DRAM page hit without
+///   read-ahead and 37 for a page miss, so strided words that miss the open DRAM page part of
+///   the time would explain it; the DRAM page is not modelled. What-if: `--set
+///   memory.local_miss_cycles=26` reads 42.9.
+/// - DEC 8400 DRAM contiguous (25% fast): the published contiguous and strided DRAM rows
+///   imply about 112 and 80 cycles per board-cache miss beyond the loop; the model has one
+///   miss time (80) for both. Not identified. What-if: `--set memory.local_miss_cycles=110`
+///   reads 145.5 contiguous and 21.4 strided (-24%): no one latency fits both.
 /// - Stores (issue 33): private stores write through the L1 without allocating into a merging
 ///   write buffer (`[hierarchy.write_buffer]`), and pages take frames in first-touch order
 ///   (`hierarchy.page_bytes`); neither moves a load-sum row.
@@ -466,17 +452,17 @@ fn largest_message<B: Backend>(b: &B) -> Result<(usize, Option<String>), AppErro
 ///   remote path was found. The local one does not explain it: the T3D's local stores run at
 ///   462 MB/s in whole lines (Grassl via McCalpin, "Sustainable memory bandwidth", appendix
 ///   A), about 10 cycles a write-out, and a write-out of one word every 10 cycles would give
-///   about 115 MB/s, not 55. The write buffer is modelled for private stores
-///   (`[hierarchy.write_buffer]`, issue 33) but puts do not pass through it (`engine/one_sided.rs`
-///   times them by `[remote]`). What-if: a processor cost of 22 cycles per remote store
-///   (`--set remote.issue_cycles=22`, the published rate's cycles per word) reads 54.5 MB/s.
-///   The same mechanism is why fetch beats deposit here (remote-bw 1 MB: fetch 137.5, deposit
-///   94.3 MB/s at stride 1 and 16): both are bound by one direction of the 2-byte-per-cycle
-///   link (a get's 16-byte reply per word against a put's 24-byte request; with the link
-///   unbounded, `--set network.link_bytes_per_ns=30`, both read 239.9), and the model has no
-///   per-word processor cost for a get (the T3D pops its prefetch queue with an off-chip load
-///   and stores the word) and no merging of contiguous puts into 32-byte write-buffer packets.
-///   No `--set` separates the two kinds; it needs per-kind costs in `[remote]`.
+///   about 115 MB/s, not 55. Puts pass the write buffer (`remote.put_block_bytes = 32`,
+///   issue 33): a strided put is one entry, one 24-byte packet, per word, so the row stays
+///   link-bound; the entry's write-out time to the remote path is not modelled (no source).
+///   What-if: a processor cost of 22 cycles per remote store (`--set remote.issue_cycles=22`,
+///   the published rate's cycles per word) reads 54.5 MB/s.
+///   Fetch against deposit (issue 33): a get word costs the processor its prefetch, the pop of
+///   the prefetch queue (an off-chip load) and the local store (`remote.get_word_cycles`), so
+///   remote-bw 64 KB fetches read 60.0 MB/s at any stride against deposits of 192.2
+///   (contiguous: merged 32-byte packets) and 94.0 (strided). Before (`--set
+///   remote.get_word_cycles=0 --set remote.put_block_bytes=8`) fetch read 136.8 and deposit
+///   94.0 at both strides: both bound by one direction of the 2-byte-per-cycle link.
 /// - T3E contiguous deposit (16% slow): bound by the injection link held for the one-sided
 ///   NI latency plus the 88-byte packet; with the NI latency out of the way
 ///   (`--set remote.ni_latency_cycles=1`) fetch and deposit read 436 and 416 MB/s (+25%, +19%),

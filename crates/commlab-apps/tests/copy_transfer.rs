@@ -164,23 +164,15 @@ fn bad_parameters_are_refused_by_name() {
     );
 }
 
-/// The T3D's local rows: the strided one meets the published figure; the contiguous one is
-/// what the published read-ahead time (15 clocks a line) and the load-sum loop make it, one
-/// line's words at (issue + `accum_word`) each plus one read-ahead hit per line (the 21064
-/// waits for each miss), which is about 21% below the published 195 MB/s (a known disagreement:
-/// see validate.rs's notes on the loop).
+/// The T3D's local rows follow the loop (issue + `accum_word` a word, the 21064 waiting for
+/// each miss: `hierarchy.loads_before_use = 1`) and the memory: contiguous, one line's words
+/// plus one read-ahead hit per line (the published 15 clocks), within 10% of the published
+/// 195 MB/s; strided (every word its own line), the loop plus the local miss per word, which
+/// reads about 16% above the published 43 (a known disagreement: see validate.rs's notes).
 #[test]
 fn t3d_local_rows_follow_the_read_ahead_and_the_loop() {
     let rows = validate("t3d", |_: &[String]| Ok(common::preset("t3d", &[], None))).expect("t3d rows");
     let row = |name: &str| rows.iter().find(|r| r.name == name).unwrap_or_else(|| panic!("no row {name}"));
-    let strided = row("local loads from DRAM, strided");
-    assert!(
-        strided.ok(),
-        "{}: measured {:.1} vs published {:.1} MB/s",
-        strided.name,
-        strided.measured,
-        strided.published
-    );
     let cfg = MachineConfig::preset("t3d", &[], None).expect("t3d");
     let spec = &cfg.spec;
     let words = (spec.memory.line_bytes / 8) as f64;
@@ -193,6 +185,15 @@ fn t3d_local_rows_follow_the_read_ahead_and_the_loop() {
         (contiguous.measured - expected).abs() <= 0.01 * expected,
         "t3d contiguous: measured {:.2} MB/s, expected {expected:.2} ({line_cycles} cycles a line)",
         contiguous.measured
+    );
+    assert!((contiguous.measured / contiguous.published - 1.0).abs() < 0.10, "{:.1}", contiguous.measured);
+    let word_cycles = spec.memory.hit_cycles as f64 + accum + spec.memory.local_miss_cycles as f64;
+    let expected = 8.0 * spec.processor.clock_mhz / word_cycles;
+    let strided = row("local loads from DRAM, strided");
+    assert!(
+        (strided.measured - expected).abs() <= 0.01 * expected,
+        "t3d strided: measured {:.2} MB/s, expected {expected:.2} ({word_cycles} cycles a word)",
+        strided.measured
     );
 }
 
@@ -263,8 +264,10 @@ fn snooping_overlaps_the_owners_supply_with_the_memory_read() {
 }
 
 /// The DEC 8400 rows the model meets: both remote rows (the contiguous one by the snooping
-/// bus: the directory's order read 115 MB/s, 18% below the published 140) and the strided
-/// local rows. The contiguous local rows are known disagreements (see validate.rs's notes).
+/// bus: the directory's order, the owner asked after the memory's read, is at least 10%
+/// slower: 121 against 143 MB/s with the loop of issue 33, 115 against 135 before) and the
+/// strided local rows. The contiguous L3 and DRAM rows are known disagreements (see
+/// validate.rs's notes).
 #[test]
 fn dec8400_remote_and_strided_rows_pass() {
     let rows = validate("dec8400", |_: &[String]| Ok(common::preset("dec8400", &[], None))).expect("dec8400 rows");
@@ -276,7 +279,13 @@ fn dec8400_remote_and_strided_rows_pass() {
     let directory = validate("dec8400", |_: &[String]| Ok(common::preset("dec8400", &["memory.snooping=false"], None)))
         .expect("rows");
     let remote = directory.iter().find(|r| r.name.starts_with("remote loads (producer's cache)")).expect("row");
-    assert!(!remote.ok(), "without snooping the remote contiguous row reads {:.1} MB/s", remote.measured);
+    let snooping = rows.iter().find(|r| r.name.starts_with("remote loads (producer's cache)")).expect("row");
+    assert!(
+        remote.measured <= 0.9 * snooping.measured,
+        "without snooping the remote contiguous row reads {:.1} MB/s, with it {:.1}",
+        remote.measured,
+        snooping.measured
+    );
 }
 
 /// Issue 33, done-when 2 (first half): a contiguous copy is at least as fast as a strided one
@@ -364,4 +373,50 @@ fn concurrent_loaders_on_the_t3d_and_t3e_do_not_interfere() {
             assert_eq!(bw("loaders=1"), bw("loaders=4"), "{machine} {stride}");
         }
     }
+}
+
+/// Issue 33, done-when 2 (second half), 002 §5.4 and §9: on the T3D "pulling data (fetch
+/// model) proves to be consistently inferior than pushing data (deposit model)". Large remote
+/// copies (256 KB, 32 times the T3D's cache), either kernel, at strides 1, 2 and 16: the better
+/// deposit is above the better fetch. The mechanism is the processor's side: a get word costs
+/// the prefetch, the pop of the prefetch queue (an off-chip load) and the local store
+/// (`remote.get_word_cycles`); a put word is one store into the write buffer, which merges
+/// contiguous ones (`remote.put_block_bytes`). Without the get's per-word cost and the merging
+/// (the model before: 8-byte blocks are single words) the link decides and fetch wins: a get
+/// moves 16 bytes each way per word against a put's 24 one way.
+#[test]
+fn t3d_deposits_beat_fetches() {
+    let best = |sets: &[&str], variant: &str, stride: usize| {
+        let s = common::preset("t3d", sets, None);
+        ["copy-sload", "copy-sstore"]
+            .iter()
+            .map(|k| {
+                let (k, st) = (format!("kernel={k}"), format!("stride={stride}"));
+                run(&s, variant, &[&k, &st, "bytes=262144", "passes=1"]).counters["mbytes_per_s"]
+            })
+            .fold(0.0, f64::max)
+    };
+    for stride in [1, 2, 16] {
+        let (put, get) = (best(&[], "put", stride), best(&[], "get", stride));
+        assert!(put > get, "stride {stride}: deposit {put:.1} MB/s, fetch {get:.1}");
+    }
+    let before = ["remote.get_word_cycles=0", "remote.put_block_bytes=8"];
+    let (put, get) = (best(&before, "put", 16), best(&before, "get", 16));
+    assert!(get > put, "without the processor's side: fetch {get:.1}, deposit {put:.1}");
+}
+
+/// Issue 33, the loop once: stall on use (`hierarchy.loads_before_use`). With 1 (the presets:
+/// each word's add right after its load) the in-order 21164 of the T3E waits for every miss,
+/// so strided DRAM loads (each word its own line) see one miss at a time; with 2 (loads
+/// hoisted in pairs) two misses overlap within its two miss slots, about twice as fast; off
+/// (0) the reads run ahead until a slot is needed, no slower than that.
+#[test]
+fn stall_on_use_waits_for_the_misses_the_loop_has_not_hoisted() {
+    let bw = |sets: &[&str]| {
+        let s = common::preset("t3e", sets, None);
+        run(&s, "local", &["kernel=load-sum", "bytes=1048576", "stride=16", "passes=1"]).counters["mbytes_per_s"]
+    };
+    let (one, two, off) = (bw(&[]), bw(&["hierarchy.loads_before_use=2"]), bw(&["hierarchy.loads_before_use=0"]));
+    assert!(two >= 1.8 * one, "one load before use {one:.1} MB/s, two {two:.1}");
+    assert!(off >= 0.99 * two, "two {two:.1}, run-ahead {off:.1}");
 }

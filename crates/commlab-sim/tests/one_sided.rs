@@ -299,3 +299,98 @@ fn a_one_sided_write_meeting_a_miss_in_flight_is_refused_not_corrupting() {
         }
     }
 }
+
+/// `machine` with the T3D's processor side of one-sided access (issue 33): `get_word_cycles`
+/// per word of a get, and puts as stores through a write buffer merging 32-byte blocks.
+fn write_buffer_machine(procs: usize, get_word: u64) -> Simulator {
+    let text = format!(
+        "{}\n[remote]\nissue_cycles = 10\nmax_outstanding_words = 16\nwords_per_request = 1\nrequest_bytes = 16\n\
+         service_cycles = 20\nservice_line_cycles = 0\nservice_word_cycles = 2\nget_word_cycles = {get_word}\n\
+         put_block_bytes = 32\n",
+        t3e_without_remote()
+    );
+    Simulator::new(MachineConfig::load(&text, "t3e+wb", &[], Some(procs)).unwrap()).checked(true)
+}
+
+/// Processor 0 moves `words` words to or from processor 3 (`put`: deposits its array there
+/// with the remote side strided; else gets them), then `quiet`.
+struct Moves {
+    put: bool,
+    words: usize,
+    stride: usize,
+}
+
+impl Program for Moves {
+    type State = ();
+    fn barrier_kind(&self) -> commlab_api::BarrierKind {
+        commlab_api::BarrierKind::SharedMemory
+    }
+    fn init_state(&self, _: ProcId, _: usize) {}
+    fn main<N: Node<State = ()>>(&self, node: &mut N) {
+        let remote = node.alloc_shared(self.words * self.stride, Placement::OnNode(3));
+        let local = node.alloc_shared(self.words, Placement::OnNode(0));
+        node.barrier();
+        node.begin_timing();
+        if node.id() == 0 {
+            if self.put {
+                node.put(remote, self.stride, local, 1, self.words);
+            } else {
+                node.get(local, 1, remote, self.stride, self.words);
+            }
+            node.quiet();
+        }
+        node.barrier();
+    }
+}
+
+/// Issue 33 (T3D deposit ahead of fetch): with `put_block_bytes` a put's contiguous words leave
+/// in one request per aligned 32-byte block (4 words) and strided ones one request each, while
+/// the processor pays `issue_cycles` per word either way (each is a store); with
+/// `get_word_cycles` the processor pays it per word of a get on top of the issue. Values still
+/// land where they should (the exchange), whatever the merging.
+#[test]
+fn write_buffer_puts_merge_blocks_and_gets_cost_the_processor_per_word() {
+    let run = |sim: &Simulator, p: Moves| sim.run(Arc::new(p)).unwrap().stats;
+    let words = 64;
+    let overhead = |s: &commlab_api::RunStats| s.procs[0].by_category[Category::MessageOverhead as usize];
+    // Cycles are whole picoseconds: 1e-3 of a cycle per word of rounding.
+    let near = |a: f64, b: usize| (a - b as f64).abs() < 1e-3 * words as f64;
+    let sim = write_buffer_machine(4, 30);
+    let contiguous = run(&sim, Moves { put: true, words, stride: 1 });
+    assert_eq!(contiguous.counters["one_sided_requests"], (words / 4) as f64);
+    assert_eq!(contiguous.counters["one_sided_words"], words as f64);
+    let strided = run(&sim, Moves { put: true, words, stride: 2 });
+    assert_eq!(strided.counters["one_sided_requests"], words as f64);
+    for s in [&contiguous, &strided] {
+        assert!(near(overhead(s), words * 10), "a store per word: {}", overhead(s));
+    }
+    // A get: issue plus the pop and local store per word; without get_word_cycles, issue only.
+    let get = run(&sim, Moves { put: false, words, stride: 1 });
+    assert_eq!(get.counters["one_sided_requests"], words as f64);
+    assert!(near(overhead(&get), words * (10 + 30)), "{}", overhead(&get));
+    let free = run(&write_buffer_machine(4, 0), Moves { put: false, words, stride: 1 });
+    assert!(near(overhead(&free), words * 10), "{}", overhead(&free));
+    assert!(get.cycles >= (words * (10 + 30)) as f64, "{}", get.cycles);
+    // Right values with the merging (contiguous puts merge, strided ones do not).
+    let n = 4;
+    let out = write_buffer_machine(n, 30).run(Arc::new(Exchange)).unwrap();
+    for (id, s) in out.states.iter().enumerate() {
+        let right = (id + 1) % n;
+        assert_eq!(s.got, (0..WORDS).map(|i| value(right, i)).collect::<Vec<_>>(), "proc {id}");
+        assert_eq!(s.deposited, (0..WORDS).map(|i| value(right, i)).collect::<Vec<_>>(), "proc {id}");
+    }
+}
+
+/// A put block that is not a whole number of words is refused naming the key.
+#[test]
+fn a_put_block_not_a_multiple_of_a_word_is_refused() {
+    let text = format!(
+        "{}\n[remote]\nissue_cycles = 10\nmax_outstanding_words = 16\nwords_per_request = 1\nrequest_bytes = 16\n\
+         service_cycles = 20\nservice_line_cycles = 0\nservice_word_cycles = 2\nput_block_bytes = 12\n",
+        t3e_without_remote()
+    );
+    match MachineConfig::load(&text, "t3e+wb", &[], Some(4)) {
+        Err(e) => assert!(e.to_string().contains("remote.put_block_bytes"), "{e}"),
+        Ok(_) => panic!("a 12-byte put block was accepted"),
+    }
+}

@@ -5,8 +5,12 @@
 //!
 //! A transfer is split into requests of at most `remote.words_per_request` words whose remote
 //! addresses share a home. For each, the processor spends `remote.issue_cycles` (message
-//! overhead) and, when its words would exceed `remote.max_outstanding_words` in flight, first
-//! waits for answers (memory wait). A request crosses the network as one message (header,
+//! overhead; a get also `remote.get_word_cycles` per word, the T3D's pop of its prefetch queue
+//! and local store). With `remote.put_block_bytes` a put is the processor's stores through its
+//! write buffer (the T3D): `issue_cycles` per word, and consecutive words of one aligned block
+//! leave as one request (a strided put one word each). When a request's words would exceed
+//! `remote.max_outstanding_words` in flight, the processor first waits for answers (memory
+//! wait). A request crosses the network as one message (header,
 //! `remote.request_bytes` of addresses, and a put's data); the target memory serves requests one
 //! at a time, then answers: a get's reply carries the values, a put's acknowledgement only a header. The
 //! memory is occupied `lines x service_line_cycles + words x service_word_cycles` per request,
@@ -183,8 +187,12 @@ impl<S> SimNode<'_, S> {
                 "{what}: machine {name} has no one-sided remote access (its file has no [remote] section)"
             ));
         };
-        let mut remote: Vec<u64> = Vec::with_capacity(rc.words_per_request);
-        let mut local: Vec<u64> = Vec::with_capacity(rc.words_per_request);
+        // A put through the write buffer: consecutive words of one aligned block merge into
+        // one request; otherwise requests of up to words_per_request words at one home.
+        let block = if put { rc.put_block_words } else { 0 };
+        let most = if block > 0 { block } else { rc.words_per_request };
+        let mut remote: Vec<u64> = Vec::with_capacity(most);
+        let mut local: Vec<u64> = Vec::with_capacity(most);
         let mut home = usize::MAX;
         for (a, b) in pairs {
             let (r, l) = if put { (a, b) } else { (b, a) };
@@ -194,7 +202,12 @@ impl<S> SimNode<'_, S> {
                 let w = self.w();
                 w.mem.home_of(w.mem.line_of(r.0))
             };
-            if !remote.is_empty() && (h != home || remote.len() == rc.words_per_request) {
+            let merges = |first: u64, last: u64| {
+                block == 0 || (r.0 == last + 8 && r.0 / (8 * block as u64) == first / (8 * block as u64))
+            };
+            if !remote.is_empty()
+                && (h != home || remote.len() == most || !merges(remote[0], *remote.last().expect("not empty")))
+            {
                 self.issue_request(put, home, &remote, &local);
                 remote.clear();
                 local.clear();
@@ -221,7 +234,17 @@ impl<S> SimNode<'_, S> {
             let cat = self.mem_cat(true);
             self.block(Wait::OneSided, cat);
         }
-        self.timed(rc.issue_ps, Category::MessageOverhead);
+        // The processor's time: one issue per request, or per word for puts that are stores
+        // into the write buffer; a get's words each popped and stored locally.
+        let words = remote.len() as u64;
+        let busy = if put && rc.put_block_words > 0 {
+            rc.issue_ps * words
+        } else if put {
+            rc.issue_ps
+        } else {
+            rc.issue_ps + rc.get_word_ps * words
+        };
+        self.timed(busy, Category::MessageOverhead);
         self.w().one_sided_request(id, home, put, remote, local);
     }
 

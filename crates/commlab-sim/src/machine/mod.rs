@@ -443,6 +443,8 @@ pub struct MemoryConfig {
 #[derive(Clone, Copy, Debug)]
 pub struct HierarchyConfig {
     pub outstanding_misses: usize,
+    /// Stall on use: reads whose data may still be arriving (0: no stall on use).
+    pub loads_before_use: usize,
     /// How many inner levels (0, 1 or 2).
     pub inner: usize,
     /// The inner levels then the coherent cache (entries after `inner + 1` are unused).
@@ -513,6 +515,10 @@ pub struct RemoteConfig {
     pub service_line_ps: u64,
     pub service_word_ps: u64,
     pub ni_latency_ps: Option<u64>,
+    /// Processor time per word of a get beyond `issue_ps`.
+    pub get_word_ps: u64,
+    /// Puts pass the write buffer: words per merged block (0: puts are requests as gets).
+    pub put_block_words: usize,
 }
 
 /// How shared memory is kept coherent (`memory.model`).
@@ -873,6 +879,7 @@ fn hierarchy_config(h: &HierarchySpec, mem: &MemorySpec, cycle_ps: f64) -> Resul
     }
     Ok(HierarchyConfig {
         outstanding_misses: h.outstanding_misses as usize,
+        loads_before_use: h.loads_before_use.unwrap_or(0) as usize,
         inner,
         levels,
         dram,
@@ -1347,6 +1354,14 @@ impl MachineConfig {
         let remote = match &spec.remote {
             None => None,
             Some(r) => {
+                if let Some(b) = r.put_block_bytes {
+                    if b == 0 || b % 8 != 0 || b > 1 << 20 {
+                        return Err(ConfigError::key(
+                            "remote.put_block_bytes",
+                            format!("must be a multiple of 8 from 8 to 1048576, got {b}"),
+                        ));
+                    }
+                }
                 if r.max_outstanding_words > u32::MAX as u64 || r.words_per_request > 1 << 20 {
                     return Err(ConfigError::key(
                         "remote",
@@ -1363,6 +1378,8 @@ impl MachineConfig {
                     service_line_ps: ps(r.service_line_cycles),
                     service_word_ps: ps(r.service_word_cycles),
                     ni_latency_ps: r.ni_latency_cycles.map(ps),
+                    get_word_ps: ps(r.get_word_cycles.unwrap_or(0)),
+                    put_block_words: (r.put_block_bytes.unwrap_or(0) / 8) as usize,
                 })
             }
         };

@@ -229,6 +229,9 @@ keyed! {
 #[serde(deny_unknown_fields)]
 pub struct HierarchySpec {
     pub outstanding_misses: u64 = key("misses", "misses a processor may have in flight on its private references (timing-only, so non-blocking; e.g. the 21164's miss address file); one more stalls (memory_ni_wait). Shared loads and stores block. [hierarchy] absent: today's one-level model").at_least(1),
+    /// Stall on use: a read's data is needed before the read this many reads later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loads_before_use: Option<u64> = key("reads", "optional: stall on use (in-order processors): a private read's data must have arrived before the read this many reads later issues (the loop's loads issued ahead of their uses: its unrolling); absent or 0: reads run ahead until a miss slot is needed"),
     /// Bandwidth of the coherent cache toward the inner levels.
     pub cache_bytes_per_cycle: f64 = key("bytes/cycle", "bandwidth of the coherent cache (memory.*, the outermost cache) filling the inner levels; with a hierarchy memory.hit_cycles is an access the coherent cache serves").conv(Conv::BytesPerCycle).positive(),
     /// The innermost level (first looked in), if the coherent cache is not the innermost.
@@ -430,6 +433,12 @@ pub struct RemoteSpec {
     /// Injection and ejection latency of one-sided packets instead of `network.ni_latency_ns`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ni_latency_cycles: Option<u64> = cycles("optional: injection and ejection latency of one-sided packets (their own interface) instead of network.ni_latency_ns"),
+    /// Processor time per word of a get beyond `issue_cycles` (the T3D's pop and local store).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub get_word_cycles: Option<u64> = cycles("optional: processor time per word of a get beyond issue_cycles (the T3D pops each word off its prefetch queue with an off-chip load and stores it locally); absent: 0, the data lands in memory without the processor"),
+    /// Puts leave through the processor's write buffer, merged in blocks of this many bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub put_block_bytes: Option<u64> = key("bytes", "optional: puts are the processor's stores through its write buffer: issue_cycles per word, and consecutive words in one aligned block of this many bytes leave as one request (strided words one each); absent: issue_cycles per request of up to words_per_request words"),
 }
 }
 

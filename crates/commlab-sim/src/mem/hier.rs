@@ -36,6 +36,8 @@ pub(crate) struct ProcHier {
     slots: VecDeque<u64>,
     /// Lines whose fill is in flight: (level, line at that level, arrival).
     arriving: Vec<(usize, Line, u64)>,
+    /// When the data of the last `loads_before_use` private reads is there (stall on use).
+    uses: VecDeque<u64>,
     streams: Vec<Stream>,
     /// Recent coherent-cache lines that missed to DRAM (stream detection).
     recent: VecDeque<Line>,
@@ -112,6 +114,7 @@ impl ProcHier {
             port_free: vec![0; h.inner + 1],
             slots: VecDeque::new(),
             arriving: Vec::new(),
+            uses: VecDeque::new(),
             streams: Vec::new(),
             recent: VecDeque::new(),
             stamp: 0,
@@ -405,6 +408,30 @@ impl Memory {
         if write && h.write_buffer.is_some() {
             return self.hier_store(p, addr, t, &h);
         }
+        if h.loads_before_use == 0 {
+            return self.hier_read(p, addr, t, &h);
+        }
+        // Stall on use: the loop uses a read's data right after issuing the reads that follow
+        // it in its unrolled body, so after this read issues, the one `loads_before_use - 1`
+        // reads back must have its data (with 1, this one's own: every miss is waited for).
+        let (stall, busy) = self.hier_read(p, addr, t, &h);
+        let issued = t + stall + busy;
+        // This read's data: at once for a hit; when the line arrives for a miss or a read
+        // merged with a miss in flight.
+        let ready = (0..=h.inner).filter_map(|i| self.arriving(p, i, addr, &h)).max().unwrap_or(issued);
+        let hp = &mut self.hier[p];
+        hp.uses.push_back(ready);
+        let mut wait = 0;
+        while hp.uses.len() >= h.loads_before_use {
+            let used = hp.uses.pop_front().expect("not empty");
+            wait = wait.max(used.saturating_sub(issued));
+        }
+        (stall + wait, busy)
+    }
+
+    /// A private read (or a store without a write buffer) at `t`: (stall, busy) as above.
+    fn hier_read(&mut self, p: usize, addr: u64, t: u64, h: &HierarchyConfig) -> (u64, u64) {
+        let h = *h;
         let line = self.line_of(addr);
         let coherent = self.caches.state(p, line).valid();
         if coherent {
