@@ -835,6 +835,9 @@ fn label(app: &str, protocol: &str) -> &'static str {
     }
 }
 
+/// Why §1's SMP gain is out of range for em3d's custom protocol.
+const WHY_SMP_GAIN: &str = "mechanism: at the study's inputs every app's SMP gain is 5-17% but em3d custom128's, +205-250%: its update protocol sends 2.0 M bulk messages in 100 iterations, which on one-processor nodes arrive while the receivers compute and are taken only at back-edges or waits, so the NI input queues (network.ni_input_queue_packets = 16) fill and the senders stall on the network (memory_ni_wait 245 M of the run's 875 M cycles on Blizzard-S); the study's LANai copies such messages into a software queue in host memory (§6.3). What-if, a receive queue that does not fill: `commlab run em3d --machine blizzard-s --variant custom --procs 16 --param nodes=32768 --param remote=0.1 --param iterations=100 --param block_bytes=128 --set node.procs_per_node=1 --set messaging.backedge_interval_cycles=100 --set messaging.poll_cycles=10 --set messaging.poll_dispatch_cycles=734 --set network.ni_input_queue_packets=4096` takes 385.3 M cycles, +34% over the SMP nodes' 287.3 M (was +205%). At --quick sizes the gain runs -24% (moldyn stache on Blizzard-E) to +23%";
+
 /// What is known of why a §9 finding fails: (app, the claim's first words, why).
 const APP_WHYS: &[(&str, &str, &str)] = &[
     ("appbt", "Blizzard-S's instrumentation overhead", WHY_TABLE1_DENSITY),
@@ -845,6 +848,7 @@ const APP_WHYS: &[(&str, &str, &str)] = &[
     ("em3d", "The custom protocol version", WHY_EM3D_CUSTOM),
     ("em3d", "The shared memory version", WHY_EM3D_SM_SCALING),
     ("moldyn", "The custom protocol version", WHY_MOLDYN_CUSTOM_E),
+    ("all five", "Using two processors", WHY_SMP_GAIN),
 ];
 
 /// §9's and §9.1's statements about the applications.
