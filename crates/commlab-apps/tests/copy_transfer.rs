@@ -420,3 +420,14 @@ fn stall_on_use_waits_for_the_misses_the_loop_has_not_hoisted() {
     assert!(two >= 1.8 * one, "one load before use {one:.1} MB/s, two {two:.1}");
     assert!(off >= 0.99 * two, "two {two:.1}, run-ahead {off:.1}");
 }
+
+/// Regression: an unbounded `hierarchy.loads_before_use` was accepted and made every private
+/// read's pending-use queue grow without end; it is refused naming the key.
+#[test]
+fn loads_before_use_beyond_a_loops_reach_is_refused_by_name() {
+    let set = ["hierarchy.loads_before_use=1000000000000".to_string()];
+    let e = commlab_sim::machine::MachineConfig::preset("t3e", &set, None).expect_err("refused").to_string();
+    assert!(e.contains("hierarchy.loads_before_use") && e.contains("1000000000000"), "{e}");
+    assert!(commlab_sim::machine::MachineConfig::preset("t3e", &["hierarchy.loads_before_use=1024".to_string()], None)
+        .is_ok());
+}

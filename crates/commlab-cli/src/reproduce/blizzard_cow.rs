@@ -298,6 +298,7 @@ pub(crate) fn plan(ctx: &Ctx) -> Result<Vec<RunSpec>, Failure> {
             }
         }
     }
+    let top = *procs(ctx).last().expect("processor counts");
     for app in APPS {
         for protocol in PROTOCOLS {
             for (machine, _) in MACHINES {
@@ -306,7 +307,6 @@ pub(crate) fn plan(ctx: &Ctx) -> Result<Vec<RunSpec>, Failure> {
                         out.push(app_run(ctx, machine, app, protocol, p));
                     }
                 }
-                let top = *procs(ctx).last().expect("processor counts");
                 if in_study(app, protocol, top) {
                     out.push(one_processor_run(ctx, machine, app, protocol, top));
                 }

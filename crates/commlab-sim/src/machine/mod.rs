@@ -869,6 +869,15 @@ fn hierarchy_config(h: &HierarchySpec, mem: &MemorySpec, cycle_ps: f64) -> Resul
             Some(WriteBufferConfig { entries: w.entries as usize, block_bytes: block })
         }
     };
+    // A loop holds at most this many loads ahead of their uses (its unrolling); the pending
+    // reads are kept per processor, so an unbounded value would grow them without end.
+    const MAX_LOADS_BEFORE_USE: u64 = 1024;
+    if let Some(u) = h.loads_before_use.filter(|&u| u > MAX_LOADS_BEFORE_USE) {
+        return Err(ConfigError::key(
+            "hierarchy.loads_before_use",
+            format!("must be at most {MAX_LOADS_BEFORE_USE} (the reads a loop issues ahead of their uses), got {u}"),
+        ));
+    }
     if let Some(pb) = h.page_bytes {
         if !pb.is_power_of_two() || pb < mem.line_bytes {
             return Err(ConfigError::key(
