@@ -58,7 +58,14 @@ fn check_common(r: &Value, code: Option<i32>, stderr: &str, dir: &Path) {
         if row["published"] == "withheld" {
             assert!(row["ratio"].is_null() && row["closeness"] != "within 10%", "{row}");
         }
+        // A row's why is shown only while it disagrees (off, or an input out of tolerance).
+        if row["why"].is_string() {
+            let input_out = row["kind"] == "input" && row["caveat"].is_null() && row["closeness"] != "within 10%";
+            assert!(row["closeness"] == "off" || input_out, "{row}");
+        }
     }
+    let row_whys = r["rows"].as_array().unwrap().iter().filter(|x| x["why"].is_string()).count();
+    assert_eq!(r["summary"]["rows_disagreeing_explained"].as_u64(), Some(row_whys as u64));
     let findings = r["findings"].as_array().unwrap();
     for f in findings {
         for key in ["source", "app", "claim", "test", "measured"] {
@@ -100,6 +107,7 @@ fn check_common(r: &Value, code: Option<i32>, stderr: &str, dir: &Path) {
     let json_verdicts: Vec<Option<bool>> = findings.iter().map(|f| f["holds"].as_bool()).collect();
     assert_eq!(verdicts, json_verdicts);
     assert_eq!(text.lines().filter(|l| l.starts_with("      why (the full-size runs): ")).count(), whys);
+    assert_eq!(text.matches("(why it disagrees, the full-size runs: ").count(), row_whys);
     let runs = std::fs::read_to_string(dir.join("runs.jsonl")).unwrap();
     assert_eq!(runs.lines().count() as u64, r["runs"].as_u64().unwrap());
 }

@@ -64,6 +64,9 @@ pub(crate) struct Row {
     /// figures. Such an input row is reported (and counted by closeness) but does not fail the
     /// reproduction.
     pub caveat: Option<String>,
+    /// For a row off the study (or an input out of tolerance): the mechanism found responsible
+    /// and the what-if command that shows it, or what was tried without explaining it.
+    pub why: Option<String>,
 }
 
 impl Row {
@@ -77,7 +80,26 @@ impl Row {
             kind,
             how: String::new(),
             caveat: None,
+            why: None,
         }
+    }
+
+    /// What is known of the row's disagreement on the full run (see [`Row::why`]). Shown (text
+    /// and JSON) only when the row is off or an input out of tolerance.
+    pub fn why_if_off(mut self, why: &str) -> Row {
+        self.why = Some(why.to_string());
+        self
+    }
+
+    /// Whether the row disagrees with the study: a prediction off by more than 35%, or an
+    /// input outside its tolerance.
+    pub fn disagrees(&self) -> bool {
+        self.closeness() == Closeness::Off || self.input_out_of_tolerance()
+    }
+
+    /// `why`, when the row disagrees.
+    fn why_shown(&self) -> Option<&str> {
+        self.why.as_deref().filter(|_| self.disagrees())
     }
 
     pub fn caveat(mut self, why: impl Into<String>) -> Row {
@@ -157,6 +179,7 @@ impl Row {
             "closeness": self.closeness().label(),
             "how": self.how,
             "caveat": self.caveat,
+            "why": self.why_shown(),
         })
     }
 }
@@ -288,6 +311,10 @@ pub(crate) struct Summary {
     pub findings: usize,
     pub held: usize,
     pub not_evaluated: usize,
+    /// Rows that disagree with the study (off, or inputs out of tolerance) ...
+    pub disagreeing: usize,
+    /// ... and how many of them name a mechanism ([`Row::why`]).
+    pub disagreeing_explained: usize,
 }
 
 impl Report {
@@ -302,6 +329,8 @@ impl Report {
                 Closeness::Missing => s.missing += 1,
             }
             s.inputs_out += r.input_out_of_tolerance() as usize;
+            s.disagreeing += r.disagrees() as usize;
+            s.disagreeing_explained += r.why_shown().is_some() as usize;
         }
         s.findings = self.findings.len();
         s.held = self.findings.iter().filter(|f| f.holds == Some(true)).count();
@@ -383,7 +412,16 @@ impl Report {
             if let Some(c) = &r.caveat {
                 let _ = writeln!(t, "{:<ws$}  {:<wi$}  (the study's own figures disagree: {c})", "", "");
             }
+            if let Some(w) = r.why_shown() {
+                let _ = writeln!(t, "{:<ws$}  (why it disagrees, the full-size runs: {w})", "");
+            }
         }
+        let s = self.summary();
+        let _ = writeln!(
+            t,
+            "rows that disagree (off, or inputs out of tolerance): {}, of which {} name a mechanism",
+            s.disagreeing, s.disagreeing_explained
+        );
         let _ = writeln!(t, "\nFINDINGS");
         for f in &self.findings {
             let mark = match f.holds {
@@ -432,6 +470,7 @@ impl Report {
                 "rows_withheld": s.withheld, "rows_without_measurement": s.missing,
                 "inputs_out_of_tolerance": s.inputs_out,
                 "findings": s.findings, "findings_held": s.held, "findings_not_evaluated": s.not_evaluated,
+                "rows_disagreeing": s.disagreeing, "rows_disagreeing_explained": s.disagreeing_explained,
             },
             "status": self.status(),
         })
@@ -441,6 +480,22 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rows_why_shows_only_while_it_disagrees() {
+        let why = "mechanism: m. What-if: `commlab x --set a=1`";
+        let close = row(Published::Value(100.0), 120.0, Kind::Prediction).why_if_off(why);
+        let off = row(Published::Value(100.0), 200.0, Kind::Prediction).why_if_off(why);
+        let input_out = row(Published::Value(100.0), 120.0, Kind::Input).why_if_off(why);
+        let unexplained = row(Published::Value(100.0), 10.0, Kind::Prediction);
+        assert_eq!(close.json()["why"], Value::Null);
+        assert_eq!(off.json()["why"], why);
+        assert_eq!(input_out.json()["why"], why);
+        let r = Report { rows: vec![close, off, input_out, unexplained], ..Report::default() };
+        let s = r.summary();
+        assert_eq!((s.disagreeing, s.disagreeing_explained), (3, 2));
+        assert_eq!(r.text().matches(why).count(), 2);
+    }
 
     fn row(p: Published, m: f64, kind: Kind) -> Row {
         Row::new("T", "x", "cycles", p, kind).measured(Ok(m), "")
@@ -481,6 +536,7 @@ mod tests {
         assert_eq!(r.summary().not_evaluated, 1);
         let j = r.json();
         assert_eq!(j["status"], 1);
+        assert_eq!(j["summary"]["rows_disagreeing"], 1);
         assert_eq!(j["summary"]["findings_held"], 1);
     }
 }
