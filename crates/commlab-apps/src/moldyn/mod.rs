@@ -57,7 +57,7 @@ mod private;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Variant};
 use crate::params::{Params, POSITIVE};
 use crate::private::Shape;
-use commlab_api::{Backend, Category};
+use commlab_api::{Backend, Category, RunOutput};
 use kernel::{Blizzard, Costs, Kernel, Layout, Tally};
 use physics::{Pair, Setup, Vec3s};
 use std::collections::BTreeMap;
@@ -94,7 +94,16 @@ fn positive_real(what: &'static str) -> (&'static str, fn(f64) -> bool) {
     (what, |v: f64| v.is_finite() && v > 0.0)
 }
 
-pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -> Result<AppResult, AppError> {
+/// moldyn's inputs, checked against each other and the machine.
+struct Inputs {
+    setup: Setup,
+    variant: Variant,
+    blizzard: Option<Blizzard>,
+    /// Molecules per fine-grain message.
+    per_message: usize,
+}
+
+fn inputs<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -> Result<Inputs, AppError> {
     let procs = backend.nprocs();
     let molecules: usize = params.get("molecules", POSITIVE)?;
     if molecules < 2 * procs {
@@ -155,6 +164,14 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         )));
     }
     let per_message = asked.min(cap.max(1));
+    Ok(Inputs { setup, variant, blizzard, per_message })
+}
+
+pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -> Result<AppResult, AppError> {
+    let Inputs { setup, variant, blizzard, per_message } = inputs(backend, variant, params, seed)?;
+    let procs = backend.nprocs();
+    let Setup { molecules, cutoff, dt, iterations, rebuild, .. } = setup;
+    let side = setup.box_side();
     let costs = Costs::of(backend)?;
 
     // Generate, partition, renumber processor by processor.
@@ -204,34 +221,60 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     // The sequential baseline of the Blizzard variants: `bulk` on one processor.
     let serial = match blizzard {
         None => None,
-        Some(_) => {
-            let one = backend.with_nprocs(1).map_err(run_err)?;
-            let first1 = vec![0, molecules];
-            let epochs1: Vec<Vec<plan::ProcEpoch>> = reference.lists.iter().map(|l| plan::split(l, &first1)).collect();
-            let parts: Vec<&plan::ProcEpoch> = epochs1.iter().map(|e| &e[0]).collect();
-            let shapes1 = vec![private::shape(molecules, &parts, true, false)];
-            let base = Kernel {
-                variant: Variant::Bulk,
-                blizzard: None,
-                costs,
-                pair: Pair::new(side, cutoff),
-                dt,
-                iterations,
-                rebuild,
-                first: first1.clone(),
-                epochs: epochs1,
-                x0: prog.x0.clone(),
-                v0: prog.v0.clone(),
-                f0: reference.initial_forces.clone(),
-                shapes: shapes1,
-                line_bytes: one.line_bytes(),
-                per_message,
-                coords: Layout::new(&first1, 3, one.line_bytes()),
-                forces: Layout::new(&first1, 4, one.line_bytes()),
-            };
-            Some(one.run(Arc::new(base)).map_err(run_err)?)
-        }
+        Some(_) => Some(serial_baseline(backend, &prog, &reference)?),
     };
+
+    let (check, energy_end) = check_answer(&prog, &out, serial.as_ref(), &reference, &setup);
+    let c = counters(&prog, &out, serial.as_ref(), &reference, energy_end, procs);
+    Ok(result(out.stats, c, check))
+}
+
+/// The one-processor `bulk` run of the same steps: the Blizzard variants' sequential baseline.
+fn serial_baseline<B: Backend>(
+    backend: &B,
+    prog: &Kernel,
+    reference: &physics::Reference,
+) -> Result<RunOutput<kernel::State>, AppError> {
+    let molecules = prog.x0.len();
+    let Kernel { costs, pair, dt, iterations, rebuild, per_message, .. } = *prog;
+    let one = backend.with_nprocs(1).map_err(run_err)?;
+    let first1 = vec![0, molecules];
+    let epochs1: Vec<Vec<plan::ProcEpoch>> = reference.lists.iter().map(|l| plan::split(l, &first1)).collect();
+    let parts: Vec<&plan::ProcEpoch> = epochs1.iter().map(|e| &e[0]).collect();
+    let shapes1 = vec![private::shape(molecules, &parts, true, false)];
+    let base = Kernel {
+        variant: Variant::Bulk,
+        blizzard: None,
+        costs,
+        pair,
+        dt,
+        iterations,
+        rebuild,
+        first: first1.clone(),
+        epochs: epochs1,
+        x0: prog.x0.clone(),
+        v0: prog.v0.clone(),
+        f0: reference.initial_forces.clone(),
+        shapes: shapes1,
+        line_bytes: one.line_bytes(),
+        per_message,
+        coords: Layout::new(&first1, 3, one.line_bytes()),
+        forces: Layout::new(&first1, 4, one.line_bytes()),
+    };
+    one.run(Arc::new(base)).map_err(run_err)
+}
+
+/// The answer: every molecule's position and velocity against the sequential reference (and
+/// the one-processor baseline's, when there is one); and the energy at the end.
+fn check_answer(
+    prog: &Kernel,
+    out: &RunOutput<kernel::State>,
+    serial: Option<&RunOutput<kernel::State>>,
+    reference: &physics::Reference,
+    setup: &Setup,
+) -> (Check, f64) {
+    let (first, molecules, iterations) = (&prog.first, setup.molecules, setup.iterations);
+    let (side, cutoff, list_radius) = (setup.box_side(), setup.cutoff, setup.list_radius);
 
     // The answer: every molecule's position and velocity.
     let mut x: Vec3s = Vec::with_capacity(molecules);
@@ -263,7 +306,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         max_error
     };
     let mut max_error = error_of(&x, &v);
-    if let Some(one) = &serial {
+    if let Some(one) = serial {
         max_error = max_error.max(error_of(&one.states[0].x, &one.states[0].v));
     }
     let pair = Pair::new(side, cutoff);
@@ -279,6 +322,19 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     if serial.is_some() {
         check.detail.push_str("; the maximum includes the one-processor baseline's (bulk)");
     }
+    (check, energy_end)
+}
+
+/// The run's counters: the lists, energies, messages, locks and (with a baseline) speedup.
+fn counters(
+    prog: &Kernel,
+    out: &RunOutput<kernel::State>,
+    serial: Option<&RunOutput<kernel::State>>,
+    reference: &physics::Reference,
+    energy_end: f64,
+    procs: usize,
+) -> BTreeMap<String, f64> {
+    let (variant, per_message, iterations) = (prog.variant, prog.per_message, prog.iterations);
     let mut t = Tally::default();
     for s in &out.states {
         let a = &s.tally;
@@ -338,9 +394,9 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         c.insert("local_shared_misses".into(), local - s.get("private_misses").copied().unwrap_or(0.0));
     }
     c.insert("synchronization_cycles_mean".into(), out.stats.mean(Category::Synchronization));
-    if let Some(one) = &serial {
+    if let Some(one) = serial {
         c.insert("serial_cycles".into(), one.stats.cycles);
         c.insert("speedup".into(), one.stats.cycles / out.stats.cycles);
     }
-    Ok(result(out.stats, c, check))
+    c
 }

@@ -230,10 +230,40 @@ const SUPPORTED: &str = "expected '%%MatrixMarket matrix coordinate real|integer
 
 /// Parses Matrix Market text; `origin` names the input in error messages (usually the path).
 pub fn parse_matrix_market<R: BufRead>(r: R, origin: &str) -> Result<(SymMatrix, MtxInfo), MtxError> {
-    use MtxErrorKind::*;
     let mut rd = Reader { r, buf: Vec::with_capacity(256), line: 0, origin };
+    let (field, symmetric) = read_header(&mut rd)?;
+    let pattern = field == MtxField::Pattern;
+    let (n, declared, size_line) = read_size(&mut rd, symmetric)?;
+    let entries = read_entries(&mut rd, n, declared, field, size_line)?;
+    let entries_read = entries.len();
+    let (lower_entries, mirrored_upper) = lower_triangle(entries, symmetric, pattern, origin)?;
 
-    // Header.
+    let mut has_diag = vec![false; n];
+    for e in &lower_entries {
+        let (r, c) = unkey(e.key);
+        if r == c {
+            has_diag[r as usize] = true;
+        }
+    }
+    let missing_diagonal = has_diag.iter().filter(|&&d| !d).count();
+    drop(has_diag);
+    let mut a = from_sorted_lower(n, || {
+        lower_entries.iter().map(|e| {
+            let (r, c) = unkey(e.key);
+            (r, c, e.val)
+        })
+    });
+    if pattern {
+        a = a.with_laplacian_values();
+    }
+    let info =
+        MtxInfo { n, field, pattern, declared_symmetric: symmetric, entries_read, mirrored_upper, missing_diagonal };
+    Ok((a, info))
+}
+
+/// The header line: the entries' field and whether the matrix is stored symmetric.
+fn read_header<R: BufRead>(rd: &mut Reader<'_, R>) -> Result<(MtxField, bool), MtxError> {
+    use MtxErrorKind::*;
     if !rd.next_line()? {
         return Err(rd.eof(format!("at end of input: the input is empty ({SUPPORTED} on line 1)")));
     }
@@ -274,9 +304,12 @@ pub fn parse_matrix_market<R: BufRead>(r: R, origin: &str) -> Result<(SymMatrix,
         }
         _ => return Err(rd.err(Header, format!("unknown symmetry {} (expected symmetric or general)", show(h[4])))),
     };
-    let pattern = field == MtxField::Pattern;
+    Ok((field, symmetric))
+}
 
-    // Size line.
+/// The size line: the order, the entries declared and the line it is on.
+fn read_size<R: BufRead>(rd: &mut Reader<'_, R>, symmetric: bool) -> Result<(usize, usize, usize), MtxError> {
+    use MtxErrorKind::*;
     if !rd.next_content()? {
         return Err(rd.eof("at end of input: no size line (expected 'rows cols entries' after the header)".into()));
     }
@@ -312,8 +345,19 @@ pub fn parse_matrix_market<R: BufRead>(r: R, origin: &str) -> Result<(SymMatrix,
         ));
     }
     let declared = declared as usize;
+    Ok((n, declared, size_line))
+}
 
-    // Entries.
+/// The entry lines: exactly the `declared` entries, each in the lower-triangle orientation.
+fn read_entries<R: BufRead>(
+    rd: &mut Reader<'_, R>,
+    n: usize,
+    declared: usize,
+    field: MtxField,
+    size_line: usize,
+) -> Result<Vec<Item>, MtxError> {
+    use MtxErrorKind::*;
+    let pattern = field == MtxField::Pattern;
     let want = if pattern { 2 } else { 3 };
     let fields_doc = if pattern { "row col" } else { "row col value" };
     let mut entries: Vec<Item> = Vec::with_capacity(declared.min(1 << 20));
@@ -368,14 +412,25 @@ pub fn parse_matrix_market<R: BufRead>(r: R, origin: &str) -> Result<(SymMatrix,
             entries.len()
         )));
     }
-    let entries_read = entries.len();
+    Ok(entries)
+}
+
+/// The lower triangle, each position once, sorted by (key, line): a symmetric file's entries
+/// (with how many were given in the upper triangle and mirrored), or a general file's lower
+/// entries once its upper ones are checked to mirror them.
+fn lower_triangle(
+    mut entries: Vec<Item>,
+    symmetric: bool,
+    pattern: bool,
+    origin: &str,
+) -> Result<(Vec<Item>, usize), MtxError> {
+    use MtxErrorKind::*;
     let err_at = |line: usize, kind: MtxErrorKind, message: String| MtxError {
         origin: origin.to_string(),
         line: Some(line),
         kind,
         message,
     };
-
     let mut mirrored_upper = 0;
     let lower_entries: Vec<Item> = if symmetric {
         mirrored_upper = entries.iter().filter(|e| e.upper).count();
@@ -418,28 +473,7 @@ pub fn parse_matrix_market<R: BufRead>(r: R, origin: &str) -> Result<(SymMatrix,
         }
         low
     };
-
-    let mut has_diag = vec![false; n];
-    for e in &lower_entries {
-        let (r, c) = unkey(e.key);
-        if r == c {
-            has_diag[r as usize] = true;
-        }
-    }
-    let missing_diagonal = has_diag.iter().filter(|&&d| !d).count();
-    drop(has_diag);
-    let mut a = from_sorted_lower(n, || {
-        lower_entries.iter().map(|e| {
-            let (r, c) = unkey(e.key);
-            (r, c, e.val)
-        })
-    });
-    if pattern {
-        a = a.with_laplacian_values();
-    }
-    let info =
-        MtxInfo { n, field, pattern, declared_symmetric: symmetric, entries_read, mirrored_upper, missing_diagonal };
-    Ok((a, info))
+    Ok((lower_entries, mirrored_upper))
 }
 
 /// In entries sorted by (key, line): the repeated position whose second occurrence comes first
