@@ -50,7 +50,7 @@ mod physics;
 
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::{Params, POSITIVE};
-use commlab_api::{Backend, Category};
+use commlab_api::{Backend, Category, RunOutput};
 use kernel::{Costs, Kernel, Mode};
 use physics::{Grid, Particle, RECORD_WORDS};
 use std::collections::BTreeMap;
@@ -80,7 +80,18 @@ fn positive_real(what: &'static str) -> (&'static str, fn(f64) -> bool) {
     (what, |v: f64| v.is_finite() && v > 0.0)
 }
 
-pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -> Result<AppResult, AppError> {
+/// dsmc's inputs, checked against each other and the machine.
+struct Inputs {
+    dims: [usize; 3],
+    cells: usize,
+    particles: usize,
+    iterations: usize,
+    dt: f64,
+    vr_max: f64,
+    mode: Mode,
+}
+
+fn inputs<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -> Result<Inputs, AppError> {
     let procs = backend.nprocs();
     let side: (&str, fn(usize) -> bool) = ("a whole number from 1 to 1000", |v| (1..=1000).contains(&v));
     let dims = [params.get("cells_x", side)?, params.get("cells_y", side)?, params.get("cells_z", side)?];
@@ -109,6 +120,12 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     let dt: f64 = params.get("dt", positive_real("a number > 0"))?;
     let vr_max: f64 = params.get("vr_max", positive_real("a number > 0"))?;
     let mode = if variant == "stache" { Mode::Stache } else { Mode::Custom };
+    Ok(Inputs { dims, cells, particles, iterations, dt, vr_max, mode })
+}
+
+pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -> Result<AppResult, AppError> {
+    let Inputs { dims, cells, particles, iterations, dt, vr_max, mode } = inputs(backend, variant, params, seed)?;
+    let procs = backend.nprocs();
     let costs = Costs::of(backend)?;
     let grid = Grid { dims, dt, vr_max, seed };
 
@@ -164,6 +181,29 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         }))
         .map_err(run_err)?;
 
+    let answer = check_answer(&out, &serial, &reference, &initial, dims, iterations);
+    let c = counters(&out, &serial, &reference, &answer, cells, particles, iterations);
+    Ok(result(out.stats, c, answer.check))
+}
+
+/// The answer's check, and the conservation figures it rests on.
+struct Answer {
+    check: Check,
+    energy_drift: f64,
+    momentum_change: f64,
+}
+
+/// Every particle against the sequential reference (the run's and the one-processor
+/// baseline's), and energy and momentum conserved by the collisions.
+fn check_answer(
+    out: &RunOutput<kernel::State>,
+    serial: &RunOutput<kernel::State>,
+    reference: &physics::Reference,
+    initial: &[Particle],
+    dims: [usize; 3],
+    iterations: usize,
+) -> Answer {
+    let particles = initial.len();
     // Gather the answer.
     let gather = |states: &[kernel::State], memory: Option<&dyn Fn(commlab_api::Addr) -> u64>| {
         let mut all: Vec<Particle> = Vec::new();
@@ -209,7 +249,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     };
     let (wrong, max_error) = compare(&got);
     let (serial_wrong, _) = compare(&serial_got);
-    let (_, e0) = physics::moments(&initial);
+    let (_, e0) = physics::moments(initial);
     let (_, e1) = physics::moments(&got);
     let energy_drift = (e1 - e0) / e0;
     let vscale: f64 = initial.iter().flat_map(|p| p.v).map(f64::abs).sum::<f64>().max(f64::MIN_POSITIVE);
@@ -224,6 +264,20 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         ),
     };
 
+    Answer { check, energy_drift, momentum_change }
+}
+
+/// The run's counters: migrations, collisions, messages, locks, conservation and speedup.
+fn counters(
+    out: &RunOutput<kernel::State>,
+    serial: &RunOutput<kernel::State>,
+    reference: &physics::Reference,
+    answer: &Answer,
+    cells: usize,
+    particles: usize,
+    iterations: usize,
+) -> BTreeMap<String, f64> {
+    let Answer { energy_drift, momentum_change, .. } = *answer;
     let mut t = kernel::Tally::default();
     for s in &out.states {
         let a = &s.tally;
@@ -260,5 +314,5 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     if let (Some(all), Some(local)) = (s.get("cache_misses"), s.get("local_misses")) {
         c.insert("remote_misses".into(), all - local);
     }
-    Ok(result(out.stats, c, check))
+    c
 }
