@@ -57,7 +57,7 @@ use crate::private::{Arrays, Shape};
 use crate::runtime::update::{self, HasUpdate, UpdateState};
 use commlab_api::{
     Addr, Backend, BarrierKind, FaultHandler, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId,
-    Program, ReceiveMode,
+    Program, ReceiveMode, RunOutput,
 };
 use graph::{Graph, GraphParams, ProcPlan, SharedLayout, E, H};
 use private::Array;
@@ -416,7 +416,20 @@ impl Program for Em3d {
     }
 }
 
-pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -> Result<AppResult, AppError> {
+/// em3d's inputs, checked against each other and the machine.
+struct Inputs {
+    nodes: usize,
+    degree: usize,
+    remote: f64,
+    span: usize,
+    iterations: usize,
+    variant: Variant,
+    study: Option<Study>,
+    per_message: usize,
+    block_bytes: usize,
+}
+
+fn inputs<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Inputs, AppError> {
     let procs = backend.nprocs();
     // Node and word indices are 32-bit (`graph.rs`); half the range leaves room for padding.
     let nodes: usize =
@@ -478,6 +491,14 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
             64 * line_bytes
         )));
     }
+    Ok(Inputs { nodes, degree, remote, span, iterations, variant, study, per_message, block_bytes })
+}
+
+pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -> Result<AppResult, AppError> {
+    let Inputs { nodes, degree, remote, span, iterations, variant, study, per_message, block_bytes } =
+        inputs(backend, variant, params)?;
+    let procs = backend.nprocs();
+    let line_bytes = backend.line_bytes();
     let g = Graph::generate(GraphParams { nodes, degree, remote, span, procs, seed });
     // Blocks of 16 words (128 bytes) keep each owner's values on lines of its own; `custom`'s
     // on blocks of its own.
@@ -505,62 +526,9 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     // The sequential baseline of the study's pair: `bulk` on one processor, same graph.
     let serial = match study {
         None => None,
-        Some(_) => {
-            let one = backend.with_nprocs(1).map_err(run_err)?;
-            let g1 = g.on_one_processor();
-            let layout1 = SharedLayout::new(&g1, 16.max(backend.line_bytes() / 8));
-            let plans1 = graph::plans(&g1, &layout1);
-            let private1 = plans1.iter().map(|p| private::shape(p, true)).collect();
-            let base = Em3d {
-                variant: Variant::Bulk,
-                study: None,
-                iterations,
-                plans: plans1,
-                init: prog.init.clone(),
-                layout: layout1,
-                per_message,
-                private: private1,
-                line_bytes,
-                block_bytes,
-                costs,
-            };
-            let r = one.run(Arc::new(base)).map_err(run_err)?;
-            let want = g.sequential(iterations);
-            let same = [E, H].iter().all(|&k| r.states[0].vals[k][..g.half[k].n] == want[k][..]);
-            if !same {
-                return Err(AppError::Run(
-                    "em3d: the sequential baseline (bulk on one processor) disagrees with the sequential reference"
-                        .into(),
-                ));
-            }
-            Some(r.stats.cycles)
-        }
+        Some(_) => Some(serial_baseline(backend, &g, &prog)?),
     };
-
-    // The answer: final values of every node, against the sequential computation.
-    let want = g.sequential(iterations);
-    let got: [Vec<f64>; 2] = [E, H].map(|k| {
-        (0..g.half[k].n)
-            .map(|v| {
-                if let Some(arrays) = out.states[0].arrays {
-                    f64::from_bits(out.load(arrays[k].word(prog.layout.word[k][v] as usize)))
-                } else {
-                    let p = g.owner(k, v);
-                    out.states[p].vals[k][v - prog.plans[p].phase[k].first]
-                }
-            })
-            .collect()
-    });
-    let scale = want.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
-    let max_error = want.iter().flatten().zip(got.iter().flatten()).fold(0.0f64, |m, (w, g)| {
-        let e = (w - g).abs() / scale;
-        if e.is_nan() {
-            f64::INFINITY
-        } else {
-            m.max(e)
-        }
-    });
-    let ok = max_error <= 1e-12;
+    let (ok, max_error) = check_answer(&g, &out, &prog);
     let edges = g.edges();
     let mut counters = BTreeMap::new();
     counters.insert("edges".into(), edges as f64);
@@ -589,4 +557,67 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         ),
     };
     Ok(result(out.stats, counters, check))
+}
+
+/// The one-processor `bulk` run of the same graph (the study pair's sequential baseline), its
+/// answer checked against the sequential reference: its cycles.
+fn serial_baseline<B: Backend>(backend: &B, g: &Graph, prog: &Em3d) -> Result<f64, AppError> {
+    let Em3d { iterations, per_message, line_bytes, block_bytes, costs, .. } = *prog;
+    let one = backend.with_nprocs(1).map_err(run_err)?;
+    let g1 = g.on_one_processor();
+    let layout1 = SharedLayout::new(&g1, 16.max(backend.line_bytes() / 8));
+    let plans1 = graph::plans(&g1, &layout1);
+    let private1 = plans1.iter().map(|p| private::shape(p, true)).collect();
+    let base = Em3d {
+        variant: Variant::Bulk,
+        study: None,
+        iterations,
+        plans: plans1,
+        init: prog.init.clone(),
+        layout: layout1,
+        per_message,
+        private: private1,
+        line_bytes,
+        block_bytes,
+        costs,
+    };
+    let r = one.run(Arc::new(base)).map_err(run_err)?;
+    let want = g.sequential(iterations);
+    let same = [E, H].iter().all(|&k| r.states[0].vals[k][..g.half[k].n] == want[k][..]);
+    if !same {
+        return Err(AppError::Run(
+            "em3d: the sequential baseline (bulk on one processor) disagrees with the sequential reference".into(),
+        ));
+    }
+    Ok(r.stats.cycles)
+}
+
+/// Whether every node's final value matches the sequential computation, and the largest
+/// relative difference.
+fn check_answer(g: &Graph, out: &RunOutput<State>, prog: &Em3d) -> (bool, f64) {
+    let iterations = prog.iterations;
+    let want = g.sequential(iterations);
+    let got: [Vec<f64>; 2] = [E, H].map(|k| {
+        (0..g.half[k].n)
+            .map(|v| {
+                if let Some(arrays) = out.states[0].arrays {
+                    f64::from_bits(out.load(arrays[k].word(prog.layout.word[k][v] as usize)))
+                } else {
+                    let p = g.owner(k, v);
+                    out.states[p].vals[k][v - prog.plans[p].phase[k].first]
+                }
+            })
+            .collect()
+    });
+    let scale = want.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
+    let max_error = want.iter().flatten().zip(got.iter().flatten()).fold(0.0f64, |m, (w, g)| {
+        let e = (w - g).abs() / scale;
+        if e.is_nan() {
+            f64::INFINITY
+        } else {
+            m.max(e)
+        }
+    });
+    let ok = max_error <= 1e-12;
+    (ok, max_error)
 }
