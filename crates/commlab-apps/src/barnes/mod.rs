@@ -42,7 +42,7 @@ mod physics;
 
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::Params;
-use commlab_api::{Backend, Category};
+use commlab_api::{Backend, Category, RunOutput};
 pub(crate) use kernel::BODIES_ARGS;
 use kernel::{Costs, Kernel, Mode};
 use physics::{Sim, V3};
@@ -71,7 +71,17 @@ fn positive_real(what: &'static str) -> (&'static str, fn(f64) -> bool) {
     (what, |v: f64| v.is_finite() && v > 0.0)
 }
 
-pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -> Result<AppResult, AppError> {
+/// barnes's inputs, checked against each other and the machine.
+struct Inputs {
+    n: usize,
+    iterations: usize,
+    theta: f64,
+    dt: f64,
+    eps: f64,
+    mode: Mode,
+}
+
+fn inputs<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Inputs, AppError> {
     let procs = backend.nprocs();
     let n: usize =
         params.get("bodies", ("a whole number from 2 to 16384", |v: usize| (2..=MAX_BODIES).contains(&v)))?;
@@ -103,33 +113,17 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
             2 * backend.max_am_args()
         )));
     }
+    Ok(Inputs { n, iterations, theta, dt, eps, mode })
+}
+
+pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -> Result<AppResult, AppError> {
+    let Inputs { n, iterations, theta, dt, eps, mode } = inputs(backend, variant, params)?;
+    let procs = backend.nprocs();
     let costs = Costs::of(backend)?;
 
     let bodies = physics::generate(n, seed);
-    let extent = bodies.iter().flat_map(|b| b.x).fold(0.0f64, |m, c| m.max(c.abs()));
-    let mut sim = Sim { dt, eps2: eps * eps, theta2: theta * theta, root_half: 1.0 };
-    while sim.root_half <= extent {
-        sim.root_half *= 2.0;
-    }
-    // Double the root until every body stays inside it for the whole run.
-    let reference = loop {
-        let r = physics::reference(&sim, &bodies, iterations);
-        if r.max_depth > physics::MAX_DEPTH {
-            return Err(AppError::Input(format!(
-                "--param bodies={n}: two bodies came closer than the root side / 2^{} (the deepest tree barnes builds); use other bodies, dt or seed",
-                physics::MAX_DEPTH
-            )));
-        }
-        if r.inside {
-            break r;
-        }
-        if sim.root_half > 1e12 {
-            return Err(AppError::Input(format!(
-                "--param dt={dt}: bodies escape beyond 1e12 in {iterations} steps; use a smaller dt"
-            )));
-        }
-        sim.root_half *= 2.0;
-    };
+    let (sim, reference) =
+        sized_reference(&bodies, Sim { dt, eps2: eps * eps, theta2: theta * theta, root_half: 1.0 }, iterations)?;
     let first: Vec<usize> = (0..=procs).map(|p| p * n / procs).collect();
     let mut owner = vec![0usize; n];
     for p in 0..procs {
@@ -157,6 +151,56 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     let one = backend.with_nprocs(1).map_err(run_err)?;
     let serial = one.run(Arc::new(kernel(Mode::Custom, vec![0, n], vec![0; n]))).map_err(run_err)?;
 
+    let check = check_answer(&out, &serial, &reference, &sim, &first, iterations);
+    let c = counters(&out, &serial, &reference, &sim, n, iterations);
+    Ok(result(out.stats, c, check))
+}
+
+/// The sequential reference, with the root cell grown (by doubling) until every body stays
+/// inside it for the whole run; the simulation with that root.
+fn sized_reference(
+    bodies: &[physics::Body],
+    mut sim: Sim,
+    iterations: usize,
+) -> Result<(Sim, physics::Reference), AppError> {
+    let (n, dt) = (bodies.len(), sim.dt);
+    let extent = bodies.iter().flat_map(|b| b.x).fold(0.0f64, |m, c| m.max(c.abs()));
+    while sim.root_half <= extent {
+        sim.root_half *= 2.0;
+    }
+    // Double the root until every body stays inside it for the whole run.
+    let reference = loop {
+        let r = physics::reference(&sim, bodies, iterations);
+        if r.max_depth > physics::MAX_DEPTH {
+            return Err(AppError::Input(format!(
+                "--param bodies={n}: two bodies came closer than the root side / 2^{} (the deepest tree barnes builds); use other bodies, dt or seed",
+                physics::MAX_DEPTH
+            )));
+        }
+        if r.inside {
+            break r;
+        }
+        if sim.root_half > 1e12 {
+            return Err(AppError::Input(format!(
+                "--param dt={dt}: bodies escape beyond 1e12 in {iterations} steps; use a smaller dt"
+            )));
+        }
+        sim.root_half *= 2.0;
+    };
+    Ok((sim, reference))
+}
+
+/// Every body's final position and velocity (the run's and the one-processor baseline's)
+/// against the sequential Barnes-Hut: equal exactly.
+fn check_answer(
+    out: &RunOutput<kernel::State>,
+    serial: &RunOutput<kernel::State>,
+    reference: &physics::Reference,
+    sim: &Sim,
+    first: &[usize],
+    iterations: usize,
+) -> Check {
+    let n = reference.x.len();
     // Gather every body's final position and velocity.
     let gather = |states: &[kernel::State], memory: &dyn Fn(commlab_api::Addr) -> u64, first: &[usize]| {
         let mut x: Vec<V3> = Vec::with_capacity(n);
@@ -175,7 +219,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         }
         (x, v)
     };
-    let (x, v) = gather(&out.states, &|a| out.load(a), &first);
+    let (x, v) = gather(&out.states, &|a| out.load(a), first);
     let (sx, sv) = gather(&serial.states, &|a| serial.load(a), &[0, n]);
     let vmax = reference.v.iter().flatten().fold(0.0f64, |m, c| m.max(c.abs())).max(f64::MIN_POSITIVE);
     let compare = |x: &[V3], v: &[V3]| -> (usize, f64) {
@@ -203,6 +247,18 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         ),
     };
 
+    check
+}
+
+/// The run's counters: the tree, the interactions, locks, messages and speedup.
+fn counters(
+    out: &RunOutput<kernel::State>,
+    serial: &RunOutput<kernel::State>,
+    reference: &physics::Reference,
+    sim: &Sim,
+    n: usize,
+    iterations: usize,
+) -> BTreeMap<String, f64> {
     let mut t = kernel::Tally::default();
     for s in &out.states {
         let a = &s.tally;
@@ -239,5 +295,5 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     if let (Some(all), Some(local)) = (s.get("cache_misses"), s.get("local_misses")) {
         c.insert("remote_misses".into(), all - local);
     }
-    Ok(result(out.stats, c, check))
+    c
 }
