@@ -399,11 +399,25 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
         Name::Fft2d => return fft2d::run(&a, &dir, &base),
         _ => {}
     }
-    let points = a.points;
     // The presets are placed by their figures at the run's processor count.
     let base_local = if a.no_marks { 0.0 } else { machine_table::measure_at(machine_name(&a), a.procs)?.local };
     let mut outcome = Ok(());
     let mut report = String::new();
+    for (d, axis) in axes(&a, &base, &dir)? {
+        let (text, r) = run_axis(&a, info, &base, base_local, &d, &axis)?;
+        report.push_str(&text);
+        if r.is_err() {
+            outcome = r;
+        }
+    }
+    print!("{report}");
+    outcome
+}
+
+/// The keys a bisection, latency or overhead experiment varies, each with the directory its
+/// sweep writes.
+fn axes(a: &ExperimentArgs, base: &machine::MachineConfig, dir: &Path) -> Result<Vec<(PathBuf, Axis)>, Failure> {
+    let points = a.points;
     let methods: Vec<(PathBuf, Axis)> = match a.name {
         Name::Bisection => {
             let b = base.bisection_bytes_per_cycle();
@@ -416,7 +430,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
                 x_label: "bisection bandwidth left to the application: bisection less achieved cross-traffic (bytes per processor cycle)".into(),
                 baseline: 0.0,
             };
-            vec![(dir.clone(), axis)]
+            vec![(dir.to_path_buf(), axis)]
         }
         Name::Latency => {
             let mhz = base.spec.processor.clock_mhz;
@@ -432,7 +446,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
                 x_label: "delay added to every remote miss (processor cycles)".into(),
                 baseline: 0.0,
             };
-            vec![(dir.clone(), clock), (dir.join("delay"), delay)]
+            vec![(dir.to_path_buf(), clock), (dir.join("delay"), delay)]
         }
         Name::Overhead => {
             let axis = Axis {
@@ -441,7 +455,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
                 x_label: "send and receive overheads (multiple of the machine's)".into(),
                 baseline: 1.0,
             };
-            vec![(dir.clone(), axis)]
+            vec![(dir.to_path_buf(), axis)]
         }
         Name::Aggregation
         | Name::Volume
@@ -453,143 +467,164 @@ pub fn run(a: ExperimentArgs) -> Result<(), Failure> {
             unreachable!("handled above")
         }
     };
-    for (d, axis) in methods {
-        std::fs::create_dir_all(&d).map_err(|e| input(format!("cannot create `{}`: {e}", d.display())))?;
-        let r = sweep::run(sweep_args(&a, format!("{}={}", axis.key, axis.spec), &d));
-        if let Err(f) = r {
-            if f.status == 2 {
-                return Err(f);
-            }
-            outcome = Err(f);
-        }
-        let rows = read_rows(&d.join("results.jsonl"), Some(axis.key), info.variants)?;
-        // x of each point, from its machine: for clock scaling, the 24-byte latency at each
-        // clock, computed once per clock.
-        let mut latency_at: Vec<(f64, f64)> = Vec::new();
-        if a.name == Name::Latency && axis.key == "processor.clock_mhz" {
-            for r in &rows {
-                if !latency_at.iter().any(|(mhz, _)| *mhz == r.vary) {
-                    let set: Vec<String> =
-                        a.set.iter().cloned().chain([format!("processor.clock_mhz={:?}", r.vary)]).collect();
-                    let lat = machine_arg::load(machine_name(&a), &set, a.procs)
-                        .map_or(f64::NAN, |c| c.packet_latency_cycles(24));
-                    latency_at.push((r.vary, lat));
-                }
-            }
-        }
-        let x_of = |r: &Row| -> f64 {
-            match latency_at.iter().find(|(mhz, _)| *mhz == r.vary) {
-                Some((_, lat)) => *lat,
-                None if a.name == Name::Bisection => base.bisection_bytes_per_cycle() - achieved_cross_traffic(r),
-                None => r.vary,
-            }
-        };
-        let cycles = curves(&rows, &x_of, &|r| r.cycles);
-        let found: Vec<Crossover> = crossovers(&on_each_others_x(&cycles));
-        let (lo, hi) = cycles
-            .iter()
-            .flat_map(|(_, p)| p.iter().map(|q| q.0))
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| (l.min(x), h.max(x)));
-        let (marks, off_axis) = match (a.no_marks, a.name, axis.key) {
-            (false, Name::Bisection, _) => {
-                markers(base_local, lo, hi, a.procs, &|m, l0| Some(m.bisection * m.local / l0))?
-            }
-            (false, Name::Latency, "processor.clock_mhz") => {
-                markers(base_local, lo, hi, a.procs, &|m, l0| Some(m.latency / m.local * l0))?
-            }
-            _ => (Vec::new(), Vec::new()),
-        };
-        let title = format!("{}: {} on {} ({} processors)", name, info.name, base.spec.name, base.nprocs());
-        let crosses: Vec<Cross> =
-            found.iter().map(|c| Cross { x: c.x, y: c.y, label: format!("{}/{}", c.a, c.b) }).collect();
-        let s = series(&cycles);
-        let mut files = chart::line_chart(
-            &d.join("runtime"),
-            &LineChart {
-                title: &title,
-                x_label: &axis.x_label,
-                y_label: "run time (processor cycles)",
-                series: &s,
-                crossovers: &crosses,
-                markers: &marks,
-                log_x: false,
-                x_kind: XKind::Plain,
-            },
-        )
-        .map_err(failed)?;
-        // Breakdown and volume at the unchanged machine.
-        let at_base: Vec<&Row> = rows.iter().filter(|r| (r.vary - axis.baseline).abs() < 1e-9).collect();
-        let point = format!("{}={}", axis.key, axis.baseline);
-        files.extend(bars(&d, &on_machine(info, &base), Some(&point), &at_base)?);
+    Ok(methods)
+}
 
-        let mut text = format!("{title}\n  x: {}\n", axis.x_label);
-        if a.name == Name::Bisection {
-            text.push_str(&format!(
-                "  (x = the bisection, {:.3}, less the cross-traffic each run achieved, counters.cross_traffic_bytes_per_cycle; configured {})\n",
-                base.bisection_bytes_per_cycle(),
-                axis.spec
-            ));
+/// One axis of a bisection, latency or overhead experiment: its sweep, the run-time curves
+/// with their crossovers and the presets placed on them, the breakdown and volume at the
+/// unchanged machine; the summary text, and the sweep's outcome (an error only once the
+/// points that ran are written).
+fn run_axis(
+    a: &ExperimentArgs,
+    info: &commlab_apps::AppInfo,
+    base: &machine::MachineConfig,
+    base_local: f64,
+    d: &Path,
+    axis: &Axis,
+) -> Result<(String, Result<(), Failure>), Failure> {
+    let name = a.name.text();
+    let mut outcome = Ok(());
+    std::fs::create_dir_all(d).map_err(|e| input(format!("cannot create `{}`: {e}", d.display())))?;
+    let r = sweep::run(sweep_args(a, format!("{}={}", axis.key, axis.spec), d));
+    if let Err(f) = r {
+        if f.status == 2 {
+            return Err(f);
         }
-        for (v, pts) in &cycles {
-            let desc: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.3}:{y:.0}")).collect();
-            text.push_str(&format!("  {v}: {}\n", desc.join(" ")));
-        }
-        let n = cycles.first().map_or(0, |c| c.1.len());
-        if n > 0 {
-            for idx in [0, n - 1] {
-                let best = cycles
-                    .iter()
-                    .filter_map(|(v, p)| p.get(idx).map(|q| (v, q.0, q.1)))
-                    .min_by(|p, q| p.2.total_cmp(&q.2));
-                if let Some((v, x, y)) = best {
-                    text.push_str(&format!("  fastest at x = {x:.3}: {v} ({y:.0} cycles)\n"));
-                }
+        outcome = Err(f);
+    }
+    let rows = read_rows(&d.join("results.jsonl"), Some(axis.key), info.variants)?;
+    // x of each point, from its machine: for clock scaling, the 24-byte latency at each
+    // clock, computed once per clock.
+    let mut latency_at: Vec<(f64, f64)> = Vec::new();
+    if a.name == Name::Latency && axis.key == "processor.clock_mhz" {
+        for r in &rows {
+            if !latency_at.iter().any(|(mhz, _)| *mhz == r.vary) {
+                let set: Vec<String> =
+                    a.set.iter().cloned().chain([format!("processor.clock_mhz={:?}", r.vary)]).collect();
+                let lat =
+                    machine_arg::load(machine_name(a), &set, a.procs).map_or(f64::NAN, |c| c.packet_latency_cycles(24));
+                latency_at.push((r.vary, lat));
             }
         }
-        if found.is_empty() {
-            text.push_str("  no crossovers: the order of the variants never changes\n");
-        }
-        for c in &found {
-            text.push_str(&format!(
-                "  crossover: {} and {} change order at x = {:.3} ({:.0} cycles)\n",
-                c.a, c.b, c.x, c.y
-            ));
-        }
-        for m in &marks {
-            text.push_str(&format!("  machine {} sits at x = {:.3}\n", m.label, m.x));
-        }
-        let beyond: Vec<&Value> = off_axis.iter().filter(|o| o["x"].is_number()).collect();
-        let not_resizable: Vec<&str> =
-            off_axis.iter().filter(|o| !o["x"].is_number()).filter_map(|o| o["machine"].as_str()).collect();
-        if !not_resizable.is_empty() {
-            text.push_str(&format!(
-                "  not marked (cannot be resized to {} processors): {}\n",
-                base.nprocs(),
-                not_resizable.join(", ")
-            ));
-        }
-        if !beyond.is_empty() {
-            let names: Vec<String> = beyond
-                .iter()
-                .map(|o| {
-                    format!("{} ({:.1})", o["machine"].as_str().unwrap_or(""), o["x"].as_f64().unwrap_or(f64::NAN))
-                })
-                .collect();
-            text.push_str(&format!("  beyond this axis: {}\n", names.join(", ")));
-        }
-        let summary = json!({
-            "experiment": name, "app": info.name, "machine": base.spec.name, "procs": base.nprocs(),
-            "varied": axis.key, "x_label": axis.x_label,
-            "series": cycles.iter().map(|(v, p)| (v.clone(), json!(p))).collect::<serde_json::Map<_, _>>(),
-            "crossovers": found,
-            "machines_on_axis": marks.iter().map(|m| json!({"machine": m.label, "x": m.x})).collect::<Vec<_>>(),
-            "machines_off_axis": off_axis,
-            "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
-        });
-        report.push_str(&write_summary(&d, &summary, text, &files)?);
     }
-    print!("{report}");
-    outcome
+    let x_of = |r: &Row| -> f64 {
+        match latency_at.iter().find(|(mhz, _)| *mhz == r.vary) {
+            Some((_, lat)) => *lat,
+            None if a.name == Name::Bisection => base.bisection_bytes_per_cycle() - achieved_cross_traffic(r),
+            None => r.vary,
+        }
+    };
+    let cycles = curves(&rows, &x_of, &|r| r.cycles);
+    let found: Vec<Crossover> = crossovers(&on_each_others_x(&cycles));
+    let (lo, hi) = cycles
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|q| q.0))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| (l.min(x), h.max(x)));
+    let (marks, off_axis) = match (a.no_marks, a.name, axis.key) {
+        (false, Name::Bisection, _) => markers(base_local, lo, hi, a.procs, &|m, l0| Some(m.bisection * m.local / l0))?,
+        (false, Name::Latency, "processor.clock_mhz") => {
+            markers(base_local, lo, hi, a.procs, &|m, l0| Some(m.latency / m.local * l0))?
+        }
+        _ => (Vec::new(), Vec::new()),
+    };
+    let title = format!("{}: {} on {} ({} processors)", name, info.name, base.spec.name, base.nprocs());
+    let crosses: Vec<Cross> =
+        found.iter().map(|c| Cross { x: c.x, y: c.y, label: format!("{}/{}", c.a, c.b) }).collect();
+    let s = series(&cycles);
+    let mut files = chart::line_chart(
+        &d.join("runtime"),
+        &LineChart {
+            title: &title,
+            x_label: &axis.x_label,
+            y_label: "run time (processor cycles)",
+            series: &s,
+            crossovers: &crosses,
+            markers: &marks,
+            log_x: false,
+            x_kind: XKind::Plain,
+        },
+    )
+    .map_err(failed)?;
+    // Breakdown and volume at the unchanged machine.
+    let at_base: Vec<&Row> = rows.iter().filter(|r| (r.vary - axis.baseline).abs() < 1e-9).collect();
+    let point = format!("{}={}", axis.key, axis.baseline);
+    files.extend(bars(d, &on_machine(info, base), Some(&point), &at_base)?);
+
+    let mut text = format!("{title}\n  x: {}\n", axis.x_label);
+    if a.name == Name::Bisection {
+        text.push_str(&format!(
+            "  (x = the bisection, {:.3}, less the cross-traffic each run achieved, counters.cross_traffic_bytes_per_cycle; configured {})\n",
+            base.bisection_bytes_per_cycle(),
+            axis.spec
+        ));
+    }
+    text.push_str(&describe(&cycles, &found, &marks, &off_axis, base.nprocs()));
+    let summary = json!({
+        "experiment": name, "app": info.name, "machine": base.spec.name, "procs": base.nprocs(),
+        "varied": axis.key, "x_label": axis.x_label,
+        "series": cycles.iter().map(|(v, p)| (v.clone(), json!(p))).collect::<serde_json::Map<_, _>>(),
+        "crossovers": found,
+        "machines_on_axis": marks.iter().map(|m| json!({"machine": m.label, "x": m.x})).collect::<Vec<_>>(),
+        "machines_off_axis": off_axis,
+        "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+    });
+    Ok((write_summary(d, &summary, text, &files)?, outcome))
+}
+
+/// The curves in words: each variant's points, the fastest at each end, the crossovers and
+/// where the presets sit.
+fn describe(
+    cycles: &[(String, Vec<(f64, f64)>)],
+    found: &[Crossover],
+    marks: &[Marker],
+    off_axis: &[Value],
+    procs: usize,
+) -> String {
+    let mut text = String::new();
+    for (v, pts) in cycles {
+        let desc: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.3}:{y:.0}")).collect();
+        text.push_str(&format!("  {v}: {}\n", desc.join(" ")));
+    }
+    let n = cycles.first().map_or(0, |c| c.1.len());
+    if n > 0 {
+        for idx in [0, n - 1] {
+            let best =
+                cycles.iter().filter_map(|(v, p)| p.get(idx).map(|q| (v, q.0, q.1))).min_by(|p, q| p.2.total_cmp(&q.2));
+            if let Some((v, x, y)) = best {
+                text.push_str(&format!("  fastest at x = {x:.3}: {v} ({y:.0} cycles)\n"));
+            }
+        }
+    }
+    if found.is_empty() {
+        text.push_str("  no crossovers: the order of the variants never changes\n");
+    }
+    for c in found {
+        text.push_str(&format!(
+            "  crossover: {} and {} change order at x = {:.3} ({:.0} cycles)\n",
+            c.a, c.b, c.x, c.y
+        ));
+    }
+    for m in marks {
+        text.push_str(&format!("  machine {} sits at x = {:.3}\n", m.label, m.x));
+    }
+    let beyond: Vec<&Value> = off_axis.iter().filter(|o| o["x"].is_number()).collect();
+    let not_resizable: Vec<&str> =
+        off_axis.iter().filter(|o| !o["x"].is_number()).filter_map(|o| o["machine"].as_str()).collect();
+    if !not_resizable.is_empty() {
+        text.push_str(&format!(
+            "  not marked (cannot be resized to {} processors): {}\n",
+            procs,
+            not_resizable.join(", ")
+        ));
+    }
+    if !beyond.is_empty() {
+        let names: Vec<String> = beyond
+            .iter()
+            .map(|o| format!("{} ({:.1})", o["machine"].as_str().unwrap_or(""), o["x"].as_f64().unwrap_or(f64::NAN)))
+            .collect();
+        text.push_str(&format!("  beyond this axis: {}\n", names.join(", ")));
+    }
+    text
 }
 
 /// "em3d on alewife (8 processors)".

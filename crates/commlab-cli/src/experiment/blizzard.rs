@@ -100,15 +100,7 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path) -> Result<(), Failure> {
             PROCS.map(|p| p.to_string()).join(", ")
         )));
     }
-    let variants: Vec<&str> = if a.variant == "all" {
-        VARIANTS.to_vec()
-    } else {
-        let named: Vec<&str> = a.variant.split(',').map(str::trim).collect();
-        if let Some(bad) = named.iter().find(|v| !VARIANTS.contains(v)) {
-            return Err(input(format!("experiment blizzard runs variants stache and custom, not `{bad}`")));
-        }
-        VARIANTS.iter().copied().filter(|v| named.contains(v)).collect()
-    };
+    let variants = selected_variants(&a.variant)?;
     let machines: Vec<String> = match &a.machine {
         Some(m) => vec![m.clone()],
         None => MACHINES.map(String::from).to_vec(),
@@ -116,18 +108,50 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path) -> Result<(), Failure> {
     let procs: &[usize] = if a.quick { &QUICK_PROCS } else { &PROCS };
     crate::sweep::stats::parse_kinds(&a.stats)?;
 
-    // Every run, checked now (machines build, parameters parse, memory fits).
-    // Each with the machine's name and the processor count, as its record will carry them.
+    let tasks = plan(a, &machines, procs, &variants, dir)?;
+    let (path, mut file, todo) = open_results(dir, a.resume, &tasks)?;
+    let largest = procs.iter().copied().max().unwrap_or(1);
+    let problems = run_tasks(&todo, a.jobs, largest, &mut file, &path)?;
+    summarize(dir, &path, &machines, &variants, procs, a.quick, &a.set)?;
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(failed(format!("{} runs failed: {}", problems.len(), problems.join("; "))))
+    }
+}
+
+/// The variants asked for (`all`: stache and custom), in the experiment's order.
+fn selected_variants(asked: &str) -> Result<Vec<&'static str>, Failure> {
+    Ok(if asked == "all" {
+        VARIANTS.to_vec()
+    } else {
+        let named: Vec<&str> = asked.split(',').map(str::trim).collect();
+        if let Some(bad) = named.iter().find(|v| !VARIANTS.contains(v)) {
+            return Err(input(format!("experiment blizzard runs variants stache and custom, not `{bad}`")));
+        }
+        VARIANTS.iter().copied().filter(|v| named.contains(v)).collect()
+    })
+}
+
+/// Every run, checked now (machines build, parameters parse, memory fits), each with the
+/// machine's name and the processor count, as its record will carry them.
+fn plan(
+    a: &ExperimentArgs,
+    machines: &[String],
+    procs: &[usize],
+    variants: &[&str],
+    dir: &Path,
+) -> Result<Vec<(Task, String, usize)>, Failure> {
     let mut tasks: Vec<(Task, String, usize)> = Vec::new();
     for app in APPS {
         let info = commlab_apps::app_info(app).map_err(|e| input(e.to_string()))?;
         let params = if a.quick { quick_params(app) } else { study_params(app) };
         commlab_apps::Params::parse(info, &params).map_err(|e| input(e.to_string()))?;
-        for m in &machines {
+        for m in machines {
             for &p in procs {
                 let cfg = machine_arg::load(m, &a.set, Some(p))?;
                 crate::memory_check::check(app, &params, &commlab_sim::Simulator::new(cfg.clone()), None)?;
-                for v in &variants {
+                for v in variants {
                     let mut params = params.clone();
                     params.extend(variant_params(app, v).iter().map(|s| s.to_string()));
                     let mut vary = Map::new();
@@ -152,7 +176,17 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path) -> Result<(), Failure> {
         }
     }
 
-    // What the results file already holds.
+    Ok(tasks)
+}
+
+/// The results file, opened to append (a torn last line cut off), and the runs it does not
+/// hold yet; refused if it holds runs of another machine or other overrides, or any run
+/// without --resume.
+fn open_results<'t>(
+    dir: &Path,
+    resume: bool,
+    tasks: &'t [(Task, String, usize)],
+) -> Result<(std::path::PathBuf, std::fs::File, Vec<&'t Task>), Failure> {
     std::fs::create_dir_all(dir).map_err(|e| input(format!("cannot create `{}`: {e}", dir.display())))?;
     let path = dir.join("results.jsonl");
     let text = match std::fs::read(&path) {
@@ -160,7 +194,7 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path) -> Result<(), Failure> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(input(format!("cannot read `{}`: {e}", path.display()))),
     };
-    if !text.iter().all(u8::is_ascii_whitespace) && !a.resume {
+    if !text.iter().all(u8::is_ascii_whitespace) && !resume {
         return Err(input(format!(
             "`{}` already holds results; use --resume to continue, or --out DIR to start another",
             path.display()
@@ -170,7 +204,7 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path) -> Result<(), Failure> {
         input(format!("{}; the file is damaged (repair or move it, or use another --out)", bad.message(&path)))
     })?;
     let mut todo: Vec<&Task> = Vec::new();
-    for (t, machine, p) in &tasks {
+    for (t, machine, p) in tasks {
         let found = existing.records.iter().map(|n| &n.record).find(|r| {
             r.app == t.app && r.variant == t.variant && r.procs == *p && r.seed == t.seed && r.machine == *machine
         });
@@ -197,7 +231,7 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path) -> Result<(), Failure> {
             None => todo.push(t),
         }
     }
-    let mut file = std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&path)
@@ -205,22 +239,32 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path) -> Result<(), Failure> {
     if existing.torn {
         file.set_len(existing.complete_len).map_err(|e| failed(format!("writing `{}`: {e}", path.display())))?;
     }
-    if a.resume && todo.len() < tasks.len() {
+    if resume && todo.len() < tasks.len() {
         eprintln!("resuming: {} of {} runs already in {}", tasks.len() - todo.len(), tasks.len(), path.display());
     }
 
-    // Run: workers take tasks in order; this thread appends each record.
+    Ok((path, file, todo))
+}
+
+/// Runs `todo` on up to `jobs` workers in order, appending each record to `file` as it comes;
+/// the runs that failed or failed their answer check.
+fn run_tasks(
+    todo: &[&Task],
+    jobs: Option<u64>,
+    largest: usize,
+    file: &mut std::fs::File,
+    path: &Path,
+) -> Result<Vec<String>, Failure> {
     let mut problems: Vec<String> = Vec::new();
     let mut fatal: Option<Failure> = None;
-    let largest = procs.iter().copied().max().unwrap_or(1);
     let jobs =
-        crate::run::jobs_asked(a.jobs).min(todo.len()).min(crate::memory_check::runs_by_host_mappings(largest)).max(1);
+        crate::run::jobs_asked(jobs).min(todo.len()).min(crate::memory_check::runs_by_host_mappings(largest)).max(1);
     let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
     std::thread::scope(|s| {
         let (tx, rx) = mpsc::channel::<(usize, Result<ResultRecord, Failure>)>();
         for _ in 0..jobs {
             let tx = tx.clone();
-            let (next, stop, todo) = (&next, &stop, &todo);
+            let (next, stop) = (&next, &stop);
             s.spawn(move || loop {
                 if stop.load(Ordering::Relaxed) {
                     break;
@@ -265,12 +309,7 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path) -> Result<(), Failure> {
         return Err(f);
     }
 
-    summarize(dir, &path, &machines, &variants, procs, a.quick, &a.set)?;
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(failed(format!("{} runs failed: {}", problems.len(), problems.join("; "))))
-    }
+    Ok(problems)
 }
 
 /// The plots and the summary, from everything in the results file.

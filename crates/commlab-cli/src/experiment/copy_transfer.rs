@@ -130,14 +130,76 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path, base: &MachineConfig) -> Resul
         strides.iter().map(usize::to_string).collect::<Vec<_>>().join(" "),
         sizes_text(&sizes)
     );
+    let at: &dyn Fn(&str, usize, u64) -> Option<f64> = &at;
+    let (plateau_text, plateaus) = plateaus(&levels, &sizes, &strides, &variants, at);
+    text.push_str(&plateau_text);
+    let (ratio_text, ratios) = remote_over_local(&sizes, &strides, &variants, at);
+    text.push_str(&ratio_text);
+    let surfaces: Map<String, Value> = variants
+        .iter()
+        .map(|v| {
+            let grid: Vec<Vec<Option<f64>>> =
+                sizes.iter().map(|&w| strides.iter().map(|&s| at(v, s, w)).collect()).collect();
+            (v.to_string(), json!(grid))
+        })
+        .collect();
+    // The large transfers (Figs. 9-14).
+    let (large_bytes, large_strides, large_outcome) = run_large(a, dir, base, &variants)?;
+    if outcome.is_ok() {
+        outcome = large_outcome;
+    }
+    let large_dir = dir.join("large");
+    let large_rows = read_rows(&large_dir.join("results.jsonl"), None, info.variants)?;
+    let large_at = |w: &Way, s: usize| -> Option<f64> {
+        large_rows
+            .iter()
+            .find(|r| {
+                r.record.variant == w.variant
+                    && r.record.vary_number("stride") == s as f64
+                    && r.record.params.get("kernel").map(String::as_str) == Some(w.kernel)
+            })
+            .map(|r| r.record.counter("mbytes_per_s"))
+            .filter(|x| x.is_finite())
+    };
+    let (large_text, large) =
+        large_figures(dir, machine, &variants, large_bytes, &large_strides, &large_at, &mut files)?;
+    text.push_str(&large_text);
+    let summary = json!({
+        "experiment": "copy-transfer", "app": info.name, "machine": machine, "procs": base.nprocs(),
+        "large_transfers": { "bytes": large_bytes, "strides": large_strides, "ways": large },
+        "kernel": kernel, "variants": variants, "strides": strides, "working_sets": sizes,
+        "levels": levels.iter().map(|(l, b)| json!({ "level": l, "bytes": b })).collect::<Vec<_>>(),
+        "surfaces_mb_per_s": surfaces,
+        "plateaus": plateaus,
+        "remote_over_local": ratios,
+        "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+    });
+    print!("{}", write_summary(dir, &summary, text, &files)?);
+    if outcome.is_ok() && (rows.is_empty() || large_rows.is_empty()) {
+        outcome = Err(failed("experiment copy-transfer: no runs finished".to_string()));
+    }
+    outcome
+}
+
+/// The plateaus: per cache level, each variant's median MB/s at stride 1 and at the strided
+/// stride over the working sets well inside the level.
+fn plateaus(
+    levels: &[(String, u64)],
+    sizes: &[u64],
+    strides: &[usize],
+    variants: &[&str],
+    at: &dyn Fn(&str, usize, u64) -> Option<f64>,
+) -> (String, Vec<Value>) {
+    let sizes_text = |ws: &[u64]| ws.iter().map(|&w| size_text(w)).collect::<Vec<_>>().join(" ");
+    let mut text = String::new();
     text.push_str(&format!(
         "  plateaus (median MB/s at stride 1 / stride {STRIDED} of the working sets well inside each level):\n"
     ));
     let mut plateaus = Vec::new();
-    for (level, bytes, ws) in bands(&levels, &sizes) {
+    for (level, bytes, ws) in bands(levels, sizes) {
         let mut per = Map::new();
         let mut parts = Vec::new();
-        for v in &variants {
+        for v in variants {
             let med = |s: usize| median(ws.iter().filter_map(|&w| at(v, s, w)).collect());
             let (c, st) = (med(1), if strides.contains(&STRIDED) { med(STRIDED) } else { None });
             per.insert(v.to_string(), json!({ "stride_1": c, format!("stride_{STRIDED}"): st }));
@@ -151,6 +213,18 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path, base: &MachineConfig) -> Resul
         }
         plateaus.push(json!({ "level": level, "cache_bytes": bytes, "working_sets": ws, "mb_per_s": per }));
     }
+    (text, plateaus)
+}
+
+/// Each remote variant's MB/s over the local copy's: the geometric mean over the surface and
+/// the ratios at the largest working set.
+fn remote_over_local(
+    sizes: &[u64],
+    strides: &[usize],
+    variants: &[&str],
+    at: &dyn Fn(&str, usize, u64) -> Option<f64>,
+) -> (String, Map<String, Value>) {
+    let mut text = String::new();
     let largest = sizes.last().copied().unwrap_or(0);
     let mut ratios = Map::new();
     for v in variants.iter().filter(|v| **v != "local") {
@@ -177,49 +251,21 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path, base: &MachineConfig) -> Resul
             json!({ "geomean": g, "stride_1_largest": r1, format!("stride_{STRIDED}_largest"): rs }),
         );
     }
-    let surfaces: Map<String, Value> = variants
-        .iter()
-        .map(|v| {
-            let grid: Vec<Vec<Option<f64>>> =
-                sizes.iter().map(|&w| strides.iter().map(|&s| at(v, s, w)).collect()).collect();
-            (v.to_string(), json!(grid))
-        })
-        .collect();
-    // The large transfers (Figs. 9-14).
-    let (large_bytes, large_strides) = if a.quick {
-        (copy_study::QUICK_LARGE_BYTES, copy_study::QUICK_LARGE_STRIDES.to_vec())
-    } else {
-        (copy_study::large_bytes(copy_study::last_cache(base)), copy_study::LARGE_STRIDES.to_vec())
-    };
-    let large_dir = dir.join("large");
-    std::fs::create_dir_all(&large_dir).map_err(|e| input(format!("cannot create `{}`: {e}", large_dir.display())))?;
-    let mut large_args =
-        sweep_args(a, format!("stride={}", join(large_strides.iter().map(usize::to_string).collect())), &large_dir);
-    large_args.param.retain(|p| p.split('=').next().map(str::trim) != Some("kernel"));
-    large_args.param.push(format!("bytes={large_bytes}"));
-    large_args.vary.push("kernel=copy-sload,copy-sstore".to_string());
-    large_args.variant = variants.join(",");
-    let large_outcome = sweep::run(large_args);
-    if let Err(f) = &large_outcome {
-        if f.status == 2 {
-            return large_outcome;
-        }
-    }
-    if outcome.is_ok() {
-        outcome = large_outcome;
-    }
-    let large_rows = read_rows(&large_dir.join("results.jsonl"), None, info.variants)?;
-    let large_at = |w: &Way, s: usize| -> Option<f64> {
-        large_rows
-            .iter()
-            .find(|r| {
-                r.record.variant == w.variant
-                    && r.record.vary_number("stride") == s as f64
-                    && r.record.params.get("kernel").map(String::as_str) == Some(w.kernel)
-            })
-            .map(|r| r.record.counter("mbytes_per_s"))
-            .filter(|x| x.is_finite())
-    };
+    (text, ratios)
+}
+
+/// The large transfers' figures (Figs. 9-14): MB/s by stride of every local and remote way,
+/// as text, JSON and one line chart per kind (added to `files`).
+fn large_figures(
+    dir: &Path,
+    machine: &str,
+    variants: &[&str],
+    large_bytes: u64,
+    large_strides: &[usize],
+    large_at: &dyn Fn(&Way, usize) -> Option<f64>,
+    files: &mut Vec<std::path::PathBuf>,
+) -> Result<(String, Map<String, Value>), Failure> {
+    let mut text = String::new();
     let mut large = Map::new();
     text.push_str(&format!(
         "  large transfers ({}; MB/s at stride 1 / stride {STRIDED}; all strides in experiment.json):\n",
@@ -232,7 +278,7 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path, base: &MachineConfig) -> Resul
         if ways.is_empty() {
             continue;
         }
-        let series = stride_series(&ways, &large_strides, &large_at);
+        let series = stride_series(&ways, large_strides, large_at);
         for (w, s) in ways.iter().zip(&series) {
             let y = |x: usize| s.points.iter().find(|p| p.0 == x as f64).map(|p| p.1);
             text.push_str(&format!("    {}: {}/{}\n", w.label, mb(y(1)), mb(y(STRIDED))));
@@ -253,21 +299,38 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path, base: &MachineConfig) -> Resul
             files.extend(chart::line_chart(&dir.join(format!("large-{kind}")), &chart).map_err(failed)?);
         }
     }
-    let summary = json!({
-        "experiment": "copy-transfer", "app": info.name, "machine": machine, "procs": base.nprocs(),
-        "large_transfers": { "bytes": large_bytes, "strides": large_strides, "ways": large },
-        "kernel": kernel, "variants": variants, "strides": strides, "working_sets": sizes,
-        "levels": levels.iter().map(|(l, b)| json!({ "level": l, "bytes": b })).collect::<Vec<_>>(),
-        "surfaces_mb_per_s": surfaces,
-        "plateaus": plateaus,
-        "remote_over_local": ratios,
-        "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
-    });
-    print!("{}", write_summary(dir, &summary, text, &files)?);
-    if outcome.is_ok() && (rows.is_empty() || large_rows.is_empty()) {
-        outcome = Err(failed("experiment copy-transfer: no runs finished".to_string()));
+    Ok((text, large))
+}
+
+/// A sweep's outcome: an error (not of the input) once the points that ran are written.
+type Outcome = Result<(), Failure>;
+
+/// The large-transfer sweep (Figs. 9-14) into `dir/large`: its size, its strides and its
+/// outcome (an error with status 2 is returned at once).
+fn run_large(
+    a: &ExperimentArgs,
+    dir: &Path,
+    base: &MachineConfig,
+    variants: &[&str],
+) -> Result<(u64, Vec<usize>, Outcome), Failure> {
+    let join = |v: Vec<String>| v.join(",");
+    let (large_bytes, large_strides) = if a.quick {
+        (copy_study::QUICK_LARGE_BYTES, copy_study::QUICK_LARGE_STRIDES.to_vec())
+    } else {
+        (copy_study::large_bytes(copy_study::last_cache(base)), copy_study::LARGE_STRIDES.to_vec())
+    };
+    let large_dir = dir.join("large");
+    std::fs::create_dir_all(&large_dir).map_err(|e| input(format!("cannot create `{}`: {e}", large_dir.display())))?;
+    let mut large_args =
+        sweep_args(a, format!("stride={}", join(large_strides.iter().map(usize::to_string).collect())), &large_dir);
+    large_args.param.retain(|p| p.split('=').next().map(str::trim) != Some("kernel"));
+    large_args.param.push(format!("bytes={large_bytes}"));
+    large_args.vary.push("kernel=copy-sload,copy-sstore".to_string());
+    large_args.variant = variants.join(",");
+    match sweep::run(large_args) {
+        Err(f) if f.status == 2 => Err(f),
+        large_outcome => Ok((large_bytes, large_strides, large_outcome)),
     }
-    outcome
 }
 
 #[cfg(test)]
