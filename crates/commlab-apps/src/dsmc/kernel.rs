@@ -286,10 +286,28 @@ impl Kernel {
         inboxes: &[[Addr; 2]],
         t: usize,
     ) {
-        let me = node.id();
         let parity = t % 2;
-        let header = inbox_header(self.line_bytes);
-        // 1. Move.
+        let (out, kept) = self.move_particles(node, mine, recs);
+        let arrived = match self.mode {
+            Mode::Stache => self.migrate_stache(node, mine, recs, inboxes, parity, &out, kept),
+            Mode::Custom => self.migrate_custom(node, mine, recs, parity, &out, kept),
+        };
+        let n = kept + arrived.len();
+        node.state(|s| s.count = n);
+        let keys = self.index(node, mine, recs, n);
+        self.collide(node, mine, recs, t, &keys);
+    }
+
+    /// Step 1, move: every particle advanced; those still in this processor's cells kept
+    /// (compacted in place), the others' records gathered per destination. The records to
+    /// send, and how many were kept.
+    fn move_particles<N: Node<State = State>>(
+        &self,
+        node: &mut N,
+        mine: &Arrays,
+        recs: &Records,
+    ) -> (Vec<Vec<u64>>, usize) {
+        let me = node.id();
         let n = node.state(|s| s.count);
         let mut out: Vec<Vec<u64>> = vec![Vec::new(); node.nprocs()];
         let mut out_words = 0;
@@ -323,68 +341,103 @@ impl Kernel {
             s.tally.moved += n as u64;
             s.tally.sent += (out_words / RECORD_WORDS) as u64;
         });
-        // 2. Migrate.
-        let arrived: Vec<Particle> = match self.mode {
-            Mode::Stache => {
-                for (dest, words) in out.iter().enumerate() {
-                    if words.is_empty() {
-                        continue;
-                    }
-                    let inbox = self.inbox(inboxes, dest, parity);
-                    node.lock(inbox);
-                    let c = node.load(inbox.word(1)) as usize;
-                    for (k, &w) in words.iter().enumerate() {
-                        node.store(inbox.word(header + RECORD_WORDS * c + k), w);
-                    }
-                    node.store(inbox.word(1), (c + words.len() / RECORD_WORDS) as u64);
-                    node.unlock(inbox);
-                    node.state(|s| {
-                        s.tally.lock_acquisitions += 1;
-                        s.tally.lock_releases += 1;
-                    });
-                }
-                node.barrier();
-                let inbox = self.inbox(inboxes, me, parity);
-                let c = node.load(inbox.word(1)) as usize;
-                let mut got = Vec::with_capacity(c);
-                for r in 0..c {
-                    let w: Vec<u64> =
-                        (0..RECORD_WORDS).map(|k| node.load(inbox.word(header + RECORD_WORDS * r + k))).collect();
-                    got.push((Particle::from_words(&w), w[7] as usize));
-                }
-                node.store(inbox.word(1), 0);
-                node.state(|s| s.tally.received += c as u64);
-                let base = kept;
-                for (r, (p, cell)) in got.iter().enumerate() {
-                    recs.write(node, mine, base + r, p, *cell, &ALL_WORDS);
-                }
-                got.into_iter().map(|(p, _)| p).collect()
+        (out, kept)
+    }
+
+    /// Step 2, migrate through shared memory (`stache`): each record appended to its
+    /// destination's inbox under the inbox's lock; after a barrier, this processor's inbox
+    /// read, emptied and its particles stored after the kept ones.
+    #[allow(clippy::too_many_arguments)]
+    fn migrate_stache<N: Node<State = State>>(
+        &self,
+        node: &mut N,
+        mine: &Arrays,
+        recs: &Records,
+        inboxes: &[[Addr; 2]],
+        parity: usize,
+        out: &[Vec<u64>],
+        kept: usize,
+    ) -> Vec<Particle> {
+        let me = node.id();
+        let header = inbox_header(self.line_bytes);
+        for (dest, words) in out.iter().enumerate() {
+            if words.is_empty() {
+                continue;
             }
-            Mode::Custom => {
-                let mut at = 0;
-                for &dest in &self.neighbours[me] {
-                    let words = &out[dest];
-                    node.send_bulk(dest, PARTICLES, &[parity as u64, (words.len() / RECORD_WORDS) as u64], &[words]);
-                    node.state(|s| s.tally.messages += 1);
-                    at += words.len();
-                }
-                debug_assert_eq!(at, out_words, "a particle left for a processor that is not a neighbour");
-                let expect = self.neighbours[me].len();
-                node.wait_until("dsmc particles from every neighbour", |s| s.got[parity] == expect);
-                let got = node.state(|s| {
-                    s.got[parity] = 0;
-                    std::mem::take(&mut s.incoming[parity])
-                });
-                for (r, p) in got.iter().enumerate() {
-                    let cell = self.grid.cell_of(&p.x);
-                    recs.write(node, mine, kept + r, p, cell, &ALL_WORDS);
-                }
-                got
+            let inbox = self.inbox(inboxes, dest, parity);
+            node.lock(inbox);
+            let c = node.load(inbox.word(1)) as usize;
+            for (k, &w) in words.iter().enumerate() {
+                node.store(inbox.word(header + RECORD_WORDS * c + k), w);
             }
-        };
-        let n = kept + arrived.len();
-        node.state(|s| s.count = n);
-        // 3. Index: order by (cell, id).
+            node.store(inbox.word(1), (c + words.len() / RECORD_WORDS) as u64);
+            node.unlock(inbox);
+            node.state(|s| {
+                s.tally.lock_acquisitions += 1;
+                s.tally.lock_releases += 1;
+            });
+        }
+        node.barrier();
+        let inbox = self.inbox(inboxes, me, parity);
+        let c = node.load(inbox.word(1)) as usize;
+        let mut got = Vec::with_capacity(c);
+        for r in 0..c {
+            let w: Vec<u64> = (0..RECORD_WORDS).map(|k| node.load(inbox.word(header + RECORD_WORDS * r + k))).collect();
+            got.push((Particle::from_words(&w), w[7] as usize));
+        }
+        node.store(inbox.word(1), 0);
+        node.state(|s| s.tally.received += c as u64);
+        let base = kept;
+        for (r, (p, cell)) in got.iter().enumerate() {
+            recs.write(node, mine, base + r, p, *cell, &ALL_WORDS);
+        }
+        got.into_iter().map(|(p, _)| p).collect()
+    }
+
+    /// Step 2, migrate by messages (`custom`): one bulk message to every neighbour (empty
+    /// ones too, so each knows when all have arrived), then the arrivals stored after the kept
+    /// particles.
+    fn migrate_custom<N: Node<State = State>>(
+        &self,
+        node: &mut N,
+        mine: &Arrays,
+        recs: &Records,
+        parity: usize,
+        out: &[Vec<u64>],
+        kept: usize,
+    ) -> Vec<Particle> {
+        let me = node.id();
+        let out_words: usize = out.iter().map(Vec::len).sum();
+        let mut at = 0;
+        for &dest in &self.neighbours[me] {
+            let words = &out[dest];
+            node.send_bulk(dest, PARTICLES, &[parity as u64, (words.len() / RECORD_WORDS) as u64], &[words]);
+            node.state(|s| s.tally.messages += 1);
+            at += words.len();
+        }
+        debug_assert_eq!(at, out_words, "a particle left for a processor that is not a neighbour");
+        let expect = self.neighbours[me].len();
+        node.wait_until("dsmc particles from every neighbour", |s| s.got[parity] == expect);
+        let got = node.state(|s| {
+            s.got[parity] = 0;
+            std::mem::take(&mut s.incoming[parity])
+        });
+        for (r, p) in got.iter().enumerate() {
+            let cell = self.grid.cell_of(&p.x);
+            recs.write(node, mine, kept + r, p, cell, &ALL_WORDS);
+        }
+        got
+    }
+
+    /// Step 3, index: the particles ordered by (cell, id), as (cell, id, record).
+    fn index<N: Node<State = State>>(
+        &self,
+        node: &mut N,
+        mine: &Arrays,
+        recs: &Records,
+        n: usize,
+    ) -> Vec<(usize, u64, usize)> {
+        let me = node.id();
         let mut keys: Vec<(usize, u64, usize)> = Vec::with_capacity(n);
         for i in 0..n {
             let cell = recs.word(node, mine, i, 7) as usize;
@@ -398,7 +451,22 @@ impl Kernel {
         for c in c0..=c1 {
             mine.write(node, START, c - c0);
         }
-        // 4. Collide.
+        keys
+    }
+
+    /// Step 4, collide: in each cell with two particles or more, candidate pairs drawn and
+    /// collided, and the changed velocities written back.
+    fn collide<N: Node<State = State>>(
+        &self,
+        node: &mut N,
+        mine: &Arrays,
+        recs: &Records,
+        t: usize,
+        keys: &[(usize, u64, usize)],
+    ) {
+        let me = node.id();
+        let (c0, c1) = (self.first_cell[me], self.first_cell[me + 1]);
+        let n = keys.len();
         let mut at = 0;
         for c in c0..c1 {
             node.compute(self.costs.cell);

@@ -341,20 +341,7 @@ fn prepare_matrix(
     let dag_edges = ((a.nnz() - n) / 2) as u64;
     let mut cut_swaps = None;
     if let Some(f) = cut_target {
-        let pct = |x: f64| format!("{:.1}%", 100.0 * x);
-        let raised = sparse::raise_cut(&quotient, &group_part, procs, dag_edges, f).map_err(|e| {
-            input(match e {
-                sparse::CutError::Below { start } => format!(
-                    "--param nonlocal={f}: partition=cut raises rsb's cut, but rsb already makes {} of the edges non-local on {procs} processors; give nonlocal >= {} (or use partition=rsb)",
-                    pct(start),
-                    ((start - sparse::CUT_TOLERANCE) * 1000.0).ceil().max(1.0) / 1000.0
-                ),
-                sparse::CutError::Unreachable { reached } => format!(
-                    "--param nonlocal={f}: swapping unknowns between the {procs} processors of rsb's partition reached only {} non-local edges; give a smaller fraction",
-                    pct(reached)
-                ),
-            })
-        })?;
+        let raised = raise_cut(&quotient, &group_part, procs, dag_edges, f)?;
         group_part = raised.part;
         cut_swaps = Some(raised.swaps);
     }
@@ -374,15 +361,7 @@ fn prepare_matrix(
         owner[new] = part[old] as u32;
     }
     if let Some(f) = cut_target {
-        // The fraction the run will report, counted on the factor's edges as the counter is.
-        let cut = (0..n).map(|i| l.row(i).0.iter().filter(|&&j| owner[j as usize] != owner[i]).count()).sum::<usize>();
-        let got = cut as f64 / dag_edges.max(1) as f64;
-        if !(f..=f + sparse::CUT_TOLERANCE + 1e-12).contains(&got) {
-            return Err(AppError::Run(format!(
-                "partition=cut: {got} of the DAG's edges are non-local, not {f} (+{})",
-                sparse::CUT_TOLERANCE
-            )));
-        }
+        check_cut(&l, &owner, dag_edges, f)?;
     }
     // b = A * x_true for an uneven x_true (with Laplacian values A * ones is ones, too easy).
     let x_true: Vec<f64> = (0..n).map(|i| 1.0 + ((i * 37) % 101) as f64 / 101.0).collect();
@@ -394,39 +373,7 @@ fn prepare_matrix(
     }
     let y_ref = sparse::forward_solve(&l, &rhs);
     let x_ref = sparse::backward_solve(&l, &y_ref);
-
-    // The full PCG, functionally, in the reordered numbering, with the triangular solves done
-    // as the distributed kernel does them (DAG form): this gives the iteration count.
-    let owner0 = vec![0; n];
-    let dags = [Direction::Forward, Direction::Backward].map(|d| Dag::new(&l, &owner0, 1, d));
-    let dag_precond = |r: &[f64], z: &mut [f64]| {
-        z.copy_from_slice(&dags[1].solve(Direction::Backward, &dags[0].solve(Direction::Forward, r)))
-    };
-    let max_iter = 10 * n + 100;
-    let reordered = sparse::pcg(&ap, &rhs, dag_precond, PCG_RTOL, max_iter);
-    // The reference: a textbook sequential PCG in the original numbering, the same
-    // preconditioner applied through the permutation with row-oriented solves.
-    let seq_precond = |r: &[f64], z: &mut [f64]| {
-        let mut rp = vec![0.0; n];
-        for (old, &new) in new_of_old.iter().enumerate() {
-            rp[new] = r[old];
-        }
-        let zp = sparse::backward_solve(&l, &sparse::forward_solve(&l, &rp));
-        for (old, &new) in new_of_old.iter().enumerate() {
-            z[old] = zp[new];
-        }
-    };
-    // Two summation orders stopped at 1e-8 differ by up to about cond(A) x 1e-8 (1.5e-9 on
-    // 1138_bus, cond ~ 1e7); both are therefore also run on to COMPARE_RTOL, where they agree
-    // to better than the 1e-10 the check demands (1e-12 on 1138_bus).
-    let compare = sparse::pcg(&ap, &rhs, dag_precond, COMPARE_RTOL, max_iter);
-    let sequential = sparse::pcg(&a, &b, seq_precond, COMPARE_RTOL, max_iter);
-    let mut x_back = vec![0.0; n];
-    for (old, &new) in new_of_old.iter().enumerate() {
-        x_back[old] = compare.x[new];
-    }
-    let pcg_difference = rel_diff(&x_back, &sequential.x);
-    let pcg_ok = reordered.converged && compare.converged && sequential.converged && pcg_difference <= TOLERANCE;
+    let pcg = pcg_against_sequential(&a, &ap, &l, &rhs, &b, new_of_old);
     Ok(Prepared {
         describe,
         pattern,
@@ -443,11 +390,110 @@ fn prepare_matrix(
         rhs,
         y_ref,
         x_ref,
-        pcg_iterations: reordered.iterations,
-        pcg_rel_residual: reordered.rel_residual,
-        pcg_difference,
-        pcg_ok,
+        pcg_iterations: pcg.iterations,
+        pcg_rel_residual: pcg.rel_residual,
+        pcg_difference: pcg.difference,
+        pcg_ok: pcg.ok,
     })
+}
+
+/// partition=cut: rsb's partition of the groups with unknowns swapped until `f` of the DAG's
+/// `dag_edges` edges are non-local.
+fn raise_cut(
+    quotient: &sparse::WGraph,
+    group_part: &[usize],
+    procs: usize,
+    dag_edges: u64,
+    f: f64,
+) -> Result<sparse::Raised, AppError> {
+    let pct = |x: f64| format!("{:.1}%", 100.0 * x);
+    sparse::raise_cut(quotient, group_part, procs, dag_edges, f).map_err(|e| {
+        input(match e {
+            sparse::CutError::Below { start } => format!(
+                "--param nonlocal={f}: partition=cut raises rsb's cut, but rsb already makes {} of the edges non-local on {procs} processors; give nonlocal >= {} (or use partition=rsb)",
+                pct(start),
+                ((start - sparse::CUT_TOLERANCE) * 1000.0).ceil().max(1.0) / 1000.0
+            ),
+            sparse::CutError::Unreachable { reached } => format!(
+                "--param nonlocal={f}: swapping unknowns between the {procs} processors of rsb's partition reached only {} non-local edges; give a smaller fraction",
+                pct(reached)
+            ),
+        })
+    })
+}
+
+/// partition=cut: the fraction of non-local edges the run will report, counted on the
+/// factor's edges as the counter is, must be the one asked for.
+fn check_cut(l: &LowerFactor, owner: &[u32], dag_edges: u64, f: f64) -> Result<(), AppError> {
+    let n = owner.len();
+    let cut = (0..n).map(|i| l.row(i).0.iter().filter(|&&j| owner[j as usize] != owner[i]).count()).sum::<usize>();
+    let got = cut as f64 / dag_edges.max(1) as f64;
+    if !(f..=f + sparse::CUT_TOLERANCE + 1e-12).contains(&got) {
+        return Err(AppError::Run(format!(
+            "partition=cut: {got} of the DAG's edges are non-local, not {f} (+{})",
+            sparse::CUT_TOLERANCE
+        )));
+    }
+    Ok(())
+}
+
+/// The untimed PCG runs and how they agree.
+struct PcgCheck {
+    iterations: usize,
+    rel_residual: f64,
+    difference: f64,
+    ok: bool,
+}
+
+/// The full PCG in the reordered numbering with DAG-form triangular solves (its iteration
+/// count), against a textbook sequential PCG in the original numbering.
+fn pcg_against_sequential(
+    a: &SymMatrix,
+    ap: &SymMatrix,
+    l: &LowerFactor,
+    rhs: &[f64],
+    b: &[f64],
+    new_of_old: &[usize],
+) -> PcgCheck {
+    let n = a.n;
+
+    // The full PCG, functionally, in the reordered numbering, with the triangular solves done
+    // as the distributed kernel does them (DAG form): this gives the iteration count.
+    let owner0 = vec![0; n];
+    let dags = [Direction::Forward, Direction::Backward].map(|d| Dag::new(l, &owner0, 1, d));
+    let dag_precond = |r: &[f64], z: &mut [f64]| {
+        z.copy_from_slice(&dags[1].solve(Direction::Backward, &dags[0].solve(Direction::Forward, r)))
+    };
+    let max_iter = 10 * n + 100;
+    let reordered = sparse::pcg(ap, rhs, dag_precond, PCG_RTOL, max_iter);
+    // The reference: a textbook sequential PCG in the original numbering, the same
+    // preconditioner applied through the permutation with row-oriented solves.
+    let seq_precond = |r: &[f64], z: &mut [f64]| {
+        let mut rp = vec![0.0; n];
+        for (old, &new) in new_of_old.iter().enumerate() {
+            rp[new] = r[old];
+        }
+        let zp = sparse::backward_solve(l, &sparse::forward_solve(l, &rp));
+        for (old, &new) in new_of_old.iter().enumerate() {
+            z[old] = zp[new];
+        }
+    };
+    // Two summation orders stopped at 1e-8 differ by up to about cond(A) x 1e-8 (1.5e-9 on
+    // 1138_bus, cond ~ 1e7); both are therefore also run on to COMPARE_RTOL, where they agree
+    // to better than the 1e-10 the check demands (1e-12 on 1138_bus).
+    let compare = sparse::pcg(ap, rhs, dag_precond, COMPARE_RTOL, max_iter);
+    let sequential = sparse::pcg(a, b, seq_precond, COMPARE_RTOL, max_iter);
+    let mut x_back = vec![0.0; n];
+    for (old, &new) in new_of_old.iter().enumerate() {
+        x_back[old] = compare.x[new];
+    }
+    let pcg_difference = rel_diff(&x_back, &sequential.x);
+    PcgCheck {
+        iterations: reordered.iterations,
+        rel_residual: reordered.rel_residual,
+        difference: pcg_difference,
+        ok: reordered.converged && compare.converged && sequential.converged && pcg_difference <= TOLERANCE,
+    }
 }
 
 /// The kernel for `variant` with the prepared partition on `procs` processors.
