@@ -163,7 +163,6 @@ fn lattice_for(nodes: usize) -> Lattice {
 /// The generator's mesh with about `nodes` nodes (see the module documentation).
 pub fn generate(nodes: usize, seed: u64) -> Mesh {
     let lat = lattice_for(nodes);
-    let m = lat.m;
     let n = lat.points();
     let alive: Vec<bool> = (0..n).map(|i| lat.outside(lat.coords(i))).collect();
     let mut rank = vec![0u64; n];
@@ -176,10 +175,34 @@ pub fn generate(nodes: usize, seed: u64) -> Mesh {
             pos[i][a] = c[a] as f64 + rng.random_range(-0.2..0.2);
         }
     }
+    let tets = triangulate(&lat, &alive, &rank);
+    // Nodes: points of kept tetrahedra, in lattice order.
+    let mut used = vec![false; n];
+    for t in &tets {
+        for &x in t {
+            used[x] = true;
+        }
+    }
+    let mut id = vec![u32::MAX; n];
+    let mut node_pos = Vec::new();
+    for i in 0..n {
+        if used[i] {
+            id[i] = node_pos.len() as u32;
+            node_pos.push(pos[i]);
+        }
+    }
+
+    let (edges, boundary) = edges_and_boundary(&tets, &id);
+    let faces = boundary_faces(&lat, &boundary, &id);
+    Mesh { pos: node_pos, edges, faces }
+}
+
+/// Pulling triangulation of every cube of the lattice: each cube's points joined to its
+/// lowest-ranked corner; the tetrahedra with every point outside the hole.
+fn triangulate(lat: &Lattice, alive: &[bool], rank: &[u64]) -> Vec<[usize; 4]> {
+    let m = lat.m;
     let order = |i: usize| (rank[i], i);
     let lowest = |pts: &[usize]| *pts.iter().min_by_key(|&&i| order(i)).expect("points");
-
-    // Pulling triangulation of every cube.
     let mut tets: Vec<[usize; 4]> = Vec::new();
     for k in 0..m {
         for j in 0..m {
@@ -215,26 +238,15 @@ pub fn generate(nodes: usize, seed: u64) -> Mesh {
             }
         }
     }
+    tets
+}
 
-    // Nodes: points of kept tetrahedra, in lattice order.
-    let mut used = vec![false; n];
-    for t in &tets {
-        for &x in t {
-            used[x] = true;
-        }
-    }
-    let mut id = vec![u32::MAX; n];
-    let mut node_pos = Vec::new();
-    for i in 0..n {
-        if used[i] {
-            id[i] = node_pos.len() as u32;
-            node_pos.push(pos[i]);
-        }
-    }
-
+/// The mesh's edges (node pairs, sorted, once each) and its boundary triangles (lattice
+/// points; the faces of one tetrahedron only).
+fn edges_and_boundary(tets: &[[usize; 4]], id: &[u32]) -> (Vec<[u32; 2]>, Vec<[usize; 3]>) {
     let mut edges: Vec<[u32; 2]> = Vec::with_capacity(tets.len() * 6);
     let mut tris: Vec<[usize; 3]> = Vec::with_capacity(tets.len() * 4);
-    for t in &tets {
+    for t in tets {
         for a in 0..4 {
             for b in a + 1..4 {
                 let (x, y) = (id[t[a]], id[t[b]]);
@@ -260,8 +272,12 @@ pub fn generate(nodes: usize, seed: u64) -> Mesh {
         }
         s = e;
     }
+    (edges, boundary)
+}
 
-    // Boundary triangles that halve one lattice square become one quadrilateral.
+/// The boundary faces: boundary triangles that halve one lattice square become one
+/// quadrilateral, the others stay triangles.
+fn boundary_faces(lat: &Lattice, boundary: &[[usize; 3]], id: &[u32]) -> Vec<Face> {
     let square_of = |tri: &[usize; 3]| -> Option<(usize, usize, [usize; 2])> {
         let c: Vec<[usize; 3]> = tri.iter().map(|&x| lat.coords(x)).collect();
         let axis = (0..3).find(|&a| c[0][a] == c[1][a] && c[1][a] == c[2][a])?;
@@ -270,13 +286,13 @@ pub fn generate(nodes: usize, seed: u64) -> Mesh {
         Some((axis, c[0][axis], lo))
     };
     let mut halves: BTreeMap<(usize, usize, [usize; 2]), usize> = BTreeMap::new();
-    for tri in &boundary {
+    for tri in boundary {
         if let Some(key) = square_of(tri) {
             *halves.entry(key).or_insert(0) += 1;
         }
     }
     let mut faces = Vec::with_capacity(boundary.len());
-    for tri in &boundary {
+    for tri in boundary {
         match square_of(tri) {
             Some(key) if halves[&key] == 2 => {
                 // Emit the quadrilateral once, at the first of its two triangles.
@@ -298,7 +314,7 @@ pub fn generate(nodes: usize, seed: u64) -> Mesh {
             _ => faces.push(Face::new(&[id[tri[0]], id[tri[1]], id[tri[2]]])),
         }
     }
-    Mesh { pos: node_pos, edges, faces }
+    faces
 }
 
 #[cfg(test)]
