@@ -57,7 +57,15 @@ const COPIES: [(&str, &str); 3] = [("sm", "no-prefetching"), ("sm-pf", "prefetch
 /// Prefetching's place among the copies.
 const WHY_PREFETCH: &str = "mechanism not modelled: on alewife-sim a prefetch costs its issuer one cycle (memory.prefetch_issue_cycles = 1) and always merges with the later load, so one-line-ahead prefetching halves the copy's time; the study's rates (7.3 and 8.6 MB/s at 256 B and 4 KB, 33 MHz) imply about 61 cycles a 16-byte line with prefetching against 31 without, i.e. a prefetch that costs about a remote miss. What-if, a prefetch that holds the processor about as long as a remote miss: `commlab reproduce alewife-runtime --set memory.prefetch_issue_cycles=40` (256 B: mp 35.5, no-prefetching 9.1, prefetching 8.6 MB/s; 4 KB: 67.3, 9.1, 8.8; mp / prefetching 4.2x -> 7.7x)";
 /// The message copy's fixed cost (memcpy, accum, jacobi).
-const WHY_COPY_FIXED: &str = "mechanism: the message copy's fixed cost. The study's two quoted rates (256 B at 17.3 and 4 KB at 55.4 MB/s, 33 MHz: 488 and 2,440 cycles) give about 358 cycles a copy + 0.51 a byte; commlab's (238 and 2,009 cycles) about 120 + 0.46: some 240 cycles of the study's copy path (its software at both ends) are not charged on alewife-sim, not yet derived from an instruction count, so messages win small copies, accum's small blocks and jacobi's small grids. What-if, those 240 cycles charged at the DMA send: `commlab reproduce alewife-runtime --set messaging.dma_setup_cycles=240` (jacobi sm / mp time 0.87, 1.09, 1.22 at 32, 64, 128; accum mp / sm-pf 1.94 at 256 B, 1.18 at 4 KB). Caution: the same two-point fit of the study's loop rates gives the loops a fixed cost too (no-prefetching 221 cycles + 31.3 a line, prefetching 186 + 60.7; commlab's loops about 0 + 57.8 and 0 + 29.5), so the study's message copy costs only 137-172 cycles more than a loop's fixed part, against commlab's 120; part of the 240 may be common to all three copies (the harness or the copy routine), which this what-if charges to the message copy alone";
+const WHY_COPY_FIXED: &str = "mechanism: the message copy's fixed cost. The study's two quoted rates (256 B at 17.3 and 4 KB at 55.4 MB/s, 33 MHz: 488 and 2,440 cycles) give about 358 cycles a copy + 0.51 a byte; commlab's (238 and 2,009 cycles) about 120 + 0.46: some 240 cycles of the study's copy path (its software at both ends) are not charged on alewife-sim, not yet derived from an instruction count, so messages win small copies, accum's small blocks and jacobi's small grids. What-if, those 240 cycles charged at the DMA send: `commlab reproduce alewife-runtime --set messaging.dma_setup_cycles=240` (jacobi sm / mp time 0.87, 1.09, 1.22 at 32, 64, 128; accum mp / sm-pf 1.94 at 256 B, 1.18 at 4 KB; memcpy mp 35.5 -> 17.7 MB/s at 256 B and 67.3 -> 60.1 at 4 KB, mp / no-prefetching at 256 B 3.88 -> 1.93). Caution: the same two-point fit of the study's loop rates gives the loops a fixed cost too (no-prefetching 221 cycles + 31.3 a line, prefetching 186 + 60.7; commlab's loops about 0 + 57.8 and 0 + 29.5), so the study's message copy costs only 137-172 cycles more than a loop's fixed part, against commlab's 120; part of the 240 may be common to all three copies (the harness or the copy routine), which this what-if charges to the message copy alone";
+/// The message barrier's cycles (§4.2).
+const WHY_BARRIER_MP: &str = "mechanism: the message barrier's handler cost. About 17 handler runs lie in series on a barrier's critical path (8 arrivals at a first-level parent, 8 at the root, a wakeup at each level), each on alewife-sim interrupt entry 5 (published) + body 7 (messaging.barrier_handler_cycles, an instruction count of count-and-compare or release) + exit 3, besides the sends and the network; the study's 660 cycles imply about 37 a message, some 20 more a handler than that count (the study does not describe its handler's code; a wakeup that resumes a descheduled user thread would add its reschedule once, not per message). What-if, a handler body of 28 cycles: `commlab run barrier --machine alewife-sim --variant mp --procs 64 --param arity=study --param barriers=10 --set messaging.barrier_handler_cycles=28` (cycles_per_barrier 334 -> 665; 27 gives 648)";
+/// Remote thread invocation through shared memory (§4.3).
+const WHY_RTI_SM: &str = "mechanism: the shared-memory invocation's remote transactions. The invoker's lock, tail read, descriptor writes, tail write and unlock take about 4 remote misses of ~38 cycles at one hop (T_invoker 193 = the 8-cycle call + those; 149 in the minimal system); the study's 353 leaves about 345 cycles for them: twice as many transactions (its queue protocol is not given: e.g. a head and full check, a descriptor allocated in shared memory) or each twice as long. What-if, every remote miss 40 cycles longer: `commlab run rti --machine alewife-sim --variant sm --procs 64 --param rounds=8 --set memory.remote_miss_delay_cycles=40` (T_invoker 193 -> 358, T_invokee 471 -> 645): a diagnosis of where the cycles are, not a machine value: Alewife's published hardware read miss is 42-63 cycles (seed 000) and Fig. 7's no-prefetching rate implies a shorter miss than commlab's, so more transactions, not longer ones, is the likelier cause";
+/// Remote thread invocation by message (§4.3).
+const WHY_RTI_MP: &str = "mechanism: how often commlab's idle schedulers look for work. Each of the 62 idle processors sends a steal request round robin every pass (costs.sched_idle_loop = 8 cycles + the request's round trip), so the invoker (processor 0, itself a victim) takes a refusal handler about every 60 cycles: the invocation's own cost is 17 (the 8-cycle call + 9 to describe and launch, the minimal system's T_invoker), the study's figure, and the refusals add 10.6 on average; the invokee notices the invocation between its steal round trips and its T_invokee is 138 against the study's 244 (minimal system 53). The study's idle loop is not described. What-if, an idle pass of 200 cycles (fewer steal requests, a later look at the queue): `commlab run rti --machine alewife-sim --variant mp --procs 64 --param rounds=8 --set costs.sched_idle_loop=200` (T_invoker 27.6 -> 17.0, T_invokee 138 -> 215)";
+/// The no-prefetching copy of a large block (Fig. 7).
+const WHY_NOPF_LARGE: &str = "mechanism: the no-prefetching loop waits a whole remote miss per line. commlab's pays per 16-byte line a remote read miss (37.8 cycles at one hop, --stats latency), a local store miss (10), two hits and two passes of the loop (3 each): 57.8 cycles, 9.13 MB/s at every size; the study's rates (11.7 MB/s at 256 B, 16.4 at 4 KB) fall from 45 to 32 cycles a line as the block grows, below one remote miss (Alewife's published hardware read miss is 42-63 cycles, seed 000), so the study's large copy did not wait a whole remote miss per line; the study does not say what overlapped it. What-if, a remote miss without its 11-cycle directory access: `commlab run memcpy --machine alewife-sim --variant sm --procs 64 --param bytes=4096 --set memory.dir_cycles=0` (9.13 -> 11.3 MB/s, ratio 0.69): a diagnosis, not a machine value (no directory is free); also tried: memory.local_miss_cycles=0 10.0 MB/s, costs.memcpy_word=0 10.2, all three together 14.7";
 /// accum's local sum against sm-pf.
 const WHY_REMOTE_MISS: &str = "mechanism: one-line-ahead prefetching does not hide a whole remote miss on alewife-sim (the loop spends about 11 cycles on a line, a remote miss about 40), so sm-pf still waits on every line and the local sum is 0.78-0.82 of its time; the study's no-prefetching rate implies about 31 cycles a line against commlab's 58, a shorter remote miss. What-if, a shorter directory access: `commlab reproduce alewife-runtime --set memory.dir_cycles=5` (mp without the transfer / sm-pf 0.88 at 256 B to 0.93 at 4 KB)";
 /// grain's shared-memory scheduler at fine grain.
@@ -68,6 +76,20 @@ const WHY_SM_SCHEDULER_FACTOR: &str = "mechanism: the shared-memory scheduler's 
 const WHY_AQ_LARGEST: &str = "mechanism not established: at the largest problem (about 800 ms) the hybrid's speedup is within 10% of 64 (58.6), so the finding needs the shared-memory scheduler below 48.8; commlab's reaches 51.3 (its thieves try the victim's lock once and move on; about 1,900 LimitLESS traps a run). A shared-memory thief of lazy task creation ([17]) migrates a continuation by splitting the victim's stack through shared memory; commlab's reads a 6-word task from a frame the owner wrote at the fork, and how many lines the study's split touched is not known here. No what-if found";
 /// Fig. 7's quoted rates (MB/s) at 256 B and 4 KB.
 const FIG7: [(&str, f64, f64); 3] = [("sm", 11.7, 16.4), ("sm-pf", 7.3, 8.6), ("mp", 17.3, 55.4)];
+
+/// A row's why where one is known ([`Row::why_if_off`]).
+trait WhyIfOff {
+    fn why_if_off_opt(self, why: Option<&str>) -> Self;
+}
+
+impl WhyIfOff for Row {
+    fn why_if_off_opt(self, why: Option<&str>) -> Row {
+        match why {
+            Some(w) => self.why_if_off(w),
+            None => self,
+        }
+    }
+}
 
 fn sizes(ctx: &Ctx) -> Vec<usize> {
     ctx.pick(&SIZES, &QUICK_SIZES)
@@ -224,7 +246,8 @@ fn barrier_section(ctx: &Ctx, res: &Results, mhz: &Result<f64, String>, report: 
                 Published::Value(cycles),
                 Kind::Prediction,
             )
-            .measured(per(v), format!("counter cycles_per_barrier: {}", barrier(ctx, v).command())),
+            .measured(per(v), format!("counter cycles_per_barrier: {}", barrier(ctx, v).command()))
+            .why_if_off_opt((v == "mp").then_some(WHY_BARRIER_MP)),
         );
     }
     // Messages per arrival or wakeup signal: 2 (n - 1) signals a barrier.
@@ -286,7 +309,8 @@ fn rti_section(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
                     Published::Value(p),
                     Kind::Prediction,
                 )
-                .measured(t(v, which), format!("counter {which}: {}", rti(ctx, v, false).command())),
+                .measured(t(v, which), format!("counter {which}: {}", rti(ctx, v, false).command()))
+                .why_if_off(if v == "sm" { WHY_RTI_SM } else { WHY_RTI_MP }),
             );
         }
     }
@@ -362,7 +386,12 @@ fn fig7(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
                     Published::Value(p),
                     Kind::Prediction,
                 )
-                .measured(rate(res, v, b), format!("counter mbytes_per_s: {}", memcpy(v, b).command())),
+                .measured(rate(res, v, b), format!("counter mbytes_per_s: {}", memcpy(v, b).command()))
+                .why_if_off(match v {
+                    "sm" => WHY_NOPF_LARGE,
+                    "sm-pf" => WHY_PREFETCH,
+                    _ => WHY_COPY_FIXED,
+                }),
             );
         }
     }
@@ -377,7 +406,8 @@ fn fig7(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
                 Published::Value(p),
                 Kind::Prediction,
             )
-            .measured(ratio("mp", v, SMALL), "counters mbytes_per_s, mp / sm variant at 256 B"),
+            .measured(ratio("mp", v, SMALL), "counters mbytes_per_s, mp / sm variant at 256 B")
+            .why_if_off_opt((v == "sm").then_some(WHY_COPY_FIXED)),
         );
     }
     report.findings.push(
