@@ -169,6 +169,34 @@ fn prefetching_one_line_ahead_is_not_slower_for_large_blocks() {
 }
 
 #[test]
+fn a_destination_in_the_prefetched_lines_sets_loses_every_prefetch() {
+    // `--param layout=next-line`: destination line k shares its direct-mapped set with source
+    // line k + 1, the line just prefetched, so each store evicts it before its load.
+    let s = common::preset("alewife-sim", &[], None);
+    for (b, lines) in [(256usize, 16.0), (4096, 256.0)] {
+        let bytes = format!("bytes={b}");
+        let c = |v: &str, layout: &str| run(&s, "memcpy", v, &[bytes.as_str(), &format!("layout={layout}")]);
+        let (apart, collide) = (c("sm-pf", "apart"), c("sm-pf", "next-line"));
+        assert_eq!(apart.counters["prefetches"], lines - 1.0);
+        assert_eq!(apart.counters["prefetches_useful"], lines - 1.0, "{b} B apart");
+        assert_eq!(collide.counters["prefetches_useful"], 0.0, "{b} B next-line");
+        // One line past a multiple of 1 MB (64 K lines of 16 bytes).
+        assert_eq!(collide.counters["dst_src_lines"], 65537.0);
+        assert!(!apart.counters.contains_key("dst_src_lines"));
+        // The loop without prefetches is not slowed by the layout; with them, it falls below it.
+        let (plain, plain_collide) = (c("sm", "apart"), c("sm", "next-line"));
+        assert_eq!(plain.counters["copy_cycles"], plain_collide.counters["copy_cycles"], "{b} B sm");
+        assert!(
+            collide.counters["copy_cycles"] > plain.counters["copy_cycles"],
+            "{b} B: sm-pf next-line {} cycles vs sm {}",
+            collide.counters["copy_cycles"],
+            plain.counters["copy_cycles"]
+        );
+    }
+    refused(&s, "memcpy", "sm-pf", &["layout=diagonal"], "layout=diagonal");
+}
+
+#[test]
 fn accum_mp_splits_its_time_into_transfer_and_sum() {
     for (shape, s) in shapes() {
         let r = run(&s, "accum", "mp", &["words=2048"]);

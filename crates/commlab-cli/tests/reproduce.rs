@@ -297,6 +297,17 @@ fn alewife_runtime_every_figure_and_finding() {
             _ => assert!(f["why"].is_null(), "{f}"),
         }
     }
+    // So does every row that disagrees with the study (off, or an input out of tolerance).
+    let disagreeing = r["summary"]["rows_disagreeing"].as_u64().unwrap();
+    assert_eq!(r["summary"]["rows_disagreeing_explained"].as_u64(), Some(disagreeing), "{}", r["summary"]);
+    // (A row's why is shown only while it disagrees: check_common.)
+    for row in r["rows"].as_array().unwrap().iter().filter(|x| x["closeness"] == "off" || x["why"].is_string()) {
+        let why = row["why"].as_str().unwrap_or_else(|| panic!("an off row without its why: {row}"));
+        assert!(
+            why.contains("mechanism") && (why.contains("`commlab ") || why.ends_with("No what-if found")),
+            "an off row's why without its mechanism and what-if: {row}"
+        );
+    }
     let text = std::fs::read_to_string(dir.path().join("report.txt")).unwrap();
     let failing = r["findings"].as_array().unwrap().iter().filter(|f| f["holds"] == false).count();
     assert_eq!(text.lines().filter(|l| l.trim_start().starts_with("why (the full-size runs): ")).count(), failing);

@@ -25,6 +25,16 @@
 //! they arrive, as if the DMA engine drained them at once). So `mp` is a lower bound by the
 //! receiving DMA's time, which on these machines overlaps the slower network arrival.
 //!
+//! `--param layout` places the destination against the source: `apart` (the default: source
+//! line k and destination line k are an odd number of lines apart, so no source line ever
+//! shares a set of a direct-mapped cache with the destination line stored next to it), or
+//! `next-line`, a what-if the study does not rule out (it does not give its buffers'
+//! addresses): destination line k is one line plus a multiple of 1 MB past source line k, so
+//! in any direct-mapped cache of up to 1 MB it shares its set with source line k + 1, the line
+//! `sm-pf` has just prefetched, and the store stream evicts each prefetched line before its
+//! load. `counters.dst_src_lines` (with `next-line`): the destination's distance from the
+//! source in lines.
+//!
 //! `counters.copy_cycles`: from the start of the copy until the copier may use the
 //! destination (the last store for `sm`; the end of the reply's handler for `mp`).
 //! `counters.mbytes_per_s`: bytes / copy time at the machine's clock.
@@ -47,11 +57,18 @@ pub const INFO: AppInfo = AppInfo {
     params: &[
         ParamDoc { name: "bytes", default: "256", doc: "block size in bytes: 16 to 16384, a multiple of 8" },
         ParamDoc { name: "hops", default: "1", doc: "hops from the copier (processor 0) to the source's home (by default 1, or the nearest processor where none is 1 hop away, as natively: counters.hops)" },
+        ParamDoc { name: "layout", default: "apart", doc: "apart (source and destination lines never share a direct-mapped cache set) or next-line (a what-if: destination line k shares its set with source line k + 1 in any direct-mapped cache of up to 1 MB; counters.dst_src_lines)" },
     ],
 };
 
+/// Bytes of address space whose multiple the `next-line` layout adds (the largest
+/// direct-mapped cache it makes collide).
+const COLLIDE_SPAN_BYTES: usize = 1 << 20;
+
 struct Memcpy {
     kind: Reach,
+    /// `--param layout=next-line`.
+    next_line: bool,
     words: usize,
     home: ProcId,
     cleaner: ProcId,
@@ -68,6 +85,8 @@ pub struct State {
     copy_cycles: f64,
     /// Where the destination block starts (the copier records it).
     dst: Option<Addr>,
+    /// The destination's distance from the source in bytes.
+    distance: u64,
 }
 
 /// The source block's value at word `i` (distinct, not a simple pattern).
@@ -99,11 +118,18 @@ impl Program for Memcpy {
     fn main<N: Node<State = State>>(&self, node: &mut N) {
         let id = node.id();
         let src = node.alloc_shared(self.words, Placement::OnNode(self.home));
-        // One line more when the source has an even number of lines, so source line k and
-        // destination line k never map to the same set of a direct-mapped cache whatever its
-        // size (the distance between them is an odd number of lines).
+        // `apart`: one line more when the source has an even number of lines, so source line k
+        // and destination line k never map to the same set of a direct-mapped cache whatever
+        // its size (the distance between them is an odd number of lines). `next-line`: the
+        // distance is one line past a multiple of COLLIDE_SPAN_BYTES (regions are contiguous
+        // and line-aligned; the distance is recorded and checked).
         let src_lines = self.words.div_ceil(self.line_words);
-        let _pad = node.alloc_shared(self.line_words * (1 + src_lines % 2), Placement::OnNode(self.home));
+        let pad_words = if self.next_line {
+            (COLLIDE_SPAN_BYTES / 8 + self.line_words).saturating_sub(src_lines * self.line_words)
+        } else {
+            self.line_words * (1 + src_lines % 2)
+        };
+        let _pad = node.alloc_shared(pad_words, Placement::OnNode(self.home));
         let dst = node.alloc_shared(self.words, Placement::OnNode(WORKER));
         if self.kind != Reach::Dma {
             let values: Vec<u64> = (0..self.words).map(source_value).collect();
@@ -131,6 +157,7 @@ impl Program for Memcpy {
             node.state(|s| {
                 s.copy_cycles = t1 - t0;
                 s.dst = Some(dst);
+                s.distance = dst.0 - src.0;
             });
         }
         // No barrier after the timed part: the others' arrivals would interrupt the copier.
@@ -144,6 +171,11 @@ pub(crate) const BYTES: (&str, fn(usize) -> bool) =
 pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<AppResult, AppError> {
     let kind = Reach::of_variant(INFO.name, variant);
     let bytes: usize = params.get("bytes", BYTES)?;
+    let next_line = match params.raw("layout") {
+        "apart" => false,
+        "next-line" => true,
+        other => return Err(AppError::Input(format!("--param layout={other}: memcpy needs apart or next-line"))),
+    };
     let (hops, home) = partner_param(backend, params, INFO.name)?;
     kind.check_messages(backend, INFO.name)?;
     let cleaner = kind.cleaner(backend, INFO.name, home)?;
@@ -151,7 +183,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let line_words = (backend.line_bytes() / 8).max(1);
     let memcpy_word = cost(backend, "memcpy_word")?;
     let sched = Sched::of(backend)?;
-    let prog = Arc::new(Memcpy { kind, words, home, cleaner, line_words, memcpy_word, sched });
+    let prog = Arc::new(Memcpy { kind, next_line, words, home, cleaner, line_words, memcpy_word, sched });
     let out = backend.run(prog).map_err(run_err)?;
 
     let want: Vec<u64> = (0..words).map(source_value).collect();
@@ -163,15 +195,34 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
         },
     };
     let wrong = (0..words).filter(|&i| got.get(i) != Some(&want[i])).count();
+    let line_bytes = backend.line_bytes() as u64;
+    let distance = out.states[WORKER].distance;
+    // The layout asked for is the one the copy ran with (a different allocator would break it).
+    let laid_out = !next_line || distance % COLLIDE_SPAN_BYTES as u64 == line_bytes;
     let cycles = crate::app::cycles_figure(out.states[WORKER].copy_cycles, backend.cycles_per_us());
     let mut counters = BTreeMap::new();
     counters.insert("copy_cycles".into(), cycles);
     counters.insert("mbytes_per_s".into(), mbytes_per_s(bytes, cycles, backend.cycles_per_us()));
     counters.insert("hops".into(), hops as f64);
+    if next_line {
+        counters.insert("dst_src_lines".into(), (distance / line_bytes) as f64);
+    }
     let check = Check {
-        ok: wrong == 0 && cycles > 0.0,
+        ok: wrong == 0 && cycles > 0.0 && laid_out,
         max_error: wrong as f64,
-        detail: format!("{} of {words} destination words hold the source's values", words - wrong),
+        detail: format!(
+            "{} of {words} destination words hold the source's values{}",
+            words - wrong,
+            match (next_line, laid_out) {
+                (false, _) => String::new(),
+                (true, true) =>
+                    format!(" (layout next-line: the destination {} lines past the source)", distance / line_bytes),
+                (true, false) => format!(
+                    " (layout next-line not achieved: the destination {} lines past the source)",
+                    distance / line_bytes
+                ),
+            }
+        ),
     };
     Ok(result(out.stats, counters, check))
 }

@@ -55,9 +55,17 @@ const COPIES: [(&str, &str); 3] = [("sm", "no-prefetching"), ("sm-pf", "prefetch
 // preset: every value they set is outside what a source gives.
 
 /// Prefetching's place among the copies.
-const WHY_PREFETCH: &str = "mechanism not modelled: on alewife-sim a prefetch costs its issuer one cycle (memory.prefetch_issue_cycles = 1) and always merges with the later load, so one-line-ahead prefetching halves the copy's time; the study's rates (7.3 and 8.6 MB/s at 256 B and 4 KB, 33 MHz) imply about 61 cycles a 16-byte line with prefetching against 31 without, i.e. a prefetch that costs about a remote miss. What-if, a prefetch that holds the processor about as long as a remote miss: `commlab reproduce alewife-runtime --set memory.prefetch_issue_cycles=40` (256 B: mp 35.5, no-prefetching 9.1, prefetching 8.6 MB/s; 4 KB: 67.3, 9.1, 8.8; mp / prefetching 4.2x -> 7.7x)";
+const WHY_PREFETCH: &str = "mechanism: what becomes of the prefetched line in the copy. On alewife-sim a one-line-ahead prefetch (memory.prefetch_issue_cycles = 1) merges with the later load, and memcpy places its buffers apart (no source line shares a set of the 64 KB direct-mapped cache with the destination line stored next to it), so every prefetch is useful (15 of 15 at 256 B, 255 of 255 at 4 KB) and prefetching halves the copy's time. The study's rates (7.3 and 8.6 MB/s at 256 B and 4 KB, 33 MHz) imply about 61 cycles a 16-byte line with prefetching against 32-45 without, while its accum, the same prefetching loop without the stores, is its fastest shared-memory variant (Fig. 8): the prefetch is lost to the copy's stores (Alewife's designers describe prefetched data lost to cache conflicts before its use, the 'window of vulnerability' of multiphase transactions: Kubiatowicz, Chaiken and Agarwal, ASPLOS 1992). The study does not give its buffers' addresses. What-if, each destination line in the cache set of the source line just prefetched: `commlab run memcpy --machine alewife-sim --variant sm-pf --procs 64 --param bytes=256 --param layout=next-line` (16.8 -> 7.58 MB/s, 0 of 15 prefetches useful; at 4 KB 17.9 -> 7.50, 0 of 255; no-prefetching 9.13 and message-passing unchanged, so the study's order message-passing > no-prefetching > prefetching holds at both sizes, and mp / prefetching grows 4.7x -> 9.0x; accum has no stores and is unchanged). A cruder what-if, a prefetch that holds the processor about as long as a remote miss: `commlab reproduce alewife-runtime --set memory.prefetch_issue_cycles=40` (256 B: mp 35.5, no-prefetching 9.1, prefetching 8.6 MB/s; 4 KB: 67.3, 9.1, 8.8), but it also slows accum's prefetching loop below the message copy (accum mp / sm-pf 0.67 at 256 B, 0.56 at 4 KB), against Fig. 8";
 /// The message copy's fixed cost (memcpy, accum, jacobi).
-const WHY_COPY_FIXED: &str = "mechanism: the message copy's fixed cost. The study's two quoted rates (256 B at 17.3 and 4 KB at 55.4 MB/s, 33 MHz: 488 and 2,440 cycles) give about 358 cycles a copy + 0.51 a byte; commlab's (238 and 2,009 cycles) about 120 + 0.46: some 240 cycles of the study's copy path (its software at both ends) are not charged on alewife-sim, not yet derived from an instruction count, so messages win small copies, accum's small blocks and jacobi's small grids. What-if, those 240 cycles charged at the DMA send: `commlab reproduce alewife-runtime --set messaging.dma_setup_cycles=240` (jacobi sm / mp time 0.87, 1.09, 1.22 at 32, 64, 128; accum mp / sm-pf 1.94 at 256 B, 1.18 at 4 KB). Caution: the same two-point fit of the study's loop rates gives the loops a fixed cost too (no-prefetching 221 cycles + 31.3 a line, prefetching 186 + 60.7; commlab's loops about 0 + 57.8 and 0 + 29.5), so the study's message copy costs only 137-172 cycles more than a loop's fixed part, against commlab's 120; part of the 240 may be common to all three copies (the harness or the copy routine), which this what-if charges to the message copy alone";
+const WHY_COPY_FIXED: &str = "mechanism: the message copy's fixed cost. The study's two quoted rates (256 B at 17.3 and 4 KB at 55.4 MB/s, 33 MHz: 488 and 2,440 cycles) give about 358 cycles a copy + 0.51 a byte; commlab's (238 and 2,009 cycles) about 120 + 0.46: some 240 cycles of the study's copy path (its software at both ends) are not charged on alewife-sim, not yet derived from an instruction count, so messages win small copies, accum's small blocks and jacobi's small grids. What-if, those 240 cycles charged at the DMA send: `commlab reproduce alewife-runtime --set messaging.dma_setup_cycles=240` (jacobi sm / mp time 0.87, 1.09, 1.22 at 32, 64, 128; accum mp / sm-pf 1.94 at 256 B, 1.18 at 4 KB; memcpy mp 35.5 -> 17.7 MB/s at 256 B and 67.3 -> 60.1 at 4 KB, mp / no-prefetching at 256 B 3.88 -> 1.93). Caution: the same two-point fit of the study's loop rates gives the loops a fixed cost too (no-prefetching 221 cycles + 31.3 a line, prefetching 186 + 60.7; commlab's loops about 0 + 57.8 and 0 + 29.5), so the study's message copy costs only 137-172 cycles more than a loop's fixed part, against commlab's 120; part of the 240 may be common to all three copies (the harness or the copy routine), which this what-if charges to the message copy alone";
+/// The message barrier's cycles (§4.2).
+const WHY_BARRIER_MP: &str = "mechanism: the message barrier's handler cost. About 17 handler runs lie in series on a barrier's critical path (8 arrivals at a first-level parent, 8 at the root, a wakeup at each level; cycles_per_barrier grows 17 a cycle of handler body), each on alewife-sim interrupt entry 5 (published) + body 7 (messaging.barrier_handler_cycles, an instruction count of count-and-compare or release) + exit 3, besides the sends and the network; the study's 660 cycles leave about 19 more a handler run (326 over 17). Derivable but not charged (the engine's barrier sends without them; no machine key): the wakeup fan-out loop's own instructions, about 4 a child (increment, compare, branch and its delay slot), some 64 cycles over the two fan-outs in series (the study does not describe its handler's code; a wakeup that resumes a descheduled user thread would add its reschedule once, not per message). What-if, a handler body of 28 cycles: `commlab run barrier --machine alewife-sim --variant mp --procs 64 --param arity=study --param barriers=10 --set messaging.barrier_handler_cycles=28` (cycles_per_barrier 334 -> 665; 27 gives 648)";
+/// Remote thread invocation through shared memory (§4.3).
+const WHY_RTI_SM: &str = "mechanism: the shared-memory invocation's remote transactions. The invoker's lock, tail read, descriptor writes, tail write and unlock take about 4 remote misses of ~38 cycles at one hop (T_invoker grows 4.1 a cycle of remote-miss delay; 193 with the 8-cycle call and the lock's 16 cycles of instructions, 149 in the minimal system); the study's 353 leaves about 345 cycles for them: twice as many transactions (its queue protocol is not given: e.g. a head and full check, a descriptor allocated in shared memory) or each twice as long. What-if, every remote miss 40 cycles longer: `commlab run rti --machine alewife-sim --variant sm --procs 64 --param rounds=8 --set memory.remote_miss_delay_cycles=40` (T_invoker 193 -> 358, T_invokee 471 -> 645): a diagnosis of where the cycles are, not a machine value: Alewife's published hardware read miss is 42-63 cycles (seed 000) and Fig. 7's no-prefetching rate implies a shorter miss than commlab's, so more transactions, not longer ones, is the likelier cause";
+/// Remote thread invocation by message (§4.3).
+const WHY_RTI_MP: &str = "mechanism: how often commlab's idle schedulers look for work. Each of the 62 idle processors sends a steal request round robin every pass (costs.sched_idle_loop = 8 cycles + the request's round trip), so the invoker (processor 0, itself a victim) takes a refusal handler about every 65 cycles (205,783 failed steals over 63 victims in about 216 k cycles): the invocation's own cost is 17 (the 8-cycle call + 9 to describe and launch, the minimal system's T_invoker), the study's figure, and the refusals add 10.6 on average; the invokee notices the invocation between its steal round trips and its T_invokee is 138 against the study's 244 (minimal system 53). The study's idle loop is not described. What-if, an idle pass of 200 cycles (fewer steal requests, a later look at the queue): `commlab run rti --machine alewife-sim --variant mp --procs 64 --param rounds=8 --set costs.sched_idle_loop=200` (T_invoker 27.6 -> 17.0, T_invokee 138 -> 215)";
+/// The no-prefetching copy of a large block (Fig. 7).
+const WHY_NOPF_LARGE: &str = "mechanism: the no-prefetching loop waits a whole remote miss per line. commlab's pays per 16-byte line a remote read miss (37.8 cycles at one hop, --stats latency), a local store miss (10), two hits and two passes of the loop (3 each): 57.8 cycles, 9.13 MB/s at every size; the study's rates (11.7 MB/s at 256 B, 16.4 at 4 KB) fall from 45 to 32 cycles a line as the block grows, below one remote miss (Alewife's published hardware read miss is 42-63 cycles, seed 000), so the study's large copy did not wait a whole remote miss per line; the study does not say what overlapped it. What-if, a remote miss without its 11-cycle directory access: `commlab run memcpy --machine alewife-sim --variant sm --procs 64 --param bytes=4096 --set memory.dir_cycles=0` (9.13 -> 11.3 MB/s, ratio 0.69): a diagnosis, not a machine value (no directory is free); also tried: memory.local_miss_cycles=0 10.0 MB/s, costs.memcpy_word=0 10.2, all three together 14.7";
 /// accum's local sum against sm-pf.
 const WHY_REMOTE_MISS: &str = "mechanism: one-line-ahead prefetching does not hide a whole remote miss on alewife-sim (the loop spends about 11 cycles on a line, a remote miss about 40), so sm-pf still waits on every line and the local sum is 0.78-0.82 of its time; the study's no-prefetching rate implies about 31 cycles a line against commlab's 58, a shorter remote miss. What-if, a shorter directory access: `commlab reproduce alewife-runtime --set memory.dir_cycles=5` (mp without the transfer / sm-pf 0.88 at 256 B to 0.93 at 4 KB)";
 /// grain's shared-memory scheduler at fine grain.
@@ -65,9 +73,23 @@ const WHY_SM_SCHEDULER: &str = "mechanism: commlab's shared-memory lazy-task sch
 /// The factor of two over every scheduler run.
 const WHY_SM_SCHEDULER_FACTOR: &str = "mechanism: the shared-memory scheduler's LimitLESS overflows at fine grain: each idle thief reads the deque header of every processor it tries (round robin over all 63), so every header's readers overflow its 5 hardware pointers and its owner traps (counter software_traps, about 1,400 a run of grain); at l = 0 the hybrid / sm speedup is 5.9x (sm 3.98, hybrid 23.6). What-if, a full-map directory: `commlab reproduce alewife-runtime --set memory.hw_pointers=64` (largest 2.44x, grain l = 25; sm 10.0 at l = 0); [17]'s victim choice on a 64-processor directory machine is not known here";
 /// aq's largest problem: the hybrid's lead.
-const WHY_AQ_LARGEST: &str = "mechanism not established: at the largest problem (about 800 ms) the hybrid's speedup is within 10% of 64 (58.6), so the finding needs the shared-memory scheduler below 48.8; commlab's reaches 51.3 (its thieves try the victim's lock once and move on; about 1,900 LimitLESS traps a run). A shared-memory thief of lazy task creation ([17]) migrates a continuation by splitting the victim's stack through shared memory; commlab's reads a 6-word task from a frame the owner wrote at the fork, and how many lines the study's split touched is not known here. No what-if found";
+const WHY_AQ_LARGEST: &str = "mechanism: the cost of the shared-memory scheduler's remote transactions (steals, joins, searching). At the largest problem (about 800 ms) the hybrid's speedup is within 10% of 64 (58.6), so the finding needs the shared-memory scheduler below 48.8; commlab's reaches 51.3 (1,230 steals and about 1,900 LimitLESS traps a run; 76 k cycles of memory wait a processor). A shared-memory thief of lazy task creation ([17]) migrates a continuation by splitting the victim's stack through shared memory; commlab's reads a 6-word task from a frame the owner wrote at the fork; how many lines the study's split touched is not known here. What-if, every remote miss 150 cycles longer (standing for more remote transactions per steal, join and search, not a machine value: Alewife's published hardware read miss is 42-63 cycles, seed 000): `commlab reproduce alewife-runtime --set memory.remote_miss_delay_cycles=150` (aq hybrid / sm at the largest 1.14x -> 1.24x, sm 51.3 -> 47.2; at the smallest 2.38x -> 1.84x, where slower thieves overflow fewer pointers: sm 3.97 -> 5.14). Tried: remote_miss_delay_cycles 40, 80, 100, 120 (1.16x, 1.19x, 1.19x, 1.22x at the largest, 2.59x at the smallest with 120), memory.hw_pointers=1 (1.46x at the largest, but 4.90x at the smallest), memory.dir_occupancy_cycles=40 (1.27x, 3.22x at the smallest), memory.inv_send_cycles=40 (1.17x)";
 /// Fig. 7's quoted rates (MB/s) at 256 B and 4 KB.
 const FIG7: [(&str, f64, f64); 3] = [("sm", 11.7, 16.4), ("sm-pf", 7.3, 8.6), ("mp", 17.3, 55.4)];
+
+/// A row's why where one is known ([`Row::why_if_off`]).
+trait WhyIfOff {
+    fn why_if_off_opt(self, why: Option<&str>) -> Self;
+}
+
+impl WhyIfOff for Row {
+    fn why_if_off_opt(self, why: Option<&str>) -> Row {
+        match why {
+            Some(w) => self.why_if_off(w),
+            None => self,
+        }
+    }
+}
 
 fn sizes(ctx: &Ctx) -> Vec<usize> {
     ctx.pick(&SIZES, &QUICK_SIZES)
@@ -224,7 +246,8 @@ fn barrier_section(ctx: &Ctx, res: &Results, mhz: &Result<f64, String>, report: 
                 Published::Value(cycles),
                 Kind::Prediction,
             )
-            .measured(per(v), format!("counter cycles_per_barrier: {}", barrier(ctx, v).command())),
+            .measured(per(v), format!("counter cycles_per_barrier: {}", barrier(ctx, v).command()))
+            .why_if_off_opt((v == "mp").then_some(WHY_BARRIER_MP)),
         );
     }
     // Messages per arrival or wakeup signal: 2 (n - 1) signals a barrier.
@@ -286,7 +309,8 @@ fn rti_section(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
                     Published::Value(p),
                     Kind::Prediction,
                 )
-                .measured(t(v, which), format!("counter {which}: {}", rti(ctx, v, false).command())),
+                .measured(t(v, which), format!("counter {which}: {}", rti(ctx, v, false).command()))
+                .why_if_off(if v == "sm" { WHY_RTI_SM } else { WHY_RTI_MP }),
             );
         }
     }
@@ -362,7 +386,12 @@ fn fig7(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
                     Published::Value(p),
                     Kind::Prediction,
                 )
-                .measured(rate(res, v, b), format!("counter mbytes_per_s: {}", memcpy(v, b).command())),
+                .measured(rate(res, v, b), format!("counter mbytes_per_s: {}", memcpy(v, b).command()))
+                .why_if_off(match v {
+                    "sm" => WHY_NOPF_LARGE,
+                    "sm-pf" => WHY_PREFETCH,
+                    _ => WHY_COPY_FIXED,
+                }),
             );
         }
     }
@@ -377,7 +406,8 @@ fn fig7(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
                 Published::Value(p),
                 Kind::Prediction,
             )
-            .measured(ratio("mp", v, SMALL), "counters mbytes_per_s, mp / sm variant at 256 B"),
+            .measured(ratio("mp", v, SMALL), "counters mbytes_per_s, mp / sm variant at 256 B")
+            .why_if_off_opt((v == "sm").then_some(WHY_COPY_FIXED)),
         );
     }
     report.findings.push(
