@@ -494,6 +494,27 @@ fn copy_transfer_every_figure_row_and_finding() {
         not_evaluated.iter().all(|f| f["measured"].as_str().unwrap().contains("not yet modelled")),
         "only §5.1's loading may be left unevaluated (before the loaders parameter): {not_evaluated:?}"
     );
+    // Every failing finding and every row that disagrees with the study (off, or an input out
+    // of its tolerance) names its mechanism and a what-if command, or says none was found.
+    let explained = |why: &Value| {
+        why.as_str()
+            .is_some_and(|w| w.contains("mechanism") && (w.contains("`commlab ") || w.ends_with("No what-if found")))
+    };
+    for f in findings.iter().filter(|f| f["holds"] == false) {
+        assert!(explained(&f["why"]), "a failing finding without its mechanism and what-if: {f}");
+    }
+    let disagrees = |x: &Value| {
+        x["closeness"] == "off"
+            || (x["kind"] == "input"
+                && x["caveat"].is_null()
+                && !(x["closeness"] == "within 10%" || x["closeness"] == "withheld"))
+    };
+    let disagreeing: Vec<&Value> = rows.iter().filter(|x| disagrees(x)).collect();
+    for x in &disagreeing {
+        assert!(explained(&x["why"]), "a row that disagrees without its mechanism and what-if: {x}");
+    }
+    assert_eq!(r["summary"]["rows_disagreeing"].as_u64(), Some(disagreeing.len() as u64), "{}", r["summary"]);
+    assert_eq!(r["summary"]["rows_disagreeing_explained"], r["summary"]["rows_disagreeing"], "{}", r["summary"]);
 
     // Deterministic: the same report on one thread (figures byte for byte).
     let dir2 = TempDir::new("reproduce-copy-transfer-2");

@@ -494,6 +494,8 @@ pub struct DramConfig {
     pub ps_per_byte: f64,
     /// One DRAM (banks and bus) shared by every processor.
     pub shared: bool,
+    /// With `shared`: the protocol's line transfers hold its bus too.
+    pub bus_coherent: bool,
 }
 
 /// Stream read-ahead buffers.
@@ -840,6 +842,12 @@ fn hierarchy_config(h: &HierarchySpec, mem: &MemorySpec, cycle_ps: f64) -> Resul
             format!("must be a power of two >= 8, got {}", d.interleave_bytes),
         ));
     }
+    if d.bus_coherent && !d.shared {
+        return Err(ConfigError::key(
+            "hierarchy.dram.bus_coherent",
+            "needs hierarchy.dram.shared = true (one memory bus for every processor)".to_string(),
+        ));
+    }
     let dram = DramConfig {
         banks: d.banks,
         interleave_bytes: d.interleave_bytes,
@@ -847,6 +855,7 @@ fn hierarchy_config(h: &HierarchySpec, mem: &MemorySpec, cycle_ps: f64) -> Resul
         latency_ps: ps(mem.local_miss_cycles),
         ps_per_byte: per_byte(d.bytes_per_cycle),
         shared: d.shared,
+        bus_coherent: d.bus_coherent,
     };
     let stream = h.stream.as_ref().map(|s| StreamConfig {
         buffers: s.buffers as usize,

@@ -295,6 +295,10 @@ pub struct DramSpec {
     /// its banks and bus are shared. Absent or false: each node has its own.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shared: bool = key("true/false", "one memory for all processors (a bus-based SMP): every processor's DRAM accesses share its banks and bus, granted first come first served in simulated time"),
+    /// With `shared`: the coherence protocol's data transfers hold the same bus (one system
+    /// bus for every transfer). Absent or false: they cross the network only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bus_coherent: bool = key("true/false", "with shared: every data transfer of the coherence protocol (a line to a cache or back to memory) also holds the memory's bus for the line's transfer time, first come first served with the DRAM's own transfers, so a line waits while another transfer holds the bus"),
 }
 }
 

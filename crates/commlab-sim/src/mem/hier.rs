@@ -262,6 +262,19 @@ impl Memory {
         bus_start + xfer
     }
 
+    /// When a protocol message carrying a line, ready to leave at `t`, may start: with
+    /// `hierarchy.dram.bus_coherent`, the line's transfer holds the one memory bus (the first
+    /// free interval from `t`, as a DRAM transfer is granted), so it waits while another
+    /// processor's transfer holds it; the network then carries it as before. Otherwise `t`.
+    pub(crate) fn coherent_bus(&mut self, t: u64) -> u64 {
+        let Some(h) = self.t.hierarchy else { return t };
+        if !(h.dram.shared && h.dram.bus_coherent) {
+            return t;
+        }
+        let xfer = crate::machine::round_to_u64(self.t.line_bytes as f64 * h.dram.ps_per_byte);
+        self.drams[0].bus_cal.reserve(t, xfer)
+    }
+
     /// A write of `bytes` at `addr` into node `p`'s DRAM at `t` (a write-buffer entry or a
     /// dirty line written back): its bank is busy `bank_busy`, the data crosses the bus as the
     /// bank starts (no read latency). Returns when the bus has taken it.

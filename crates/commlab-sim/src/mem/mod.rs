@@ -700,6 +700,7 @@ impl Memory {
             self.local_fifo[from] = at;
             self.outbox.push(MemEffect::Deliver { node: from, kind, line, requester, at });
         } else {
+            let at = if kind.carries_line() { self.coherent_bus(at) } else { at };
             self.outbox.push(MemEffect::Send { from, to, kind, line, requester, at });
         }
     }
@@ -1280,6 +1281,7 @@ impl Memory {
                     *c = (*c).max(at);
                 }
             }
+            let at = self.coherent_bus(at);
             self.outbox.push(MemEffect::Send { from: p, to: home, kind: ProtoKind::Writeback, line, requester: p, at });
         }
     }
