@@ -444,7 +444,8 @@ mod tests {
         let s = commlab_sim::Simulator::new(machine);
         let params: Vec<String> = params.iter().map(|p| p.to_string()).collect();
         let (variant, params) = params.split_first().expect("a variant");
-        let r = crate::run_app(&s, "copy-transfer", variant, params, 1).expect("runs");
+        let params = Params::parse(&INFO, params).expect("parameters");
+        let r = run(&s, variant, &params).expect("runs");
         assert!(r.check.ok, "{params:?}: {}", r.check.detail);
         r.counters["mbytes_per_s"]
     }
