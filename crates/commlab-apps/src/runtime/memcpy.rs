@@ -85,7 +85,8 @@ pub struct State {
     copy_cycles: f64,
     /// Where the destination block starts (the copier records it).
     dst: Option<Addr>,
-    /// The destination's distance from the source in bytes.
+    /// The destination's distance from the source in bytes (addresses need not grow on a
+    /// native backend, hence a distance, not a difference).
     distance: u64,
 }
 
@@ -157,7 +158,7 @@ impl Program for Memcpy {
             node.state(|s| {
                 s.copy_cycles = t1 - t0;
                 s.dst = Some(dst);
-                s.distance = dst.0 - src.0;
+                s.distance = dst.0.abs_diff(src.0);
             });
         }
         // No barrier after the timed part: the others' arrivals would interrupt the copier.

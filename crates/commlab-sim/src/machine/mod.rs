@@ -498,6 +498,13 @@ pub struct DramConfig {
     pub bus_coherent: bool,
 }
 
+impl DramConfig {
+    /// Picoseconds `bytes` hold the DRAM's bus.
+    pub fn bus_ps(&self, bytes: u64) -> u64 {
+        round_to_u64(bytes as f64 * self.ps_per_byte)
+    }
+}
+
 /// Stream read-ahead buffers.
 #[derive(Clone, Copy, Debug)]
 pub struct StreamConfig {

@@ -245,7 +245,7 @@ impl Memory {
         let d = h.dram;
         let bytes = self.t.line_bytes;
         let bank = ((line * bytes / d.interleave_bytes) % d.banks) as usize;
-        let xfer = crate::machine::round_to_u64(bytes as f64 * d.ps_per_byte);
+        let xfer = d.bus_ps(bytes);
         if d.shared {
             // One memory on the system bus: the bank and then the bus, each granted at its
             // first free interval (first come, first served in simulated time).
@@ -271,7 +271,7 @@ impl Memory {
         if !(h.dram.shared && h.dram.bus_coherent) {
             return t;
         }
-        let xfer = crate::machine::round_to_u64(self.t.line_bytes as f64 * h.dram.ps_per_byte);
+        let xfer = h.dram.bus_ps(self.t.line_bytes);
         self.drams[0].bus_cal.reserve(t, xfer)
     }
 
@@ -281,7 +281,7 @@ impl Memory {
     fn dram_write(&mut self, p: usize, addr: u64, bytes: u64, t: u64, h: &HierarchyConfig) -> u64 {
         let d = h.dram;
         let bank = ((addr / d.interleave_bytes) % d.banks) as usize;
-        let xfer = crate::machine::round_to_u64(bytes as f64 * d.ps_per_byte);
+        let xfer = d.bus_ps(bytes);
         if d.shared {
             let node = &mut self.drams[0];
             let start = node.bank_cal[bank].reserve(t, d.bank_busy_ps);
