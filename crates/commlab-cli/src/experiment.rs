@@ -43,6 +43,7 @@
 //! machine's cycles: bisection bytes per local miss / this machine's local miss, and network
 //! latency in local misses x this machine's local miss.
 
+mod args;
 mod blizzard;
 pub(crate) use blizzard::{
     quick_params as blizzard_quick_params, study_params as blizzard_study_params,
@@ -50,6 +51,7 @@ pub(crate) use blizzard::{
 };
 mod copy_transfer;
 mod fft2d;
+mod rows;
 
 use crate::chart::runs::{self as chart_runs, RunBars, Stack};
 use crate::chart::{self, Cross, LineChart, Marker, Series, XKind};
@@ -57,166 +59,17 @@ use crate::crossover::{crossovers, Crossover};
 use crate::failure::{failed, input, Failure};
 use crate::machine_arg;
 use crate::machine_table::{self, MachineRow};
-use crate::record::{self, ResultRecord, RunMeta};
-use crate::sweep::{self, SweepArgs};
+use crate::record::{ResultRecord, RunMeta};
+use crate::sweep;
+use args::{app_name, machine_name, sweep_args};
+pub use args::{ExperimentArgs, Name, LONG_ABOUT};
 use commlab_api::TrafficClass;
 use commlab_sim::machine;
 use commlab_sim::Simulator;
+use rows::{read_rows, write_summary, Row};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-/// `commlab experiment --help`.
-pub const LONG_ABOUT: &str = "Run one of the classic communication-mechanism experiments: a sweep of the machine \
-with results, a summary with crossovers, and plots (PNG and SVG) in DIR.\n\n\
-  bisection    cross-traffic from 0 to 90% of the bisection; x = bisection bandwidth left to the application \
-(bytes per processor cycle): the bisection less the cross-traffic each run achieved \
-(counters.cross_traffic_bytes_per_cycle), not the configured rate (with FIFO arbitration, the study's, it can be less)\n  \
-latency      processor clock scaled with the network held fixed; x = one-way latency of a 24-byte message \
-(processor cycles); DIR/delay/ holds the second method, a fixed delay added to every remote miss\n  \
-overhead     message send and receive overheads scaled 1x to 10x\n  \
-aggregation  iccg only: one message per edge, then buffers of 2 to 16 edges (speedup, edges per message)\n  \
-volume       traffic volume per variant by class\n  \
-grain        grain app: leaf delay l from 0 to 1000 cycles (log steps); speedup of sm and mp (default machine \
-alewife-sim)\n  \
-memcpy       memcpy app: block size 16 to 16384 bytes; MB/s of each copy variant (default machine alewife-sim)\n  \
-copy-transfer  copy-transfer app: MB/s over strides (1 to 64 words) x working sets (4 KB to beyond the last cache \
-level), local and each remote variant the machine has (fetch; get and put with one-sided access), as heat maps; \
-and the large transfers (16 MiB) by stride, strided loads vs strided stores, per variant; \
---quick: a few small points (default machine t3e)\n  \
-fft2d        fft2d app: MFlop/s against problem size (n = 64 to 1024, 4 processors) for each transpose variant the \
-machine has: total, local computation (row FFTs) and transposes; --quick: n = 16, 32 (default machine t3e)\n  \
-blizzard     the Blizzard study's five apps (dsmc, barnes, appbt, moldyn, em3d; no app argument) in stache and custom on blizzard-s, -e \
-and -t at 1 to 16 processors at the study's inputs (SMP nodes polling Typhoon-0, the presets' own; em3d custom at 128-byte \
-blocks): speedup plots per app, run times at 16 processors; --quick: small sizes at 1, 2, 4\n\n\
-Real machines (the presets) are marked on the bisection and latency axes by their figures normalised by \
-local-miss time and expressed in this machine's cycles. Results are appended as they finish; rerun with \
---resume to continue an interrupted experiment.\n\n\
---procs runs an experiment at one machine size; to vary the processor count, sweep it: \
-`commlab sweep APP --vary procs=4,8,16,32` (add the experiment's key as a second --vary for a grid, e.g. \
---vary messaging.overhead_scale=1:10:4).\n\n\
-Examples:\n  \
-commlab experiment bisection em3d --jobs 2\n  \
-commlab experiment latency em3d --points 6\n  \
-commlab experiment aggregation iccg --param matrix=../shared/data/matrices/bcsstk32.mtx.gz\n  \
-commlab experiment volume em3d --out em3d-volume\n  \
-commlab experiment grain --procs 64\n  \
-commlab experiment memcpy\n  \
-commlab experiment copy-transfer --machine t3d --quick\n  \
-commlab experiment fft2d --machine t3d\n  \
-commlab experiment blizzard --quick";
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Name {
-    Bisection,
-    Latency,
-    Overhead,
-    Aggregation,
-    Volume,
-    Grain,
-    Memcpy,
-    CopyTransfer,
-    Fft2d,
-    Blizzard,
-}
-
-impl Name {
-    /// The app an experiment is about, when it is about one app only.
-    fn own_app(self) -> Option<&'static str> {
-        match self {
-            Name::Grain => Some("grain"),
-            Name::Memcpy => Some("memcpy"),
-            Name::CopyTransfer => Some("copy-transfer"),
-            Name::Fft2d => Some("fft2d"),
-            _ => None,
-        }
-    }
-
-    /// As typed on the command line.
-    fn text(self) -> String {
-        use clap::ValueEnum;
-        self.to_possible_value().expect("every experiment has a name").get_name().to_string()
-    }
-}
-
-#[derive(clap::Args)]
-pub struct ExperimentArgs {
-    /// Which experiment.
-    #[arg(value_enum)]
-    name: Name,
-    /// Application name (see `commlab apps`); grain, memcpy and copy-transfer name their own app,
-    /// blizzard runs its own set.
-    app: Option<String>,
-    /// Variant to run, several separated by commas, or `all` (copy-transfer: those the machine
-    /// has).
-    #[arg(long, default_value = "all")]
-    variant: String,
-    /// Set an application parameter (repeatable).
-    #[arg(long = "param", value_name = "KEY=VALUE")]
-    param: Vec<String>,
-    /// Override a machine key for every run (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<String>,
-    /// Preset name or path to a machine TOML file [default: alewife; alewife-sim for grain and
-    /// memcpy, the runtime study's machine; t3e for copy-transfer].
-    #[arg(long)]
-    machine: Option<String>,
-    /// Resize the machine to N processors.
-    #[arg(long)]
-    procs: Option<usize>,
-    /// Seed of every pseudo-random choice.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Runs at once, on as many threads [default: the number of cores]; fewer if memory is
-    /// short. Results do not depend on it.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    jobs: Option<u64>,
-    /// Points along the x axis (sweeping experiments).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(2..))]
-    points: u64,
-    /// Output directory [default: experiment-NAME-APP].
-    #[arg(long, value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Continue an interrupted experiment in DIR.
-    #[arg(long)]
-    resume: bool,
-    /// Do not mark where the preset machines sit on the x axis.
-    #[arg(long)]
-    no_marks: bool,
-    /// copy-transfer: 4 strides x 3 small working sets (seconds), not the whole surface;
-    /// fft2d: n = 16 and 32; blizzard: small parameters at 1, 2 and 4 processors.
-    #[arg(long)]
-    quick: bool,
-    /// Keep detailed statistics of every run (per-node, per-link, latency, interval=CYCLES;
-    /// repeatable), as `commlab sweep --stats`: one file per run under the results' directory,
-    /// stats/KIND/p<point>.<variant>.jsonl.
-    #[arg(long = "stats", value_name = "KIND")]
-    stats: Vec<String>,
-}
-
-/// One finished run, as read back from results.jsonl.
-struct Row {
-    /// The varied key's value (sweeping experiments).
-    vary: f64,
-    record: ResultRecord,
-}
-
-/// The runs of a results file, in the app's variant order (`variants`), then by the varied
-/// key's value: not in file order, which is the order runs finished in (it depends on --jobs
-/// and thread timing, and on what an earlier, resumed run did).
-fn read_rows(path: &Path, key: Option<&str>, variants: &[&str]) -> Result<Vec<Row>, Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| input(format!("cannot read `{}`: {e}", path.display())))?;
-    let records = record::read_records(&text).map_err(|bad| input(bad.message(path)))?;
-    let mut rows: Vec<Row> = records
-        .into_iter()
-        .map(|n| Row { vary: key.map_or(0.0, |k| n.record.vary_number(k)), record: n.record })
-        .collect();
-    let rank = |r: &Row| variants.iter().position(|v| *v == r.record.variant).unwrap_or(usize::MAX);
-    rows.sort_by(|a, b| {
-        rank(a).cmp(&rank(b)).then_with(|| a.record.variant.cmp(&b.record.variant)).then(a.vary.total_cmp(&b.vary))
-    });
-    Ok(rows)
-}
 
 /// The cross-traffic a run achieved (`counters.cross_traffic_bytes_per_cycle`, present when the
 /// rate is not 0). Without the counter: no cross-traffic, or a record of an older version, which
@@ -280,22 +133,6 @@ fn series(curves: &[(String, Vec<(f64, f64)>)]) -> Vec<Series> {
     curves.iter().map(|(n, p)| Series { name: n.clone(), points: p.clone() }).collect()
 }
 
-fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
-    std::fs::write(path, text).map_err(|e| failed(format!("writing `{}`: {e}", path.display())))
-}
-
-/// Write an experiment's `experiment.json` (`summary`) and `experiment.txt` (`text`) into `dir`;
-/// returns `text` followed by the plots' paths, as the experiment prints it.
-fn write_summary(dir: &Path, summary: &Value, text: String, plots: &[PathBuf]) -> Result<String, Failure> {
-    write_file(&dir.join("experiment.json"), &(serde_json::to_string_pretty(summary).expect("json") + "\n"))?;
-    write_file(&dir.join("experiment.txt"), &text)?;
-    let mut shown = text;
-    for f in plots {
-        shown.push_str(&format!("  plot: {}\n", f.display()));
-    }
-    Ok(shown)
-}
-
 /// Where the presets sit on an axis: `f(row, base local miss)`, each preset measured at the
 /// run's processor count (`procs`, resized as `--procs` resizes; `None`: at its own size);
 /// those outside `[lo, hi]` are listed apart, as are presets that cannot take that size.
@@ -333,40 +170,6 @@ struct Axis {
     x_label: String,
     /// Point whose breakdown and volume are drawn (the unchanged machine).
     baseline: f64,
-}
-
-fn sweep_args(a: &ExperimentArgs, vary: String, dir: &Path) -> SweepArgs {
-    SweepArgs {
-        app: app_name(a).to_string(),
-        vary: vec![vary],
-        variant: a.variant.clone(),
-        param: a.param.clone(),
-        set: a.set.clone(),
-        machine: machine_name(a).to_string(),
-        procs: a.procs,
-        seed: a.seed,
-        jobs: a.jobs,
-        out: Some(dir.to_path_buf()),
-        resume: a.resume,
-        max_memory: None,
-        stats: a.stats.clone(),
-        quiet: true,
-        silent: false,
-    }
-}
-
-/// The app the experiment runs (checked by `run`).
-fn app_name(a: &ExperimentArgs) -> &str {
-    a.app.as_deref().or(a.name.own_app()).unwrap_or("")
-}
-
-/// The machine the experiment runs on.
-fn machine_name(a: &ExperimentArgs) -> &str {
-    a.machine.as_deref().unwrap_or(match a.name {
-        Name::CopyTransfer | Name::Fft2d => "t3e",
-        Name::Grain | Name::Memcpy => "alewife-sim",
-        _ => "alewife",
-    })
 }
 
 pub fn run(a: ExperimentArgs) -> Result<(), Failure> {

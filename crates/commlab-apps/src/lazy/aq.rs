@@ -22,7 +22,8 @@
 //! integrand and its weighted add into the estimate); the rest of a call is in
 //! `costs.lazy_call`.
 
-use super::{run_tree, Expansion, Kind, Task, Tree, TASK_WORDS};
+use super::run_tree;
+use super::tree::{Expansion, Kind, Task, Tree, TASK_WORDS};
 use crate::app::{cost, AppError, AppInfo, AppResult, ParamDoc};
 use crate::params::Params;
 use commlab_api::Backend;

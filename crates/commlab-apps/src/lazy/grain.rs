@@ -9,7 +9,8 @@
 //! random word (SplitMix64 of the seed and its heap number) are both zero (probability 1/4);
 //! nodes at depth `n` are leaves.
 
-use super::{run_tree, Expansion, Kind, Task, Tree, TASK_WORDS};
+use super::run_tree;
+use super::tree::{Expansion, Kind, Task, Tree, TASK_WORDS};
 use crate::app::{component_seed, cost, AppError, AppInfo, AppResult, ParamDoc};
 use crate::params::Params;
 use commlab_api::Backend;

@@ -2,7 +2,7 @@
 //! the plain recursion without a scheduler ([`Sequential`]) that speedups divide. The design is
 //! described in the module above.
 
-use super::{Kind, Task, Tree, TASK_WORDS};
+use super::tree::{Kind, Task, Tree, TASK_WORDS};
 use crate::runtime::sched::Sched;
 use commlab_api::{
     Addr, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program, ReceiveMode,

@@ -1,6 +1,6 @@
 //! One coarsening step of the multilevel partitioner: heavy-edge matching and contraction.
 
-use super::WGraph;
+use super::graph::WGraph;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 

@@ -1,6 +1,8 @@
 //! Greedy multicolouring, so that the unknowns of one colour can be eliminated in parallel.
 
-use super::{Compression, SymMatrix, WGraph};
+use super::compress::Compression;
+use super::graph::WGraph;
+use super::matrix::SymMatrix;
 
 /// Greedy multicolouring of the matrix graph (an edge joins `i != j` whenever entry `(i, j)` is
 /// stored, even as an explicit zero). Nodes are visited in index order `0..n`; node `i` gets the

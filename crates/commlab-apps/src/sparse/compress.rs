@@ -11,7 +11,8 @@
 //! the quotient graph loses nothing: the scalar edges between groups `g` and `h` number
 //! `|g| * |h|`, which is the quotient edge's weight, and a group's weight is its size.
 
-use super::{SymMatrix, WGraph};
+use super::graph::WGraph;
+use super::matrix::SymMatrix;
 
 /// A grouping of the unknowns `0..n`.
 #[derive(Clone, Debug, PartialEq, Eq)]

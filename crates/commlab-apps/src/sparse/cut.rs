@@ -26,7 +26,7 @@
 //! whole group-to-group edges, which the tolerance absorbs (a step that would pass it is not
 //! taken). Deterministic: no hashing, the order comes from the seeded stream only.
 
-use super::WGraph;
+use super::graph::WGraph;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

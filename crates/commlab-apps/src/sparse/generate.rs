@@ -1,7 +1,8 @@
 //! Generated finite-element matrices, standing in for the Harwell-Boeing stiffness matrices
 //! that are not available here.
 
-use super::{SymMatrix, MAX_ORDER};
+use super::matrix::SymMatrix;
+use super::matrix::MAX_ORDER;
 
 /// Finite-element matrix of the reaction-diffusion problem `-Δu + u = f` on the unit square
 /// (`dim == 2`) or unit cube (`dim == 3`) with natural (Neumann) boundary conditions.

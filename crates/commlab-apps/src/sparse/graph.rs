@@ -2,7 +2,7 @@
 //! partitioning (the scalar matrix graph, or the quotient graph of a compression, or a
 //! coarsened graph inside the multilevel partitioner).
 
-use super::SymMatrix;
+use super::matrix::SymMatrix;
 
 /// Undirected weighted graph in CSR form: each edge is stored in both endpoints' lists, no
 /// self-loops, at most one entry per neighbour. Weights are positive integers (counts of

@@ -1,6 +1,6 @@
 //! IC(0) incomplete Cholesky factorisation and the triangular solves that apply it.
 
-use super::SymMatrix;
+use super::matrix::SymMatrix;
 
 /// Lower-triangular factor by rows: row `i` holds its strictly-lower entries (sorted by column)
 /// followed by the diagonal as the LAST entry of the row (so `val[row_ptr[i + 1] - 1]` is

@@ -12,9 +12,9 @@
 //! weight; with it, each block boundary is moved to cut fewer edges. Deterministic: KL's
 //! tie-break ranks come from the same seeded stream as [`super::rsb`]'s.
 
+use super::graph::WGraph;
 use super::refine::refine;
 use super::rsb::{balance_of, ranks, recursive};
-use super::WGraph;
 use rand_chacha::ChaCha8Rng;
 
 /// Partitions `g` into `nparts` parts (`nparts >= 1`) by recursive linear bisection refined by

@@ -18,13 +18,10 @@
 //! - Orders above [`MAX_ORDER`] are refused so a garbled size line cannot ask for gigabytes.
 //! - Values may use a Fortran `D` exponent (`1.5D+03`).
 
-use super::{from_sorted_lower, key, unkey, SymMatrix};
+use super::matrix::{from_sorted_lower, key, unkey, SymMatrix, MAX_ORDER};
 use std::fmt;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-
-/// Largest matrix order accepted (memory for a garbled size line stays bounded).
-pub const MAX_ORDER: usize = 50_000_000;
 
 /// The header's field keyword.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,7 +2,8 @@
 //! crate), contiguous blocks of the numbering, ([`super::rsb`]) multilevel recursive
 //! spectral bisection, and ([`super::linear`]) Chaco's linear method refined by KL.
 
-use super::{SymMatrix, WGraph};
+use super::graph::WGraph;
+use super::matrix::SymMatrix;
 use std::sync::Mutex;
 
 /// METIS keeps its random-number state in C globals (GKlib's `random.c`), so two calls running

@@ -1,7 +1,7 @@
 //! Sequential preconditioned conjugate gradients, the reference the parallel ICCG is checked
 //! against.
 
-use super::SymMatrix;
+use super::matrix::SymMatrix;
 
 /// Outcome of [`pcg`].
 #[derive(Clone, Debug, PartialEq)]

@@ -1,7 +1,7 @@
 //! Kernighan-Lin refinement of a bisection, in the Fiduccia-Mattheyses form (single-vertex
 //! moves, each vertex moved at most once per pass, the best prefix of a pass kept).
 
-use super::WGraph;
+use super::graph::WGraph;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 

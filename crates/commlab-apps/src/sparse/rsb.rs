@@ -20,9 +20,9 @@
 //! ([`SEED`], first part, part count), never from hashing or addresses.
 
 use super::coarsen::{coarsen, Coarse};
+use super::graph::WGraph;
 use super::refine::{refine, Balance};
 use super::spectral::spectral_bisect;
-use super::WGraph;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

@@ -6,7 +6,7 @@
 //! solved completely with `nalgebra`'s symmetric eigensolver (Householder tridiagonalisation
 //! and implicit QR), which is deterministic.
 
-use super::WGraph;
+use super::graph::WGraph;
 use nalgebra::{DMatrix, SymmetricEigen};
 
 /// The Fiedler vector of `g`, its sign fixed so that its first clearly non-zero entry is

@@ -1,9 +1,10 @@
 //! Stacked bar charts: one bar per item, layers stacked bottom first, each bar's total on top.
 
 use super::axis::{short_number, tick, tick_scale};
-use super::render::{err, render};
+use super::render::render;
+use super::spec::{BarChart, SIZE};
+use super::style::err;
 use super::style::{colour, draw_legend, legend_width, text, Swatch, GRID, INK};
-use super::{BarChart, SIZE};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};

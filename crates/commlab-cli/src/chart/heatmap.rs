@@ -3,9 +3,10 @@
 //! (non-finite) cells are drawn light grey.
 
 use super::axis::{bounds, nice_ticks, short_number, tick, tick_scale};
-use super::render::{err, render};
+use super::render::render;
+use super::spec::{Heatmap, SIZE};
+use super::style::err;
 use super::style::{text, GRID, INK};
-use super::{Heatmap, SIZE};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};

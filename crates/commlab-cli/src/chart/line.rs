@@ -1,9 +1,10 @@
 //! Line charts: one curve per series, crossovers marked, vertical markers, linear or log x.
 
 use super::axis::{bounds, log_tick, log_ticks, short_number, tick, tick_scale, x_range, y_range};
-use super::render::{err, render};
+use super::render::render;
+use super::spec::{Cross, LineChart, Marker, SIZE};
+use super::style::err;
 use super::style::{colour, draw_cross, draw_legend, draw_point, legend_width, text, Swatch, GRID, INK, MARKER_INK};
-use super::{Cross, LineChart, Marker, SIZE};
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;

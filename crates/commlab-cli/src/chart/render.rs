@@ -1,8 +1,8 @@
 //! Writing a chart: the embedded font, `<stem>.png` and `<stem>.svg`, the same drawing on each
 //! backend.
 
+use super::spec::SIZE;
 use super::style::FAMILY;
-use super::SIZE;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -64,9 +64,4 @@ pub(super) fn render(
     }
     std::fs::write(&svg, svg_text).map_err(|e| failed(&svg, e.to_string()))?;
     Ok(vec![png, svg])
-}
-
-/// A drawing error as text.
-pub(super) fn err<E: std::fmt::Display>(e: E) -> String {
-    e.to_string()
 }

@@ -4,7 +4,8 @@
 //! `commlab-api` categories and classes, in their `ALL` order, bottom first, named by their
 //! `label()`, and the y axis is named by [`Stack::y_label`].
 
-use super::{stacked_bars, BarChart};
+use super::bars::stacked_bars;
+use super::spec::BarChart;
 use crate::record::ResultRecord;
 use commlab_api::{Category, TrafficClass};
 use std::path::{Path, PathBuf};

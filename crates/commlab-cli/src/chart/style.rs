@@ -1,7 +1,6 @@
 //! The look shared by every chart: palette, ink, text, the legend panel, point shapes and the
 //! crossover mark.
 
-use super::render::err;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -114,4 +113,9 @@ pub(super) fn draw_cross<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, x: i
         + Circle::new((0, 0), 7, BLACK.stroke_width(2))
         + Circle::new((0, 0), 3, BLACK.filled());
     area.draw(&mark).map_err(err)
+}
+
+/// A drawing error as text.
+pub(super) fn err<E: std::fmt::Display>(e: E) -> String {
+    e.to_string()
 }

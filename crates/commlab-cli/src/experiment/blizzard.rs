@@ -16,7 +16,8 @@
 //! with the protocol thread polling Typhoon-0. `--quick`: small parameters (`quick_params`) at
 //! 1, 2 and 4 processors, in seconds, said so in the summary.
 
-use super::{read_rows, write_summary, ExperimentArgs, Row};
+use super::args::ExperimentArgs;
+use super::rows::{read_rows, write_summary, Row};
 use crate::chart::{self, LineChart, Series, XKind};
 
 /// The speedup plots' line of linear speedup.

@@ -19,7 +19,8 @@
 //! (local copies) and `DIR/large-remote` (each remote variant, either side strided); the
 //! summary lists each way at stride 1 and 16.
 
-use super::{read_rows, sweep_args, write_summary, ExperimentArgs};
+use super::args::{sweep_args, ExperimentArgs};
+use super::rows::{read_rows, write_summary};
 use crate::characterize::{bandwidth_heatmap, geomean, median, size_text};
 use crate::chart::{self, LineChart, XKind};
 use crate::copy_study::{self, levels, stride_series, Way};

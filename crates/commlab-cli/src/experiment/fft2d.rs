@@ -7,7 +7,8 @@
 //! `reproduce copy-transfer` draws them) and the summary: per variant and n the three MFlop/s
 //! and the transposes' MB/s per processor.
 
-use super::{read_rows, sweep_args, write_summary, ExperimentArgs};
+use super::args::{sweep_args, ExperimentArgs};
+use super::rows::{read_rows, write_summary};
 use crate::chart::{self, LineChart, Series, XKind};
 use crate::copy_study::{self, fft_series, FftPoint};
 use crate::failure::{failed, input, Failure};

@@ -16,11 +16,11 @@
 //! network twice); ICCG's bulk-transfer version is `buffer-8`, the study's best buffer on
 //! BCSSTK32 (004 §5.2), which sends by DMA.
 
+use super::ctx::Ctx;
 use super::figure::{Figure, Plot};
 use super::measure::{self as m, Measured};
 use super::report::{Finding, Kind, Published, Report, Row};
 use super::runs::{Results, RunSpec};
-use super::Ctx;
 use crate::chart::{Marker, Series};
 use crate::failure::Failure;
 use crate::machine_arg;

@@ -21,11 +21,11 @@
 //! whose sequential time is the study's largest (about 800 ms). Fig. 11 runs the study's three
 //! grids (32, 64 and 128 on a side); its y is commlab's speedup over the sequential program.
 
+use super::ctx::Ctx;
 use super::figure::{Figure, Plot};
 use super::measure::{self as m, Measured};
 use super::report::{Finding, Kind, Published, Report, Row};
 use super::runs::{Results, RunSpec};
-use super::Ctx;
 use crate::chart::Series;
 use crate::failure::Failure;
 use crate::machine_arg;

@@ -27,11 +27,11 @@
 //! 300 steps, em3d 32K nodes with 10% of edges remote for 100 iterations (its custom protocol at
 //! 128-byte blocks, Table 9's custom128), moldyn 8722 molecules for 60 steps.
 
+use super::ctx::Ctx;
 use super::figure::{Figure, Plot};
 use super::measure::{self as m, Measured};
 use super::report::{Finding, Kind, Published, Report, Row};
 use super::runs::{Results, RunSpec};
-use super::Ctx;
 use crate::chart::Series;
 use crate::failure::Failure;
 use crate::machine_arg;

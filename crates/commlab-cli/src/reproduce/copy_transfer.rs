@@ -31,11 +31,11 @@
 //! at least 0.95 of; "about X": within 20% of X; "close to a factor of two": 1.6-2.4;
 //! "strided": stride 16 (every reference a new line on all three machines), as `validate`.
 
+use super::ctx::Ctx;
 use super::figure::{Figure, Plot};
 use super::measure::{self as m, Measured};
 use super::report::{Finding, Kind, Published, Report, Row};
 use super::runs::{Results, RunSpec};
-use super::Ctx;
 use crate::chart::Series;
 use crate::copy_study::{
     fft_series, last_cache, remote_ways, stride_series, FftPoint, Way, FFT_PROCS, FFT_SIZES, LARGE_STRIDES, LOCAL_WAYS,

@@ -14,11 +14,11 @@
 //! edge against Table 1's sequential 0.7 MFLOPS), and as commlab measures them (the counter
 //! `speedup`: the simulated sequential solve over the parallel one) beside them.
 
+use super::ctx::Ctx;
 use super::figure::{Figure, Plot};
 use super::measure::{self as m, Measured};
 use super::report::{Finding, Kind, Published, Report, Row};
 use super::runs::{Results, RunSpec};
-use super::Ctx;
 use crate::chart::Series;
 use crate::failure::Failure;
 use crate::machine_arg;

@@ -18,6 +18,7 @@ mod alewife;
 mod alewife_runtime;
 mod blizzard_cow;
 mod copy_transfer;
+mod ctx;
 mod figure;
 mod iccg;
 mod measure;
@@ -27,6 +28,7 @@ mod runs;
 
 use crate::failure::{failed, input, Failure};
 use crate::machine_arg;
+pub(crate) use ctx::Ctx;
 use figure::Figure;
 use progress::Progress;
 use report::Report;
@@ -88,35 +90,6 @@ pub struct ReproduceArgs {
 
 /// Where the README's commands find the studies' matrices.
 pub const DEFAULT_MATRICES: &str = "../shared/data/matrices";
-
-/// What a study's module is given.
-pub(crate) struct Ctx {
-    pub quick: bool,
-    /// The studies' matrices.
-    pub matrices: PathBuf,
-    /// The user's `--set`, in every run before the run's own.
-    pub set: Vec<String>,
-}
-
-impl Ctx {
-    /// The study's values of an axis, or its reduced `--quick` ones.
-    pub fn pick<T: Clone>(&self, full: &[T], quick: &[T]) -> Vec<T> {
-        if self.quick { quick } else { full }.to_vec()
-    }
-
-    /// A matrix of the study by file name, checked to exist.
-    pub fn matrix(&self, file: &str) -> Result<String, Failure> {
-        let p = self.matrices.join(file);
-        if p.is_file() {
-            Ok(p.display().to_string())
-        } else {
-            Err(input(format!(
-                "--matrices {}: no `{file}` there (the study's matrix; give the directory that holds it)",
-                self.matrices.display()
-            )))
-        }
-    }
-}
 
 /// A study commlab reproduces.
 pub(crate) struct Study {

@@ -1,7 +1,7 @@
 //! `--vary KEY=SPEC`: whether KEY is an app parameter, the processor count (`procs`) or a
 //! machine key, the type of its values, and the values a range or list spells.
 
-use super::SweepArgs;
+use super::args::{SweepArgs, MAX_RUNS};
 use crate::failure::{input, Failure};
 use commlab_apps::AppInfo;
 use commlab_sim::machine;
@@ -176,10 +176,10 @@ fn parse_values(key: &str, kind: Kind, spec: &str) -> Result<Vec<Val>, Failure> 
             return Err(bad(format!("a range needs at least 2 steps, got {steps} (for one value write {key}=VALUE)")));
         }
         // Counted before the values are made (1e8 steps used to fill gigabytes first).
-        if steps > super::MAX_RUNS {
+        if steps > MAX_RUNS {
             return Err(bad(format!(
                 "{steps} steps, more than a sweep's limit of {} runs; give fewer steps",
-                super::MAX_RUNS
+                MAX_RUNS
             )));
         }
         if a == b {
@@ -219,8 +219,8 @@ fn parse_values(key: &str, kind: Kind, spec: &str) -> Result<Vec<Val>, Failure> 
         return Err(bad("empty list of values".to_string()));
     }
     let listed = spec.split(',').count();
-    if listed > super::MAX_RUNS {
-        return Err(bad(format!("{listed} values, more than a sweep's limit of {} runs", super::MAX_RUNS)));
+    if listed > MAX_RUNS {
+        return Err(bad(format!("{listed} values, more than a sweep's limit of {} runs", MAX_RUNS)));
     }
     let mut out: Vec<Val> = Vec::new();
     for item in spec.split(',') {

@@ -2,8 +2,9 @@
 //! the first: each variant's cycles along the first key, the fastest variant at each x, and
 //! the crossovers.
 
+use super::args::SweepArgs;
 use super::axis::{num, Target, Val};
-use super::{Grid, SweepArgs};
+use super::grid::Grid;
 use crate::crossover::{crossovers, Crossover};
 use crate::record::RunMeta;
 use serde_json::{json, Map, Value};

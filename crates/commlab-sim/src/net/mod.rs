@@ -173,6 +173,39 @@ pub(crate) struct Network {
 }
 
 impl Network {
+    /// Whether processor `ep`'s NI is blocked: input queue full and a packet waiting to enter
+    /// (the overflow trap's condition, `overflow.rs`).
+    fn blocked(&self, ep: usize) -> bool {
+        let ni = &self.nis[ep];
+        ni.in_used >= ni.in_capacity && !self.links[self.topo.ejection_link(ep) as usize].waiters.is_empty()
+    }
+
+    /// Look at `ep`'s NI again after its input queue or its ejection link's waiters changed
+    /// (only called when the trap is on).
+    fn watch(&mut self, q: &mut impl NetQueue, now: u64, ep: usize) {
+        if ep >= self.topo.nprocs() {
+            return; // I/O nodes never fill
+        }
+        let (next, check_at) = self.nis[ep].watch.look(self.blocked(ep), now, self.overflow_ps);
+        if let Some(at) = check_at {
+            q.push_net(at, NetEvent::OverflowCheck { ep: ep as u32 });
+        }
+        self.nis[ep].watch = next;
+    }
+
+    /// `NetEvent::OverflowCheck`: report the trap if `ep` has been blocked for the timeout.
+    fn on_overflow_check(&mut self, now: u64, ep: usize) {
+        if let Some(trapped) = self.nis[ep].watch.check(now, self.overflow_ps) {
+            self.nis[ep].watch = trapped;
+            self.notices.push(NetNotice::Overflow(ep as u32));
+        }
+    }
+
+    /// The overflow trap of processor `ep` has ended: watch its NI again from now.
+    pub fn overflow_rearm(&mut self, q: &mut impl NetQueue, now: u64, ep: usize) {
+        self.nis[ep].watch = Watch::Clear;
+        self.watch(q, now, ep);
+    }
     pub fn new(cfg: &MachineConfig) -> Self {
         let topo = cfg.topology.clone();
         let (ps_per_byte, router_ps, ni_ps) = (cfg.link_ps_per_byte, cfg.router_latency_ps, cfg.ni_latency_ps);

@@ -10,8 +10,6 @@
 //! watched until the engine, at the end of the trap, re-arms the NI (`overflow_rearm`), so a
 //! backlog that outlasts the trap starts a new timeout from its end.
 
-use super::{NetEvent, NetNotice, NetQueue, Network};
-
 /// The overflow detector's state of one NI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Watch {
@@ -26,52 +24,29 @@ pub(super) enum Watch {
     Trapped,
 }
 
-impl Network {
-    /// Whether processor `ep`'s NI is blocked: input queue full and a packet waiting to enter.
-    fn blocked(&self, ep: usize) -> bool {
-        let ni = &self.nis[ep];
-        ni.in_used >= ni.in_capacity && !self.links[self.topo.ejection_link(ep) as usize].waiters.is_empty()
-    }
-
-    /// Look at `ep`'s NI again after its input queue or its ejection link's waiters changed
-    /// (only called when the trap is on).
-    pub(super) fn watch(&mut self, q: &mut impl NetQueue, now: u64, ep: usize) {
-        if ep >= self.topo.nprocs() {
-            return; // I/O nodes never fill
-        }
-        let blocked = self.blocked(ep);
-        let (timeout, check) = (self.overflow_ps, NetEvent::OverflowCheck { ep: ep as u32 });
-        let next = match (self.nis[ep].watch, blocked) {
+impl Watch {
+    /// The state after the NI was looked at again at `now` and found `blocked` or not, and when
+    /// to check it for the trap if a check is due (`timeout`: the trap's timeout in
+    /// picoseconds).
+    pub(super) fn look(self, blocked: bool, now: u64, timeout: u64) -> (Watch, Option<u64>) {
+        match (self, blocked) {
             (Watch::Paused { since, at }, true) if at == now => {
                 // Its check may have passed (and been ignored) during the pause.
-                if since + timeout <= now {
-                    q.push_net(now, check);
-                }
-                Watch::Blocked { since }
+                let check = (since + timeout <= now).then_some(now);
+                (Watch::Blocked { since }, check)
             }
-            (Watch::Clear | Watch::Paused { .. }, true) => {
-                q.push_net(now + timeout, check);
-                Watch::Blocked { since: now }
-            }
-            (Watch::Blocked { since }, false) => Watch::Paused { since, at: now },
-            (unchanged, _) => unchanged,
-        };
-        self.nis[ep].watch = next;
-    }
-
-    /// `NetEvent::OverflowCheck`: report the trap if `ep` has been blocked for the timeout.
-    pub(super) fn on_overflow_check(&mut self, now: u64, ep: usize) {
-        if let Watch::Blocked { since } = self.nis[ep].watch {
-            if since + self.overflow_ps <= now {
-                self.nis[ep].watch = Watch::Trapped;
-                self.notices.push(NetNotice::Overflow(ep as u32));
-            }
+            (Watch::Clear | Watch::Paused { .. }, true) => (Watch::Blocked { since: now }, Some(now + timeout)),
+            (Watch::Blocked { since }, false) => (Watch::Paused { since, at: now }, None),
+            (unchanged, _) => (unchanged, None),
         }
     }
 
-    /// The overflow trap of processor `ep` has ended: watch its NI again from now.
-    pub fn overflow_rearm(&mut self, q: &mut impl NetQueue, now: u64, ep: usize) {
-        self.nis[ep].watch = Watch::Clear;
-        self.watch(q, now, ep);
+    /// A check at `now`: whether the NI has been blocked for the whole timeout, in which case
+    /// the trap is reported and the state becomes `Trapped`.
+    pub(super) fn check(self, now: u64, timeout: u64) -> Option<Watch> {
+        match self {
+            Watch::Blocked { since } if since + timeout <= now => Some(Watch::Trapped),
+            _ => None,
+        }
     }
 }
