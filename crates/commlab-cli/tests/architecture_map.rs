@@ -100,6 +100,14 @@ fn section<'a>(text: &'a str, title: &str) -> &'a str {
     &rest[..rest.find("\n## ").unwrap_or(rest.len())]
 }
 
+/// One item a line, or `(none)`.
+fn listing<S: AsRef<str>>(items: &[S]) -> String {
+    if items.is_empty() {
+        return "(none)".to_string();
+    }
+    items.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join("\n  ")
+}
+
 #[test]
 fn the_map_names_every_module_and_every_path_it_names_exists() {
     let text = map_text();
@@ -113,8 +121,8 @@ fn the_map_names_every_module_and_every_path_it_names_exists() {
         "ARCHITECTURE.md is out of step with the tree.\n\
          Modules it does not name (add a line for each, as a backticked path):\n  {}\n\
          Paths it names that do not exist (moved or removed: update or drop):\n  {}",
-        missing.join("\n  "),
-        stale.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n  ")
+        listing(&missing),
+        listing(&stale)
     );
 }
 
@@ -221,8 +229,8 @@ fn unsafe_code_is_only_in_the_files_the_map_lists() {
         unlisted.is_empty() && stale.is_empty(),
         "the **Unsafe** invariant of ARCHITECTURE.md is out of step with the code.\n\
          Files with `unsafe` it does not list:\n  {}\nFiles it lists with no `unsafe`:\n  {}",
-        unlisted.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n  "),
-        stale.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n  ")
+        listing(&unlisted),
+        listing(&stale)
     );
 }
 
