@@ -1,5 +1,10 @@
-//! What an application is: its listing ([`AppInfo`]), its outcome ([`AppResult`], [`Check`]),
-//! its errors, and the helpers every application module shares.
+//! What an application is: its listing ([`AppInfo`], `ParamDoc`), its outcome ([`AppResult`],
+//! [`Check`]), its errors (`AppError`), and the helpers every application module shares.
+//!
+//! Each application module has an `AppInfo` (name, variants, documented parameters) and a `run`
+//! that resolves the work costs it charges (`Backend::cost_cycles`, before anything runs, so a
+//! missing `[costs]` entry is an error naming it), builds the `Program`, runs it on any
+//! `Backend` and checks the answer.
 
 use commlab_api::{Backend, BarrierKind, ReceiveMode, RunStats};
 use std::collections::BTreeMap;

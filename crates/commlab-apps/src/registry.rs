@@ -1,4 +1,8 @@
-//! Every application commlab knows, and running one of them by name.
+//! Every application commlab knows (`APPS`), and running one of them by name (`run_app`).
+//!
+//! Which variants a machine can run: `unavailable` names the mechanism a variant needs and the
+//! backend lacks (from `Backend::one_sided` and `Backend::access_control`); `variants_on` is what
+//! `--variant all` runs there, used by every CLI path that expands `all`.
 
 use crate::app::{AppError, AppInfo, AppResult};
 use crate::params::Params;

@@ -7,7 +7,10 @@
 //! file and returns the runs left to do as self-contained [`Task`]s; anyone with commlab runs a
 //! task ([`run_task`]) into the record to append; [`sweep_finish`] writes the summary. The
 //! records are those `commlab sweep` writes for the same grid, so the command line and a
-//! distributed sweep can continue each other's results files.
+//! distributed sweep can continue each other's results files. A `Task` carries its resolved
+//! machine as TOML, so a Dask worker needs nothing but commlab; `run_task` refuses a task whose
+//! rebuilt machine's fingerprint differs from the task's. `run` returns records in variant
+//! order, through `run::in_variant_order` as `commlab run` does. Nothing here prints.
 
 pub use crate::failure::Failure;
 pub use crate::record::ResultRecord;

@@ -32,16 +32,20 @@
 //! - `fft2d` (the fft2d app): MFlop/s against the problem side (64 to 1024 on 4 processors)
 //!   of each transpose variant: total, local computation and transposes (the study's Figs.
 //!   15-17, drawn by the code `reproduce copy-transfer` draws them with). Default machine `t3e`.
-//! - `blizzard` (issue 18): the Blizzard study's five applications (dsmc, barnes, appbt, moldyn, em3d) in their
-//!   `stache` and `custom` variants on blizzard-s, -e and -t (or `--machine`) at 1 to 16
-//!   processors at the study's inputs (em3d's custom protocol at 128-byte blocks): a speedup plot
-//!   per app and a table of run times at 16 processors; `--quick`: small parameters at 1, 2 and
-//!   4 processors. No app argument.
+//! - `blizzard` (issue 18): the Blizzard study's five applications (dsmc, barnes, appbt, moldyn,
+//!   em3d) in their `stache` and `custom` variants on blizzard-s, -e and -t (or `--machine`) at 1
+//!   to 16 processors at the study's inputs (em3d's custom protocol at 128-byte blocks): a speedup
+//!   plot per app and a table of run times at 16 processors; `--quick`: small parameters at 1, 2
+//!   and 4 processors. No app argument.
 //!
 //! Machines are placed on the bisection and latency axes by their figures normalised by
 //! local-miss time (as `commlab machines --table` computes them), converted to this
 //! machine's cycles: bisection bytes per local miss / this machine's local miss, and network
 //! latency in local misses x this machine's local miss.
+//!
+//! Each experiment is a sweep (`sweep`) re-read and ordered by the app's variant order and x,
+//! never by the order runs finished, so its files do not depend on `--jobs`. `--variant` (here
+//! and in `sweep`) takes comma lists. Submodules: `blizzard`, `copy_transfer`, `fft2d`.
 
 mod args;
 mod blizzard;

@@ -3,7 +3,9 @@
 //!
 //! Variants run one after another (at once they would share the cores they are measuring).
 //! Machine options that only mean something on a simulated machine (`--set`, `--max-wall`,
-//! `--max-memory`) are refused with a message naming them.
+//! `--max-memory`) are refused with a message naming them. For `am-latency` and `bulk-bw` the
+//! host's references, measured on the same cores, go beside the figure
+//! (`characterize::reference`: core-to-core and two-line ping-pong, memcpy of the same size).
 
 use crate::detail_stats;
 use crate::failure::{failed, input, Failure};

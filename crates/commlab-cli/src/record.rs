@@ -12,7 +12,12 @@
 //!
 //! Reading is lenient the way `commlab plot` has always been with hand-written lines: only
 //! `variant` is required; an absent field reads as empty (`""`, 0, an empty map, `None`) and an
-//! absent or `null` number as NaN.
+//! absent or `null` number as NaN. [`BadLine::message`] is the one message for a line that is
+//! not a record, whichever command reads it.
+//!
+//! Every Rust reader and writer of a results file goes through here. The Python package reads
+//! them with its own reader (`python/commlab/_run.py`'s `read_records`, same torn-last-line
+//! rule) and its Dask client appends the lines `run_task` made here.
 
 use commlab_api::{Category, TrafficClass};
 use commlab_apps::AppResult;

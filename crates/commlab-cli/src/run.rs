@@ -1,5 +1,8 @@
 //! `commlab run`: an application's variants on one machine, reported as text, JSON Lines or
-//! CSV, on standard output or in a file.
+//! CSV, on standard output or in a file. With `--jobs` the variants run on threads and are
+//! written back in variant order (`in_variant_order`, which `embed::run` uses too); `--max-wall`
+//! and the progress line work through the run's `RunControl` (a timer thread sets its stop flag;
+//! the engine reads it every 4096 events). `--machine host` goes to `host.rs`.
 
 use crate::detail_stats;
 use crate::failure::{failed, input, Failure};

@@ -1,6 +1,8 @@
 //! The plots of a characterisation: one heat map (stride x working set, colour = MB/s) per
 //! bandwidth kernel and core set, the core-to-core latency matrix, and the dependent-load
-//! latency against the working set.
+//! latency against the working set. `bandwidth_heatmap` (drawn by `chart/heatmap.rs`) is the
+//! stride x working-set surface that `experiment copy-transfer` and `reproduce copy-transfer`
+//! draw too.
 
 use super::measure::{size_text, Point, CHASE, CORE_TO_CORE, LOCAL_KERNELS, REMOTE_KERNELS};
 use crate::chart::{heatmap, line_chart, Heatmap, LineChart, Marker, Series, XKind};

@@ -18,14 +18,22 @@
 //!   access control's share of each miss, predicted as (miss - the same miss with every
 //!   access-control cost at zero) / miss, the study's definition with commlab's communication
 //!   cost standing for the study's measured one.
-//! - **Tables 5-10 and Fig. 4** (§9): the five applications in their transparent (`stache`, 128-byte
-//!   blocks) and custom protocols on the three machines at 2-16 processors; their speedups and
-//!   run times are `[withheld]` in the seed and shown as measured. Every statement of §9 about
+//! - **Tables 5-10 and Fig. 4** (§9): the five applications in their transparent (`stache`,
+//!   128-byte blocks) and custom protocols on the three machines at 2-16 processors; their speedups
+//!   and run times are `[withheld]` in the seed and shown as measured. Every statement of §9 about
 //!   them is a finding.
 //!
 //! The study's inputs (§9): appbt 32^3 for 30 iterations, barnes 8192 bodies for 8 steps, dsmc
 //! 300 steps, em3d 32K nodes with 10% of edges remote for 100 iterations (its custom protocol at
-//! 128-byte blocks, Table 9's custom128), moldyn 8722 molecules for 60 steps.
+//! 128-byte blocks, Table 9's custom128), moldyn 8722 molecules for 60 steps (`experiment
+//! blizzard`'s `study_params`; `--quick`: its `quick_params`).
+//!
+//! Runs: Table 2 and Figs. 2-3 use `validate`'s `table2_overrides`; Table 3 is `validate`'s miss
+//! runs in its two-page layout with LANai polling (`table3_overrides`); Table 4 runs each miss
+//! again with the access-control keys zeroed and with free copies (access control's time = what
+//! the miss loses without it + the arriving block's copy-in, half of what free copies save);
+//! §1's SMP gain runs each app again at the largest count on one-processor nodes polling at
+//! back-edges (`ONE_PROCESSOR_NODES`).
 
 use super::ctx::Ctx;
 use super::figure::{Figure, Plot};

@@ -2,7 +2,12 @@
 //! ([`Row`]: published | measured | ratio, marked as an input the preset is calibrated from or
 //! a prediction), every qualitative finding as a check ([`Finding`]), the figures drawn, and
 //! the notes (substitute inputs, what is not modelled). Written as `report.txt` and
-//! `report.json`; [`Report::status`] is the exit status, derived from the rows and findings.
+//! `report.json`; [`Report::status`] is the exit status, derived from the rows and findings:
+//! 0 when every finding holds, every input row is within 10% (or carries a `caveat`: a published
+//! value that contradicts the study's own other figures) and every run's answer check passed.
+//! `[withheld]` figures show the measured value only. A finding that fails on the full-size runs
+//! says what is known of why (the mechanism with its what-if command, or what was tried), shown
+//! only while it fails.
 
 use serde_json::{json, Value};
 use std::fmt::Write as _;

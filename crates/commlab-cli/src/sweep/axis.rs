@@ -1,5 +1,6 @@
 //! `--vary KEY=SPEC`: whether KEY is an app parameter, the processor count (`procs`) or a
-//! machine key, the type of its values, and the values a range or list spells.
+//! machine key, the type of its values, and the values a range or list spells. `procs` resizes
+//! each point's machine as `--procs` does, and its records carry their own `procs`.
 
 use super::args::{SweepArgs, MAX_RUNS};
 use crate::failure::{input, Failure};

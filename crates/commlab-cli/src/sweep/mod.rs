@@ -1,16 +1,24 @@
 //! `commlab sweep`: run an application over a grid of machine keys and app parameters.
 //!
-//! Flow: resolve each `--vary KEY=SPEC` (an app parameter first, else a machine key; its type
-//! comes from the parameter's default or the machine's current value) ─▶ values ─▶ grid
-//! (cartesian product, first `--vary` outermost; counted first, at most [`MAX_RUNS`] runs, and
-//! never materialized: a point is an index) ─▶ the output directory ─▶ every point's machine is
-//! built and checked, one at a time, before anything runs ─▶ (point, variant) runs, in parallel with `--jobs`, each appended to
-//! `DIR/results.jsonl` (flushed per line) as it finishes ─▶ `DIR/summary.json` (per combination
-//! of the other keys: the curves of `cycles` along the first key, the fastest variant at each
-//! x, and the crossovers) and a short text summary on stdout.
+//! Flow: resolve each `--vary KEY=SPEC` (an app parameter first, else a machine key; its type comes
+//! from the parameter's default or the machine's current value) ─▶ values ─▶ grid (cartesian
+//! product, first `--vary` outermost; counted first, at most [`MAX_RUNS`] runs, and never
+//! materialized: a point is an index) ─▶ the output directory ─▶ every point's machine is built and
+//! checked, one at a time, before anything runs ─▶ (point, variant) runs, in parallel with
+//! `--jobs`, each appended to `DIR/results.jsonl` (flushed per line) as it finishes ─▶
+//! `DIR/summary.json` (per combination of the other keys: the curves of `cycles` along the first
+//! key, the fastest variant at each x, and the crossovers) and a short text summary on stdout.
 //!
 //! Each run is an independent deterministic simulation, so results do not depend on `--jobs`
 //! (only the `sim` wall-clock fields and the order of lines do).
+//!
+//! `plan` makes the grid (`Grid`), the checks and what the results file holds (the runs left);
+//! `execute` runs them (`--jobs N` worker threads over a shared index) and `finish` writes only
+//! the summary, so `embed` can hand the runs out elsewhere. A point is identified by its vary
+//! values and variant, so `--resume` skips what is there and redoes a torn last line; a bad line
+//! before the last is refused. The grid is recorded in `DIR/sweep.json`, and a resume whose grid
+//! lacks a point already in the file is refused, naming both grids. Submodules: `axis` (the
+//! `--vary` grammar), `summary`, `stats` (`--stats` per run), `progress`.
 
 mod args;
 mod axis;

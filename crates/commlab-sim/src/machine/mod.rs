@@ -3,6 +3,20 @@
 //!
 //! Flow: preset text ─parse─▶ `toml::Table` ─`--set`─▶ table ─deserialize─▶ [`MachineSpec`]
 //! ─`--procs`─▶ spec ─[`MachineConfig::from_spec`]─▶ checked config. Every error names the key.
+//!
+//! The keys themselves are declared once, in `spec.rs` (its module documentation says what comes
+//! from that table). [`MachineConfig::from_spec`] is the one place machine keys are converted:
+//! network times to picoseconds, [`MessagingCosts`] in cycles (`*_cycles`, the send and receive
+//! overheads scaled by `messaging.overhead_scale`), [`MemoryConfig`] (geometry, and every latency
+//! in `*_ps`), [`Coherence`]`::{Hardware, Software(DsmCosts)}` with [`DsmHandlers`] an enum, and
+//! [`MachineConfig::cost_cycles`] for the applications' `[costs]` entries. It checks the table's
+//! bounds (`check_bounds`) and that no implied time (a latency, a cost in cycles as scaled, the
+//! largest packet's serialization or DMA, a DSM block copy) outlasts `limits.max_sim_time_ms`
+//! (`check_times_fit`, naming the key and the largest accepted value), so no conversion to
+//! picoseconds saturates, overflows or silently becomes zero. [`PRESETS`] embeds `machines/*.toml`;
+//! [`MachineConfig::fingerprint`] (FNV-1a of the resolved machine's TOML) is what results records
+//! carry. `poll.rs` holds the polling techniques' cost tables; [`Instrumentation`] the Blizzard COW
+//! study's access-check levels.
 
 mod poll;
 mod spec;

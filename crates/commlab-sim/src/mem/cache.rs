@@ -1,5 +1,12 @@
 //! Processors' caches: set-associative, LRU, line-granular. Holds tags and protocol states
 //! only; data lives in the single backing store (functional-first).
+//!
+//! Every processor's cache is one flat array of ways (tag, state, LRU stamp and prefetch flag in
+//! one 24-byte record, so a lookup is one host miss) that starts as zeros (an empty way is tag
+//! 0), so the OS maps only the pages of sets a run touches: host memory grows with what the
+//! processors cache, not with their number. (The memory estimate, `engine::machine_bytes`,
+//! still counts 18 bytes per way, the fields without their padding.) `paged` gives physically
+//! indexed caches their page colours (`hierarchy.page_bytes`, see `hier.rs`).
 
 use super::protocol::CacheState;
 use std::collections::HashMap;

@@ -8,6 +8,13 @@
 //! - every load returns the last value stored: each cache keeps a shadow copy of the data it
 //!   was filled with and updates it on its own stores; every load compares the shadow word
 //!   with memory. A cache that kept a copy it should have lost would return a stale value.
+//!
+//! The checker is handed each line's states, data and directory entry (`Memory::check_line`)
+//! rather than reading `Memory`. Tempest user blocks are checked at barriers
+//! (`Memory::check_tempest_at_barrier`, in `mod.rs`): when a barrier's root sees every
+//! processor arrive, every readable non-home copy of a user block equals the home's, so a
+//! reader never sees a value older than the last write before the barrier it synchronised with;
+//! protocols that keep stale readable copies on purpose must run unchecked.
 
 use super::cache::Line;
 use super::protocol::{CacheState, DirState};

@@ -7,6 +7,31 @@
 //! home node changes the block's access tag from read-write to invalid"). Only when its tag
 //! forbids the access does the home fault and run the protocol on itself, with no data copied
 //! out of its own memory and no message sent to itself.
+//!
+//! Where it happens: the home's tag-allowed access performs on its memory as a checked
+//! reference with no cached copy, fault or message (`engine/node.rs`'s `access`, asking
+//! `Memory::resident_at_home`; a home spinning there is woken when a remote writer takes the
+//! block, `home_access_lost`); a forbidden one runs the protocol with `dsm_reply_ps` and
+//! `dsm_fill_ps` charging no copy; an exclusive reply invalidates the home's tag only if it
+//! allowed access (`commlab-sim/tests/home_blocks.rs`).
+//!
+//! ## Blizzard-E's access control (`Pages`)
+//! `dsm.page_bytes` and its three keys; absent on -S and -T, whose costs are unchanged. `Pages`
+//! records each node's tag per shared line and each page's read-only blocks per node; `retag`
+//! runs where a node's tag can change (the home's directory transitions, a cache's invalidation
+//! or forward, a fill) and charges bad ECC (`dsm.tag_invalidate*` + `dsm.ecc_stop_cycles`) only
+//! when an accessible block becomes invalid, mprotect (`dsm.protect_cycles`) only when a page's
+//! protection flips (read-only while any block on it is read-only there), both in one call
+//! less `dsm.protect_saving_cycles`. Bad ECC is set before the handler's answer leaves, a
+//! downgrade's page change after it (the handler's cost either way). A store to a writable block
+//! on a read-only page adds `dsm.emulated_write_cycles` to the access (`emulated_write_ps`,
+//! charged as the hit is). Tempest's `set_tag` on user blocks and stores to them go through the
+//! same record (`user_retag`; a block longer than a page counts on its first line's page). A
+//! replacement updates the record but is not charged. Counters `page_protection_changes`,
+//! `page_protection_changes_with_ecc`, `ecc_invalidations`, `emulated_writes`
+//! (`commlab-sim/tests/page_protection.rs`). Table 3's rows are measured as the study's
+//! benchmark ran (every block of two whole pages in turn: `miss-latency --param stride=B
+//! --param align=4096`).
 
 use super::cache::Line;
 use super::protocol::{home_tag_allows, CacheState, DirEvent};

@@ -18,7 +18,39 @@
 //! processor waits for each miss: an in-order processor stalls at the first use of the data,
 //! and with a single miss in flight nothing overlaps it. Shared loads and
 //! stores block as they always have: a coherent-cache miss goes through the protocol, and a
-//! coherent-cache hit costs the latency of the level that serves it.
+//! coherent-cache hit costs the latency of the level that serves it (with a hierarchy,
+//! `memory.hit_cycles` is an access the coherent cache serves). Stream buffers start on a miss
+//! to the line after a recent miss. Without `[hierarchy]` nothing is serialized and every path
+//! is the one-level model's (`commlab-apps/tests/copy_transfer.rs`, fingerprints). The engine
+//! calls this for private references and for the hit time of shared ones (`engine/node.rs`).
+//!
+//! Stall on use (`loads_before_use = U`, issue 33, the in-order Alphas; `hier_private`): a
+//! private read's data must have arrived once the `U - 1` reads after it have issued (the
+//! loop's loads hoisted ahead of their uses; 1: every miss waited for).
+//!
+//! Stores (`[hierarchy.write_buffer]`, issue 33): private stores write through the innermost
+//! cache without allocating in it (the 21064/21164 L1) into a merging write buffer of `entries`
+//! blocks; a store to a new block closes the youngest entry, which drains (one at a time) into
+//! the next level, write-allocate there (a miss is filled as a read, taking a miss slot, and the
+//! line becomes dirty; a dirty private line evicted from the coherent cache is written back to
+//! the DRAM), or, with no inner level (the T3D), straight to the DRAM by the write path, never
+//! through the read-ahead.
+//!
+//! `hierarchy.page_bytes`: physically indexed caches larger than a page take a page's colour
+//! from its frame, given in first-touch order (bin hopping, `Caches::paged` in `cache.rs`), so
+//! two arrays a cache size apart touched together do not collide.
+//!
+//! `hierarchy.dram.shared` (the DEC 8400): one DRAM for all processors, its banks and bus kept as
+//! calendars of busy intervals (`Calendar`), so a processor behind the others in simulated time
+//! takes a gap before their reservations (first come, first served in simulated time);
+//! copy-transfer's `loaders=N` runs the local kernel on N processors at once.
+//! `hierarchy.dram.bus_coherent` (with `shared`; the DEC 8400's one TLSB data bus): every
+//! protocol message carrying a line (a dirty line to a requester, a write-back) also reserves the
+//! shared bus calendar for a line's transfer time before it leaves (`Memory::coherent_bus`,
+//! called from `send_proto` and the write-back), so it waits while another processor's DRAM or
+//! coherent transfer holds the bus; an uncontended transfer is timed as before (the network
+//! still carries it). Off on every other preset. The DRAM bus time of a transfer is
+//! `DramConfig::bus_ps`.
 
 use super::cache::{Cache, Line};
 use super::protocol::CacheState;

@@ -11,6 +11,64 @@
 //! them) and per node (`dir_occupancy_cycles`), invalidates sharers or forwards to the owner,
 //! and finally replies with data; the requester installs the line and resumes. Hits create no
 //! events: the processor accumulates their time locally (see `engine/node.rs`).
+//!
+//! `Memory` also holds: each line's home and directory entry (a blocking directory: a busy line
+//! queues requests, and the controller is busy `dir_occupancy_cycles` per message), LimitLESS
+//! overflow beyond `hw_pointers`, the prefetch buffers, the pinned-line rule (a line filled for a
+//! demand access is held until that access performs; requests that reach it meanwhile are deferred
+//! and replayed right after the access), software DSM (`dsm.rs`: access checks, traps, handlers on
+//! the compute or a protocol processor, block copies and tag changes), Tempest user regions
+//! (`tempest.rs`), the opt-in hierarchy (`hier.rs`) and the checker (`check.rs`, handed each line's
+//! states, data and directory entry through `check_line` rather than reading `Memory`).
+//!
+//! It never touches the event queue: what it needs done goes as `MemEffect`s into its outbox
+//! (send a protocol message over the network, deliver one locally, in order; a processor may
+//! retry its access; a processor lost a line it spins on; a LimitLESS trap; a fault), which the
+//! engine carries out in order right after the call (`engine/effects.rs`, `mem_call`). The
+//! engine calls methods (`proc_access`, `demand_miss`, `prefetch`, `performed`,
+//! `load_word`/`store_word`/`rmw_word`, `unpin`, `receive`, `user_access`,
+//! `write_one_sided`, `reset_counts`, ...); it also still reads and writes some fields directly
+//! (`sw`, `stats`, `pp_busy`, `data`, `now`, `outbox`, `tempest`, `pages`, `handler_end`):
+//! making them private is issue 30's first item.
+//!
+//! ## Protocol choices
+//! - Dirty data returns through the home (4-hop), matching Alewife's 3-party cost; a replaced
+//!   dirty line updates the directory at once (its write-back packet only carries the bytes),
+//!   so no forward is ever sent to a cache that gave the line up; clean lines are dropped
+//!   silently (the sharer entry goes stale and an invalidation to it is simply acknowledged).
+//! - A write from a cache holding the line Shared is an *upgrade* (ownership only); any other
+//!   write gets the data, even if the directory still lists the cache (a stale entry). Lines
+//!   with a request in flight are never chosen as victims.
+//! - A node's protocol messages arrive in the order sent (network FIFO per path; local
+//!   deliveries in order), so a reply is never overtaken by a later invalidation.
+//! - LimitLESS (Alewife): `hw_pointers` count remote sharers only (the home's copy is a local
+//!   bit). A read that finds them full traps once: the home processor is interrupted (entry,
+//!   `sw_read_cycles` of handler body, exit: message overhead on it, counted per node), the
+//!   pointers are emptied into a list in memory with the new sharer, and later reads use the
+//!   pointers again. A write to a line that overflowed traps (`sw_write_cycles`). The
+//!   directory's answer leaves after entry and body (`commlab-sim/tests/limitless.rs`).
+//! - Software DSM reuses the same tables: only the costs and where handlers run differ. Data
+//!   messages use the bulk path (DMA set-up), small ones the plain send; a handler's sends go
+//!   out one after another; a handler's steps on its own node (invalidating or taking back its
+//!   own copy) run inline as more of its work; requests deferred on a pinned line are replayed
+//!   right after the access and their handlers' time is taken from the processor (or protocol
+//!   processor) that runs them. Handler time on software-DSM machines
+//!   (`MemStats::handler_ps_*`, counters `handler_cycles_compute` and `handler_cycles_protocol`,
+//!   timed region only) counts every handler a processor's inbox runs (active messages, faults,
+//!   protocol handlers on the compute processor), a requester's miss trap and reply handler,
+//!   and handlers deferred behind a pinned line, each on the kind of processor that ran it
+//!   (`dsm.handlers`).
+//!
+//! ## Private memory
+//! What a program keeps in its node's memory is declared (`Program::private_arrays`) and referenced
+//! (`Node::private_read/write`). Private arrays follow the shared memory, allocated processor by
+//! processor, so each processor's private lines are one range (`private_first`), homed at it, whose
+//! directory entry never changes (owned by it): a miss is a fill from local memory (no directory
+//! transaction, no software protocol on a software-DSM machine, no tag check; an inserted check's
+//! cost only where `dsm.instrumentation` charges one), an eviction writes nothing back through the
+//! protocol, and the lines compete with shared data for the cache. A private reference is checked
+//! against its own processor's range, not against the line's home (a host cache miss at scale)
+//! (`commlab-sim/tests/private_memory.rs`).
 
 pub(crate) mod cache;
 pub(crate) mod check;

@@ -14,6 +14,14 @@
 //! access hits, which request a miss sends, whether to wait for a request in flight, whether
 //! a request from the home is deferred; the memory system performs the named actions and never
 //! changes a state on its own. A test walks every (state, transient state, event) triple.
+//!
+//! The processor table (`CacheState` x `Pending` x `ProcEvent`) carries the home-tag guard of
+//! software DSM; the cache table (`CacheState` x `Pending` x `CacheEvent`: the home's requests,
+//! fills, eviction, a one-sided write) defers the home's requests on a pinned line; the
+//! directory table (`DirState` x `DirEvent`) has guards. Each transition names its actions;
+//! serving the next queued request after a transaction (`ServeNextQueued`) is an action too.
+//! `ProtoKind` lists the messages between caches and homes. An impossible (state, event) pair
+//! is an `Impossible` that stops the run with an internal error rather than guessing.
 
 use commlab_api::TrafficClass;
 

@@ -10,6 +10,32 @@
 //! the block), block copies (`dsm.copy_bytes_per_cycle`) and faults (`dsm.miss_trap_cycles`,
 //! plus `dsm.upgrade_fault_cycles` for a store to a read-only block, `dsm.resume_cycles`
 //! after), the costs the default protocol pays for the same operations.
+//!
+//! Regions (`Node::alloc_user_region`) exist on software DSM only: hardware-coherent machines
+//! and the native backend return an error naming `memory.model = "software"`. A block size is a
+//! power of two from the line to 64 lines, given at allocation; whole blocks, each on one
+//! home, or an error. Tag changes and copies cost per line of the block (the
+//! `dsm.tag_*_per_granule` part and `dsm.copy_bytes_per_cycle`; the base part once). The
+//! default protocol never sees these lines (atomics, locks, spins and prefetches on them are
+//! program errors).
+//!
+//! The engine's side (`engine/node.rs`, `engine/mod.rs`): `load`/`store` perform on the node's
+//! copy when the tag allows (paying the `[dsm]` load/store check as any shared reference);
+//! otherwise the main thread queues a `Target::Fault` (not a network message) that runs
+//! `Program::fault_handler` on that node at once, entered at `dsm.miss_trap_cycles` (plus
+//! `dsm.upgrade_fault_cycles` for a store to a read-only block) and left at
+//! `dsm.resume_cycles`, and waits in `Wait::Tag`, retrying after every handler on the node, with
+//! one fault outstanding per access: a tag change that allows the access serves the fault
+//! (`Tempest::set_tag` clears it), so a block taken away again before the retry faults anew.
+//! Handlers use `HandlerCtx::{block_read, block_write, set_tag, tag}`: a block copy costs
+//! `line_bytes / dsm.copy_bytes_per_cycle`, a tag change `dsm.tag_valid*` (to read-only or
+//! writable from invalid; `dsm.tag_valid_cycles` alone from read-only to writable) or
+//! `dsm.tag_invalidate*` (to invalid), so blizzard-e's kernel protection changes are expensive
+//! and blizzard-t's hardware tags cheap with no new key. Counters `tempest_faults`,
+//! `tempest_tag_changes`, `tempest_block_copies` (timed region; present whenever the program
+//! allocated a region). The barrier-time invariant is in `check.rs`; the update protocol built
+//! on these is `commlab-apps/src/runtime/update.rs`; `commlab-sim/tests/tempest.rs` tests the
+//! costs and refusals.
 
 use super::cache::Line;
 use commlab_api::AccessTag;

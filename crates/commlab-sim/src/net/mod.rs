@@ -18,6 +18,46 @@
 //!
 //! Work per packet is one event per link (O(hops)), never an event per flit.
 //!
+//! Torus and ring links have two virtual channels (dateline routing). The network schedules
+//! its own `NetEvent`s (Hop, Grant, Deliver, Inject, OverflowCheck) on any queue whose event
+//! type wraps them, and reports to the engine through `NetNotice`s (output space, delivered
+//! packets, overflow); it never calls the engine. It counts the cross-traffic bytes leaving the
+//! I/O nodes' NIs (`cross_bytes`, reset with the link counters at `begin_timing`), from which
+//! the engine reports `counters.cross_traffic_bytes_per_cycle`, the rate achieved in the timed
+//! region (only with cross-traffic on).
+//!
+//! ## Cross-traffic arbitration
+//! Cross-traffic waits for links in arrival order with the application's packets
+//! (`cross_traffic.arbitration = "fifo"`, every preset's: the study's I/O nodes were real nodes
+//! sending real packets, 000 §5.2), so it achieves at most its configured rate: an application
+//! that saturates the bisection wins most arbitrations on the eight routers a cross-traffic
+//! packet crosses (the parking-lot effect: beside `bisection-bw` on alewife it achieved 1.2 to
+//! 1.6 bytes/cycle of 4 to 13.5 configured), and an I/O node's NI output queue (the machine's
+//! size) fills and its sender waits. `priority` (the earlier behaviour, kept as an option) puts
+//! cross-traffic ahead of every waiting application packet, with unbounded I/O output queues,
+//! so it takes exactly its configured rate (`commlab-apps/tests/micro.rs`).
+//!
+//! ## Events per packet, and why paths are not reserved whole
+//! Per packet: one event per router, plus Inject when its data is not ready yet, Deliver, and
+//! Grants under contention: about 13.9 queued events per remote miss on `mem-misses-32` (per
+//! miss: 5.9 Hop, 2.0 Inject, 2.0 Deliver, 0.4 Grant, 0.8 local protocol deliveries, 2.8
+//! processor wake-ups). `network.model` chooses how they are driven: `hop` (default, the
+//! reference) queues every one; `fold` (`queue/mod.rs`) runs the ones nothing can precede
+//! without queueing them, with identical results (`commlab-apps/tests/net_models.rs`, every app
+//! and variant on four shapes) but only about 5% fewer queued events on busy 32-processor runs,
+//! where something else is almost always due before a packet's next hop.
+//!
+//! Reserving a packet's whole path in one event is not done: to be exact it needs a lookahead
+//! that bounds when any other packet can reach each link of the path (per-endpoint earliest
+//! activity plus distance, not just the queue's head), and it must give the events it finally
+//! schedules the sequence position the reference would (ties at equal picosecond times are
+//! common). Even one hop folded ahead fails the second condition: the next hop it schedules
+//! takes its sequence number one hop early and is reordered against every event due at the
+//! same picosecond created in between. Ties broken by a key that does not depend on when an
+//! event was created (e.g. the packet's serial number and the router) would make such chains
+//! exact by construction, but changing the tie order is a one-time change of every simulated
+//! number, not a refactoring.
+//!
 //! `overflow.rs` watches the processors' NI input queues for the network overflow trap.
 
 mod overflow;

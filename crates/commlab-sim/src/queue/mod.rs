@@ -8,17 +8,18 @@
 //! single heap.
 //!
 //! ## Folding (`network.model = "fold"`)
-//! With folding on, pushed events are first *held* outside the heap and the lines, in push
-//! order, until the next pop. When the queue is popped and the earliest held event (by time and priority, the
-//! first pushed among equals) is strictly earlier in (time, priority) than every queued event,
-//! it is the event a single heap would return: it precedes the other held events by key, and
-//! it cannot lose a tie to a queued event because its sequence number would be larger. `pop`
-//! returns it at once, marked *folded*: it never entered the heap or a line and took no
-//! sequence number. Every other held event is filed then, in push order, with the next
-//! sequence numbers (before the folded event pushes anything), which orders them as the
-//! reference does: every queued event was pushed before every held one. Events are therefore processed in exactly the reference's order; sequence
-//! numbers differ only by the numbers folded events did not take, which leaves every
-//! comparison between the others unchanged.
+//! With folding on, pushed events are first *held* outside the heap and the lines, in push order,
+//! until the next pop. When the queue is popped and the earliest held event (by time and priority,
+//! the first pushed among equals) is strictly earlier in (time, priority) than every queued event,
+//! it is the event a single heap would return: it precedes the other held events by key, and it
+//! cannot lose a tie to a queued event because its sequence number would be larger. `pop` returns
+//! it at once, marked *folded*: it never entered the heap or a line and took no sequence number.
+//! Every other held event is filed then, in push order, with the next sequence numbers (before the
+//! folded event pushes anything), which orders them as the reference does: every queued event was
+//! pushed before every held one. Events are therefore processed in exactly the reference's order;
+//! sequence numbers differ only by the numbers folded events did not take, which leaves every
+//! comparison between the others unchanged. `RunStats::events` counts queued events only, so a
+//! folded run reports fewer events for the same simulation (see `net/mod.rs` for how many).
 
 mod heap;
 

@@ -4,7 +4,8 @@
 //! run's breakdown), and, sampled at each boundary (the state after every event before it):
 //! traffic by class, each link's busy time and the NI queue depths. Traffic and link time are
 //! counted when a packet is injected or a link reserved, so a stretch holds what was started in
-//! it; a link's share can exceed one when a reservation runs into the next stretch.
+//! it; a link's share can exceed one when a reservation runs into the next stretch. The event
+//! loop samples a boundary before the first event at or past it.
 
 use commlab_api::{IntervalData, IntervalRow};
 

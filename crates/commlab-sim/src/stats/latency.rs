@@ -4,7 +4,9 @@
 //!
 //! Samples are kept in picoseconds in an HDR histogram of three significant digits, so a
 //! percentile is within 0.1% of the exact sample; count, sum, minimum and maximum are exact.
-//! The buckets reported are log-spaced (each twice the one before) in cycles.
+//! The buckets reported are log-spaced (each twice the one before) in cycles. A sample counts
+//! when it *starts* inside the timed region, as the counters count, so a distribution's count
+//! is its counter's.
 
 use commlab_api::{LatencyBucket, LatencyStats};
 use hdrhistogram::Histogram;

@@ -1,5 +1,14 @@
-//! Statistics: the per-processor time account, network traffic by class, and (when asked)
-//! latency distributions (`latency`).
+//! Statistics: the per-processor time account (`TimeAccount`: exactly one category accrues at a
+//! time), network traffic by class (`Traffic`), and what a run records only when asked
+//! (`engine::Recording`, set through `Simulator::record_latencies`, `trace` and `intervals`):
+//! latency distributions (`latency`), a timeline (`trace`) and interval rows (`interval`).
+//! Off, each is a `None` the hot paths test once, with no event and no allocation, so the run
+//! is the same event for event.
+//!
+//! Invariants, tested in `commlab-cli/tests/detail_stats.rs` and `trace.rs`: a latency
+//! distribution's count is its counter's; stalls plus NI waits equal the memory/NI-wait
+//! breakdown where no handler interrupts a stall (dash); a processor's spans sum to its busy
+//! time; the stretches sum to the breakdown and the traffic.
 
 pub(crate) mod interval;
 pub(crate) mod latency;

@@ -5,6 +5,11 @@
 //! Bounded twice: a window (simulated picoseconds, set when the timed region starts; spans are
 //! clipped to it, flows kept when both ends are inside) and a cap on spans and flows together,
 //! shared out over the processors; a log that reaches its cap stops and says when.
+//!
+//! Spans are logged at `TimeAccount::switch`, so they tile the timed region. `PacketLog`, owned
+//! by the network, holds a span per packet per link it is serialized on, labelled as the engine
+//! queues it. The engine shares the cap out (`engine/mod.rs`): half over the processors' spans,
+//! a quarter each to flows and packets.
 
 use commlab_api::{Category, TraceData, TraceFlow, TracePacket, TraceSpan};
 
