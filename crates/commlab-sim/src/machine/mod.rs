@@ -1031,6 +1031,450 @@ fn check_times_fit(spec: &MachineSpec, cycle_ps: f64, max_time_ps: f64) -> Resul
     Ok(())
 }
 
+/// The cross-traffic keys checked against each other and the topology; its arbitration.
+fn cross_traffic_arbitration(spec: &MachineSpec, topology: &Topology) -> Result<CrossArbitration, ConfigError> {
+    let n = &spec.network;
+    let ct = &spec.cross_traffic;
+    if !ct.rate_bytes_per_cycle.is_finite() || ct.rate_bytes_per_cycle < 0.0 {
+        return Err(ConfigError::key(
+            "cross_traffic.rate_bytes_per_cycle",
+            format!("must be >= 0, got {}", ct.rate_bytes_per_cycle),
+        ));
+    }
+    if ct.rate_bytes_per_cycle > 0.0 && topology.io_pairs().is_empty() {
+        return Err(ConfigError::key(
+            "cross_traffic.rate_bytes_per_cycle",
+            "cross-traffic needs I/O nodes: set network.topology = \"mesh\" and network.io_nodes = true",
+        ));
+    }
+    let cross_traffic_arbitration = match ct.arbitration.as_str() {
+        "fifo" => CrossArbitration::Fifo,
+        "priority" => CrossArbitration::Priority,
+        other => {
+            return Err(ConfigError::key(
+                "cross_traffic.arbitration",
+                format!("must be \"fifo\" or \"priority\", got \"{other}\""),
+            ))
+        }
+    };
+    if ct.message_bytes <= n.header_bytes {
+        return Err(ConfigError::key(
+            "cross_traffic.message_bytes",
+            format!("must exceed network.header_bytes ({}), got {}", n.header_bytes, ct.message_bytes),
+        ));
+    }
+    Ok(cross_traffic_arbitration)
+}
+
+/// The cache's geometry checked (a power-of-two line, whole sets, snooping only in hardware);
+/// its number of lines.
+fn check_cache(spec: &MachineSpec) -> Result<u64, ConfigError> {
+    let mem = &spec.memory;
+    if mem.line_bytes < 8 || !mem.line_bytes.is_power_of_two() {
+        return Err(ConfigError::key(
+            "memory.line_bytes",
+            format!("must be a power of two >= 8, got {}", mem.line_bytes),
+        ));
+    }
+    // A line larger than a set's share of the cache is the line's fault.
+    if mem.line_bytes.saturating_mul(mem.associativity) > mem.cache_bytes {
+        return Err(ConfigError::key(
+            "memory.line_bytes",
+            format!(
+                "must be at most memory.cache_bytes / memory.associativity ({}), got {}",
+                mem.cache_bytes / mem.associativity,
+                mem.line_bytes
+            ),
+        ));
+    }
+    let cache_lines = mem.cache_bytes / mem.line_bytes;
+    if cache_lines < mem.associativity || !mem.cache_bytes.is_multiple_of(mem.line_bytes * mem.associativity) {
+        return Err(ConfigError::key(
+            "memory.cache_bytes",
+            format!(
+                "must be a whole number of sets (line_bytes x associativity = {} bytes), got {}",
+                mem.line_bytes * mem.associativity,
+                mem.cache_bytes
+            ),
+        ));
+    }
+    if mem.snooping && mem.model != "hardware" {
+        return Err(ConfigError::key(
+            "memory.snooping",
+            "a snooping bus is hardware coherence; it needs memory.model = \"hardware\"",
+        ));
+    }
+    Ok(cache_lines)
+}
+
+/// Whether nodes are SMPs (a compute and a protocol processor), and the cost of the access-tag
+/// lock their software DSM takes.
+fn node_kind(spec: &MachineSpec) -> Result<(bool, u64), ConfigError> {
+    let mem = &spec.memory;
+    let (smp_nodes, tag_lock_cycles) = match &spec.node {
+        None => (false, 0),
+        Some(nd) => {
+            if !(1..=2).contains(&nd.procs_per_node) {
+                return Err(ConfigError::key(
+                    "node.procs_per_node",
+                    format!(
+                        "must be 1 or 2 (2: a compute processor and a protocol processor), got {}",
+                        nd.procs_per_node
+                    ),
+                ));
+            }
+            let smp = nd.procs_per_node == 2;
+            match (smp, nd.tag_lock_cycles, mem.model.as_str()) {
+                (true, None, "software") => {
+                    return Err(ConfigError::key(
+                        "node.tag_lock_cycles",
+                        "an SMP node of a software-DSM machine takes a lock around each access-tag change; \
+                         give its cost, e.g. --set node.tag_lock_cycles=20",
+                    ))
+                }
+                // Inert on a one-processor node, as messaging.poll_mechanism: a preset of
+                // SMP nodes runs on one-processor nodes with only node.procs_per_node = 1.
+                (false, Some(_), _) => (false, 0),
+                (true, Some(_), model) if model != "software" => {
+                    return Err(ConfigError::key(
+                        "node.tag_lock_cycles",
+                        "locks access tags, which only a software-DSM machine (memory.model = \"software\") has",
+                    ))
+                }
+                (_, lock, _) => (smp, lock.unwrap_or(0)),
+            }
+        }
+    };
+    Ok((smp_nodes, tag_lock_cycles))
+}
+
+/// A software-DSM machine's `[dsm]` section checked: the section, its instrumentation level and
+/// who runs its handlers (`None` on a hardware-coherent machine).
+fn software_dsm(
+    spec: &MachineSpec,
+    smp_nodes: bool,
+) -> Result<Option<(&spec::DsmSpec, Instrumentation, DsmHandlers)>, ConfigError> {
+    let mem = &spec.memory;
+    let software = match (mem.model.as_str(), &spec.dsm) {
+        ("hardware", _) => None,
+        ("software", None) => {
+            return Err(ConfigError::key(
+                "memory.model",
+                "\"software\" needs a [dsm] section with the software protocol's costs",
+            ))
+        }
+        ("software", Some(d)) => {
+            let handlers = match d.handlers.as_str() {
+                "compute" => DsmHandlers::Compute,
+                "protocol-processor" => DsmHandlers::ProtocolProcessor,
+                other => {
+                    return Err(ConfigError::key(
+                        "dsm.handlers",
+                        format!("must be compute or protocol-processor, got `{other}`"),
+                    ))
+                }
+            };
+            let levels = "none (hardware access control), no-opt, cc-reg, slice or sentinel";
+            let Some(level) = d.instrumentation.as_deref() else {
+                return Err(ConfigError::key(
+                    "dsm.instrumentation",
+                    format!("is required on a software-DSM machine: {levels}"),
+                ));
+            };
+            let Some(level) = Instrumentation::parse(level) else {
+                return Err(ConfigError::key("dsm.instrumentation", format!("must be {levels}, got `{level}`")));
+            };
+            if level == Instrumentation::None && (d.load_check_cycles.is_some() || d.store_check_cycles.is_some()) {
+                return Err(ConfigError::key(
+                    "dsm.load_check_cycles",
+                    "dsm.instrumentation = none inserts no checks: give a level to charge checks",
+                ));
+            }
+            if d.tag_granule_bytes < 8 || !d.tag_granule_bytes.is_power_of_two() || d.tag_granule_bytes > mem.line_bytes
+            {
+                return Err(ConfigError::key(
+                    "dsm.tag_granule_bytes",
+                    format!(
+                        "must be a power of two from 8 to memory.line_bytes ({}), got {}",
+                        mem.line_bytes, d.tag_granule_bytes
+                    ),
+                ));
+            }
+            let page_keys = [d.protect_cycles, d.protect_saving_cycles, d.emulated_write_cycles];
+            match d.page_bytes {
+                None if page_keys.iter().any(Option::is_some) => {
+                    return Err(ConfigError::key(
+                        "dsm.page_bytes",
+                        "dsm.protect_cycles, dsm.protect_saving_cycles and dsm.emulated_write_cycles need a page size",
+                    ))
+                }
+                Some(_) if page_keys.iter().any(Option::is_none) => return Err(ConfigError::key(
+                    "dsm.page_bytes",
+                    "page protection needs dsm.protect_cycles, dsm.protect_saving_cycles and dsm.emulated_write_cycles",
+                )),
+                Some(b) if b < 8 || !b.is_power_of_two() => {
+                    return Err(ConfigError::key(
+                        "dsm.page_bytes",
+                        format!("must be a power of two of at least 8, got {b}"),
+                    ))
+                }
+                _ => {}
+            }
+            // An SMP node's second processor runs the protocol, whatever `dsm.handlers` says.
+            Some((d, level, if smp_nodes { DsmHandlers::ProtocolProcessor } else { handlers }))
+        }
+        (other, _) => {
+            return Err(ConfigError::key("memory.model", format!("must be hardware or software, got `{other}`")))
+        }
+    };
+    Ok(software)
+}
+
+/// The messaging costs (send and receive overheads scaled by `messaging.overhead_scale`).
+fn messaging_costs(
+    m: &spec::MessagingSpec,
+    scaled: &dyn Fn(u64) -> u64,
+    smp_nodes: bool,
+) -> Result<MessagingCosts, ConfigError> {
+    let msg = MessagingCosts {
+        send_overhead_cycles: scaled(m.send_overhead_cycles),
+        send_per_arg_word_cycles: scaled(m.send_per_arg_word_cycles),
+        max_arg_words: m.max_arg_words,
+        interrupt_entry_cycles: scaled(m.interrupt_entry_cycles),
+        interrupt_exit_cycles: scaled(m.interrupt_exit_cycles),
+        receive_per_arg_word_cycles: scaled(m.receive_per_arg_word_cycles),
+        poll_cycles: scaled(m.poll_cycles),
+        poll_dispatch_cycles: scaled(m.poll_dispatch_cycles),
+        dma_setup_cycles: m.dma_setup_cycles,
+        dma_per_region_cycles: m.dma_per_region_cycles,
+        dma_bytes_per_cycle: m.dma_bytes_per_cycle,
+        dma_align_bytes: m.dma_align_bytes,
+        barrier_arity: m.barrier_arity,
+        barrier_handler_cycles: m.barrier_handler_cycles,
+        barrier_wait_interrupts: m.barrier_wait_interrupts,
+        flow_window_messages: m.flow_window_messages,
+        flow_buffer_cycles: m.flow_buffer_cycles,
+        backedge_interval_cycles: m.backedge_interval_cycles,
+        overflow: overflow_costs(m, scaled)?,
+    };
+    if msg.backedge_interval_cycles > 0 && smp_nodes {
+        return Err(ConfigError::key(
+            "messaging.backedge_interval_cycles",
+            "an SMP node's protocol processor takes its messages, so its compute processor does not poll at \
+             back-edges; use one or the other (node.procs_per_node = 1 for back-edge polling)",
+        ));
+    }
+    Ok(msg)
+}
+
+/// The polling mechanism of an SMP node's protocol processor (`None` without one, or on
+/// one-processor nodes, where the key is inert).
+fn poll_costs(
+    m: &spec::MessagingSpec,
+    clock: f64,
+    scaled: &dyn Fn(u64) -> u64,
+    smp_nodes: bool,
+) -> Result<Option<PollCosts>, ConfigError> {
+    let poll = match m.poll_mechanism.as_deref().map(|s| (s, PollMechanism::parse(s))) {
+        None | Some((_, Some(None))) => None,
+        Some((other, None)) => {
+            return Err(ConfigError::key(
+                "messaging.poll_mechanism",
+                format!("must be none, lanai, dma, interrupt or typhoon0, got `{other}`"),
+            ))
+        }
+        Some((_, Some(Some(mechanism)))) => {
+            let Some(receive) = m.poll_receive_cycles else {
+                return Err(ConfigError::key(
+                    "messaging.poll_receive_cycles",
+                    "is required with messaging.poll_mechanism: the protocol thread's receive path after its poll sees a message",
+                ));
+            };
+            // Inert on a one-processor node (its messages interrupt, or wait for a back-edge).
+            smp_nodes.then(|| {
+                let mut pc = PollCosts::new(mechanism, clock, scaled(receive));
+                if let Some(seen) = m.poll_seen_cycles {
+                    pc.seen_cycles = scaled(seen);
+                    if !pc.burst {
+                        pc.seen_in_burst_cycles = scaled(seen);
+                    }
+                }
+                pc
+            })
+        }
+    };
+    Ok(poll)
+}
+
+/// The memory system's times in picoseconds, with its hierarchy.
+fn memory_config(
+    spec: &MachineSpec,
+    cache_lines: u64,
+    msg: &MessagingCosts,
+    cycle_ps: f64,
+) -> Result<MemoryConfig, ConfigError> {
+    let mem = &spec.memory;
+    let ps = |cycles: u64| cycles_to_ps(cycle_ps, cycles as f64);
+    let memory = MemoryConfig {
+        line_bytes: mem.line_bytes,
+        cache_lines,
+        associativity: mem.associativity,
+        hw_pointers: mem.hw_pointers as usize,
+        prefetch_buffer_entries: mem.prefetch_buffer_entries as usize,
+        barrier_arity: mem.barrier_arity as usize,
+        hit_ps: ps(mem.hit_cycles),
+        max_run_ahead_ps: ps(mem.max_run_ahead_cycles),
+        prefetch_issue_ps: ps(mem.prefetch_issue_cycles),
+        rmw_ps: ps(mem.rmw_cycles),
+        lock_overhead_ps: ps(mem.lock_overhead_cycles),
+        local_memory_ps: ps(mem.local_miss_cycles.saturating_sub(mem.fill_cycles)),
+        miss_issue_ps: ps(mem.miss_issue_cycles + mem.remote_miss_delay_cycles),
+        fill_ps: ps(mem.fill_cycles),
+        dir_ps: ps(mem.dir_cycles),
+        dir_occupancy_ps: ps(mem.dir_occupancy_cycles),
+        home_cache_ps: ps(mem.home_cache_cycles),
+        owner_ps: ps(mem.owner_cycles),
+        forward_reply_ps: ps(mem.forward_reply_cycles),
+        snooping: mem.snooping,
+        inv_send_ps: ps(mem.inv_send_cycles),
+        ack_ps: ps(mem.ack_cycles),
+        sw_read_ps: ps(mem.sw_read_cycles),
+        sw_write_ps: ps(mem.sw_write_cycles),
+        trap_entry_ps: ps(msg.interrupt_entry_cycles),
+        hierarchy: match &spec.hierarchy {
+            None => None,
+            Some(h) => Some(hierarchy_config(h, mem, cycle_ps)?),
+        },
+    };
+    Ok(memory)
+}
+
+/// Hardware coherence, or the software DSM's costs in picoseconds.
+fn coherence_model(
+    spec: &MachineSpec,
+    software: Option<(&spec::DsmSpec, Instrumentation, DsmHandlers)>,
+    tag_lock_cycles: u64,
+    msg: &MessagingCosts,
+    cycle_ps: f64,
+) -> Coherence {
+    let mem = &spec.memory;
+    let ps = |cycles: u64| cycles_to_ps(cycle_ps, cycles as f64);
+    let coherence = match software {
+        None => Coherence::Hardware,
+        Some((d, instrumentation, handlers)) => {
+            let granules = mem.line_bytes / d.tag_granule_bytes;
+            let (load_check, store_check) = instrumentation.check_cycles();
+            let check_ps = |key: Option<u64>, level: f64| cycles_to_ps(cycle_ps, key.map_or(level, |c| c as f64));
+            Coherence::Software(DsmCosts {
+                handlers,
+                instrumentation,
+                load_check_ps: check_ps(d.load_check_cycles, load_check),
+                store_check_ps: check_ps(d.store_check_cycles, store_check),
+                miss_trap_ps: ps(d.miss_trap_cycles),
+                upgrade_fault_ps: ps(d.upgrade_fault_cycles),
+                resume_ps: ps(d.resume_cycles),
+                handler_ps: ps(d.handler_cycles),
+                copy_block_ps: cycles_to_ps(cycle_ps, mem.line_bytes as f64 / d.copy_bytes_per_cycle),
+                // Every tag change on an SMP node is made under the node's tag lock (its
+                // base part: once per block, however many granules it sets).
+                tag_valid_base_ps: ps(d.tag_valid_cycles + tag_lock_cycles),
+                tag_valid_ps: ps(d.tag_valid_cycles + granules * d.tag_valid_per_granule_cycles + tag_lock_cycles),
+                tag_invalidate_ps: ps(d.tag_invalidate_cycles
+                    + d.ecc_stop_cycles.unwrap_or(0)
+                    + granules * d.tag_invalidate_per_granule_cycles
+                    + tag_lock_cycles),
+                tag_invalidate_base_ps: ps(d.tag_invalidate_cycles + d.ecc_stop_cycles.unwrap_or(0) + tag_lock_cycles),
+                pages: d.page_bytes.map(|page| PageCosts {
+                    // A block larger than a page protects its pages together (one group).
+                    lines_shift: (page / mem.line_bytes).max(1).trailing_zeros(),
+                    protect_ps: ps(d.protect_cycles.unwrap_or(0)),
+                    saving_ps: ps(d.protect_saving_cycles.unwrap_or(0)),
+                    emulated_write_ps: ps(d.emulated_write_cycles.unwrap_or(0)),
+                }),
+                send_small_ps: ps(msg.send_cost_cycles(2, None)),
+                send_data_ps: ps(msg.send_cost_cycles(2, Some(1))),
+                // Handlers on the compute processor are entered by interrupt, or, with
+                // back-edge polling, dispatched by the poll that found their message.
+                entry_ps: ps(if msg.backedge_interval_cycles > 0 {
+                    msg.poll_dispatch_cycles
+                } else {
+                    msg.interrupt_entry_cycles
+                }),
+                exit_ps: if msg.backedge_interval_cycles > 0 { 0 } else { ps(msg.interrupt_exit_cycles) },
+            })
+        }
+    };
+    coherence
+}
+
+/// The one-sided access costs (`None` without a `[remote]` section).
+fn remote_config(spec: &MachineSpec, cycle_ps: f64) -> Result<Option<RemoteConfig>, ConfigError> {
+    let remote = match &spec.remote {
+        None => None,
+        Some(r) => {
+            if let Some(b) = r.put_block_bytes {
+                if b == 0 || b % 8 != 0 || b > 1 << 20 {
+                    return Err(ConfigError::key(
+                        "remote.put_block_bytes",
+                        format!("must be a multiple of 8 from 8 to 1048576, got {b}"),
+                    ));
+                }
+            }
+            if r.max_outstanding_words > u32::MAX as u64 || r.words_per_request > 1 << 20 {
+                return Err(ConfigError::key(
+                    "remote",
+                    "max_outstanding_words and words_per_request must be at most 4294967295 and 1048576",
+                ));
+            }
+            let ps = |c: u64| (c as f64 * cycle_ps).round() as u64;
+            Some(RemoteConfig {
+                issue_ps: ps(r.issue_cycles),
+                max_outstanding_words: r.max_outstanding_words as u32,
+                words_per_request: r.words_per_request as usize,
+                request_bytes: r.request_bytes,
+                service_ps: ps(r.service_cycles),
+                service_line_ps: ps(r.service_line_cycles),
+                service_word_ps: ps(r.service_word_cycles),
+                ni_latency_ps: r.ni_latency_cycles.map(ps),
+                get_word_ps: ps(r.get_word_cycles.unwrap_or(0)),
+                put_block_words: (r.put_block_bytes.unwrap_or(0) / 8) as usize,
+            })
+        }
+    };
+    Ok(remote)
+}
+
+/// Whether the network folds a packet's hops into one event (`network.model = "fold"`).
+fn network_model_folds(n: &spec::NetworkSpec) -> Result<bool, ConfigError> {
+    let fold_events = match n.model.as_deref() {
+        None | Some("hop") => false,
+        Some("fold") => true,
+        Some(other) => {
+            return Err(ConfigError::key("network.model", format!("must be \"hop\" or \"fold\", got \"{other}\"")))
+        }
+    };
+    Ok(fold_events)
+}
+
+/// The cross-traffic rate checked against what the I/O nodes' links carry.
+fn check_cross_traffic_carried(cfg: &MachineConfig) -> Result<(), ConfigError> {
+    // Each I/O pair sends its share of the cross-traffic along its own row of links; more
+    // than those links carry piles up in the NI queues without bound (the run grew until
+    // memory ran out). On a mesh with I/O nodes this is the bisection bandwidth (one row's
+    // link each way per pair), and it stays defined on a one-processor copy (a baseline).
+    let carried = cfg.topology.io_pairs().len() as f64 * cfg.cycle_ps / cfg.link_ps_per_byte;
+    if cfg.cross_traffic_bytes_per_cycle > carried {
+        return Err(ConfigError::key(
+            "cross_traffic.rate_bytes_per_cycle",
+            format!(
+                "must be at most {carried} bytes per cycle on this machine (what the I/O nodes' rows of links carry; the bisection bandwidth of a mesh with I/O nodes), got {}",
+                cfg.cross_traffic_bytes_per_cycle
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl MachineConfig {
     /// Load a preset or TOML text, apply overrides and an optional processor count.
     pub fn load(
@@ -1059,7 +1503,8 @@ impl MachineConfig {
         MachineConfig::load(text, name, overrides, procs)
     }
 
-    /// Validate a spec into simulator units.
+    /// Validate a spec into simulator units: each key's range, then each part of the machine in
+    /// turn (the order of the checks is the order errors are reported in).
     pub fn from_spec(spec: MachineSpec) -> Result<MachineConfig, ConfigError> {
         let n = &spec.network;
         let m = &spec.messaging;
@@ -1071,181 +1516,16 @@ impl MachineConfig {
         let bw = n.link_bytes_per_ns;
         let topology = Topology::new(topology_kind(n)?).map_err(|e| ConfigError::key("network", e))?;
         let ct = &spec.cross_traffic;
-        if !ct.rate_bytes_per_cycle.is_finite() || ct.rate_bytes_per_cycle < 0.0 {
-            return Err(ConfigError::key(
-                "cross_traffic.rate_bytes_per_cycle",
-                format!("must be >= 0, got {}", ct.rate_bytes_per_cycle),
-            ));
-        }
-        if ct.rate_bytes_per_cycle > 0.0 && topology.io_pairs().is_empty() {
-            return Err(ConfigError::key(
-                "cross_traffic.rate_bytes_per_cycle",
-                "cross-traffic needs I/O nodes: set network.topology = \"mesh\" and network.io_nodes = true",
-            ));
-        }
-        let cross_traffic_arbitration = match ct.arbitration.as_str() {
-            "fifo" => CrossArbitration::Fifo,
-            "priority" => CrossArbitration::Priority,
-            other => {
-                return Err(ConfigError::key(
-                    "cross_traffic.arbitration",
-                    format!("must be \"fifo\" or \"priority\", got \"{other}\""),
-                ))
-            }
-        };
-        if ct.message_bytes <= n.header_bytes {
-            return Err(ConfigError::key(
-                "cross_traffic.message_bytes",
-                format!("must exceed network.header_bytes ({}), got {}", n.header_bytes, ct.message_bytes),
-            ));
-        }
+        let cross_traffic_arbitration = cross_traffic_arbitration(&spec, &topology)?;
         if m.dma_align_bytes < 8 || !m.dma_align_bytes.is_power_of_two() {
             return Err(ConfigError::key(
                 "messaging.dma_align_bytes",
                 format!("must be a power of two >= 8, got {}", m.dma_align_bytes),
             ));
         }
-        let mem = &spec.memory;
-        if mem.line_bytes < 8 || !mem.line_bytes.is_power_of_two() {
-            return Err(ConfigError::key(
-                "memory.line_bytes",
-                format!("must be a power of two >= 8, got {}", mem.line_bytes),
-            ));
-        }
-        // A line larger than a set's share of the cache is the line's fault.
-        if mem.line_bytes.saturating_mul(mem.associativity) > mem.cache_bytes {
-            return Err(ConfigError::key(
-                "memory.line_bytes",
-                format!(
-                    "must be at most memory.cache_bytes / memory.associativity ({}), got {}",
-                    mem.cache_bytes / mem.associativity,
-                    mem.line_bytes
-                ),
-            ));
-        }
-        let cache_lines = mem.cache_bytes / mem.line_bytes;
-        if cache_lines < mem.associativity || !mem.cache_bytes.is_multiple_of(mem.line_bytes * mem.associativity) {
-            return Err(ConfigError::key(
-                "memory.cache_bytes",
-                format!(
-                    "must be a whole number of sets (line_bytes x associativity = {} bytes), got {}",
-                    mem.line_bytes * mem.associativity,
-                    mem.cache_bytes
-                ),
-            ));
-        }
-        if mem.snooping && mem.model != "hardware" {
-            return Err(ConfigError::key(
-                "memory.snooping",
-                "a snooping bus is hardware coherence; it needs memory.model = \"hardware\"",
-            ));
-        }
-        let (smp_nodes, tag_lock_cycles) =
-            match &spec.node {
-                None => (false, 0),
-                Some(nd) => {
-                    if !(1..=2).contains(&nd.procs_per_node) {
-                        return Err(ConfigError::key(
-                            "node.procs_per_node",
-                            format!(
-                                "must be 1 or 2 (2: a compute processor and a protocol processor), got {}",
-                                nd.procs_per_node
-                            ),
-                        ));
-                    }
-                    let smp = nd.procs_per_node == 2;
-                    match (smp, nd.tag_lock_cycles, mem.model.as_str()) {
-                        (true, None, "software") => {
-                            return Err(ConfigError::key(
-                                "node.tag_lock_cycles",
-                                "an SMP node of a software-DSM machine takes a lock around each access-tag change; \
-                             give its cost, e.g. --set node.tag_lock_cycles=20",
-                            ))
-                        }
-                        // Inert on a one-processor node, as messaging.poll_mechanism: a preset of
-                        // SMP nodes runs on one-processor nodes with only node.procs_per_node = 1.
-                        (false, Some(_), _) => (false, 0),
-                        (true, Some(_), model) if model != "software" => return Err(ConfigError::key(
-                            "node.tag_lock_cycles",
-                            "locks access tags, which only a software-DSM machine (memory.model = \"software\") has",
-                        )),
-                        (_, lock, _) => (smp, lock.unwrap_or(0)),
-                    }
-                }
-            };
-        let software = match (mem.model.as_str(), &spec.dsm) {
-            ("hardware", _) => None,
-            ("software", None) => {
-                return Err(ConfigError::key(
-                    "memory.model",
-                    "\"software\" needs a [dsm] section with the software protocol's costs",
-                ))
-            }
-            ("software", Some(d)) => {
-                let handlers = match d.handlers.as_str() {
-                    "compute" => DsmHandlers::Compute,
-                    "protocol-processor" => DsmHandlers::ProtocolProcessor,
-                    other => {
-                        return Err(ConfigError::key(
-                            "dsm.handlers",
-                            format!("must be compute or protocol-processor, got `{other}`"),
-                        ))
-                    }
-                };
-                let levels = "none (hardware access control), no-opt, cc-reg, slice or sentinel";
-                let Some(level) = d.instrumentation.as_deref() else {
-                    return Err(ConfigError::key(
-                        "dsm.instrumentation",
-                        format!("is required on a software-DSM machine: {levels}"),
-                    ));
-                };
-                let Some(level) = Instrumentation::parse(level) else {
-                    return Err(ConfigError::key("dsm.instrumentation", format!("must be {levels}, got `{level}`")));
-                };
-                if level == Instrumentation::None && (d.load_check_cycles.is_some() || d.store_check_cycles.is_some()) {
-                    return Err(ConfigError::key(
-                        "dsm.load_check_cycles",
-                        "dsm.instrumentation = none inserts no checks: give a level to charge checks",
-                    ));
-                }
-                if d.tag_granule_bytes < 8
-                    || !d.tag_granule_bytes.is_power_of_two()
-                    || d.tag_granule_bytes > mem.line_bytes
-                {
-                    return Err(ConfigError::key(
-                        "dsm.tag_granule_bytes",
-                        format!(
-                            "must be a power of two from 8 to memory.line_bytes ({}), got {}",
-                            mem.line_bytes, d.tag_granule_bytes
-                        ),
-                    ));
-                }
-                let page_keys = [d.protect_cycles, d.protect_saving_cycles, d.emulated_write_cycles];
-                match d.page_bytes {
-                    None if page_keys.iter().any(Option::is_some) => {
-                        return Err(ConfigError::key(
-                            "dsm.page_bytes",
-                            "dsm.protect_cycles, dsm.protect_saving_cycles and dsm.emulated_write_cycles need a page size",
-                        ))
-                    }
-                    Some(_) if page_keys.iter().any(Option::is_none) => {
-                        return Err(ConfigError::key(
-                            "dsm.page_bytes",
-                            "page protection needs dsm.protect_cycles, dsm.protect_saving_cycles and dsm.emulated_write_cycles",
-                        ))
-                    }
-                    Some(b) if b < 8 || !b.is_power_of_two() => {
-                        return Err(ConfigError::key("dsm.page_bytes", format!("must be a power of two of at least 8, got {b}")))
-                    }
-                    _ => {}
-                }
-                // An SMP node's second processor runs the protocol, whatever `dsm.handlers` says.
-                Some((d, level, if smp_nodes { DsmHandlers::ProtocolProcessor } else { handlers }))
-            }
-            (other, _) => {
-                return Err(ConfigError::key("memory.model", format!("must be hardware or software, got `{other}`")))
-            }
-        };
+        let cache_lines = check_cache(&spec)?;
+        let (smp_nodes, tag_lock_cycles) = node_kind(&spec)?;
+        let software = software_dsm(&spec, smp_nodes)?;
         let max_time_ps = spec.limits.max_sim_time_ms * 1e9;
         if max_time_ps >= u64::MAX as f64 / 4.0 {
             return Err(ConfigError::key(
@@ -1255,180 +1535,12 @@ impl MachineConfig {
         }
         check_times_fit(&spec, 1e6 / clock, max_time_ps)?;
         let cycle_ps = 1e6 / clock;
-        let ps = |cycles: u64| cycles_to_ps(cycle_ps, cycles as f64);
-        let msg = MessagingCosts {
-            send_overhead_cycles: scaled(m.send_overhead_cycles),
-            send_per_arg_word_cycles: scaled(m.send_per_arg_word_cycles),
-            max_arg_words: m.max_arg_words,
-            interrupt_entry_cycles: scaled(m.interrupt_entry_cycles),
-            interrupt_exit_cycles: scaled(m.interrupt_exit_cycles),
-            receive_per_arg_word_cycles: scaled(m.receive_per_arg_word_cycles),
-            poll_cycles: scaled(m.poll_cycles),
-            poll_dispatch_cycles: scaled(m.poll_dispatch_cycles),
-            dma_setup_cycles: m.dma_setup_cycles,
-            dma_per_region_cycles: m.dma_per_region_cycles,
-            dma_bytes_per_cycle: m.dma_bytes_per_cycle,
-            dma_align_bytes: m.dma_align_bytes,
-            barrier_arity: m.barrier_arity,
-            barrier_handler_cycles: m.barrier_handler_cycles,
-            barrier_wait_interrupts: m.barrier_wait_interrupts,
-            flow_window_messages: m.flow_window_messages,
-            flow_buffer_cycles: m.flow_buffer_cycles,
-            backedge_interval_cycles: m.backedge_interval_cycles,
-            overflow: overflow_costs(m, &scaled)?,
-        };
-        if msg.backedge_interval_cycles > 0 && smp_nodes {
-            return Err(ConfigError::key(
-                "messaging.backedge_interval_cycles",
-                "an SMP node's protocol processor takes its messages, so its compute processor does not poll at \
-                 back-edges; use one or the other (node.procs_per_node = 1 for back-edge polling)",
-            ));
-        }
-        let poll = match m.poll_mechanism.as_deref().map(|s| (s, PollMechanism::parse(s))) {
-            None | Some((_, Some(None))) => None,
-            Some((other, None)) => {
-                return Err(ConfigError::key(
-                    "messaging.poll_mechanism",
-                    format!("must be none, lanai, dma, interrupt or typhoon0, got `{other}`"),
-                ))
-            }
-            Some((_, Some(Some(mechanism)))) => {
-                let Some(receive) = m.poll_receive_cycles else {
-                    return Err(ConfigError::key(
-                        "messaging.poll_receive_cycles",
-                        "is required with messaging.poll_mechanism: the protocol thread's receive path after its poll sees a message",
-                    ));
-                };
-                // Inert on a one-processor node (its messages interrupt, or wait for a back-edge).
-                smp_nodes.then(|| {
-                    let mut pc = PollCosts::new(mechanism, clock, scaled(receive));
-                    if let Some(seen) = m.poll_seen_cycles {
-                        pc.seen_cycles = scaled(seen);
-                        if !pc.burst {
-                            pc.seen_in_burst_cycles = scaled(seen);
-                        }
-                    }
-                    pc
-                })
-            }
-        };
-        let memory = MemoryConfig {
-            line_bytes: mem.line_bytes,
-            cache_lines,
-            associativity: mem.associativity,
-            hw_pointers: mem.hw_pointers as usize,
-            prefetch_buffer_entries: mem.prefetch_buffer_entries as usize,
-            barrier_arity: mem.barrier_arity as usize,
-            hit_ps: ps(mem.hit_cycles),
-            max_run_ahead_ps: ps(mem.max_run_ahead_cycles),
-            prefetch_issue_ps: ps(mem.prefetch_issue_cycles),
-            rmw_ps: ps(mem.rmw_cycles),
-            lock_overhead_ps: ps(mem.lock_overhead_cycles),
-            local_memory_ps: ps(mem.local_miss_cycles.saturating_sub(mem.fill_cycles)),
-            miss_issue_ps: ps(mem.miss_issue_cycles + mem.remote_miss_delay_cycles),
-            fill_ps: ps(mem.fill_cycles),
-            dir_ps: ps(mem.dir_cycles),
-            dir_occupancy_ps: ps(mem.dir_occupancy_cycles),
-            home_cache_ps: ps(mem.home_cache_cycles),
-            owner_ps: ps(mem.owner_cycles),
-            forward_reply_ps: ps(mem.forward_reply_cycles),
-            snooping: mem.snooping,
-            inv_send_ps: ps(mem.inv_send_cycles),
-            ack_ps: ps(mem.ack_cycles),
-            sw_read_ps: ps(mem.sw_read_cycles),
-            sw_write_ps: ps(mem.sw_write_cycles),
-            trap_entry_ps: ps(msg.interrupt_entry_cycles),
-            hierarchy: match &spec.hierarchy {
-                None => None,
-                Some(h) => Some(hierarchy_config(h, mem, cycle_ps)?),
-            },
-        };
-        let coherence = match software {
-            None => Coherence::Hardware,
-            Some((d, instrumentation, handlers)) => {
-                let granules = mem.line_bytes / d.tag_granule_bytes;
-                let (load_check, store_check) = instrumentation.check_cycles();
-                let check_ps = |key: Option<u64>, level: f64| cycles_to_ps(cycle_ps, key.map_or(level, |c| c as f64));
-                Coherence::Software(DsmCosts {
-                    handlers,
-                    instrumentation,
-                    load_check_ps: check_ps(d.load_check_cycles, load_check),
-                    store_check_ps: check_ps(d.store_check_cycles, store_check),
-                    miss_trap_ps: ps(d.miss_trap_cycles),
-                    upgrade_fault_ps: ps(d.upgrade_fault_cycles),
-                    resume_ps: ps(d.resume_cycles),
-                    handler_ps: ps(d.handler_cycles),
-                    copy_block_ps: cycles_to_ps(cycle_ps, mem.line_bytes as f64 / d.copy_bytes_per_cycle),
-                    // Every tag change on an SMP node is made under the node's tag lock (its
-                    // base part: once per block, however many granules it sets).
-                    tag_valid_base_ps: ps(d.tag_valid_cycles + tag_lock_cycles),
-                    tag_valid_ps: ps(d.tag_valid_cycles + granules * d.tag_valid_per_granule_cycles + tag_lock_cycles),
-                    tag_invalidate_ps: ps(d.tag_invalidate_cycles
-                        + d.ecc_stop_cycles.unwrap_or(0)
-                        + granules * d.tag_invalidate_per_granule_cycles
-                        + tag_lock_cycles),
-                    tag_invalidate_base_ps: ps(d.tag_invalidate_cycles
-                        + d.ecc_stop_cycles.unwrap_or(0)
-                        + tag_lock_cycles),
-                    pages: d.page_bytes.map(|page| PageCosts {
-                        // A block larger than a page protects its pages together (one group).
-                        lines_shift: (page / mem.line_bytes).max(1).trailing_zeros(),
-                        protect_ps: ps(d.protect_cycles.unwrap_or(0)),
-                        saving_ps: ps(d.protect_saving_cycles.unwrap_or(0)),
-                        emulated_write_ps: ps(d.emulated_write_cycles.unwrap_or(0)),
-                    }),
-                    send_small_ps: ps(msg.send_cost_cycles(2, None)),
-                    send_data_ps: ps(msg.send_cost_cycles(2, Some(1))),
-                    // Handlers on the compute processor are entered by interrupt, or, with
-                    // back-edge polling, dispatched by the poll that found their message.
-                    entry_ps: ps(if msg.backedge_interval_cycles > 0 {
-                        msg.poll_dispatch_cycles
-                    } else {
-                        msg.interrupt_entry_cycles
-                    }),
-                    exit_ps: if msg.backedge_interval_cycles > 0 { 0 } else { ps(msg.interrupt_exit_cycles) },
-                })
-            }
-        };
-        let remote = match &spec.remote {
-            None => None,
-            Some(r) => {
-                if let Some(b) = r.put_block_bytes {
-                    if b == 0 || b % 8 != 0 || b > 1 << 20 {
-                        return Err(ConfigError::key(
-                            "remote.put_block_bytes",
-                            format!("must be a multiple of 8 from 8 to 1048576, got {b}"),
-                        ));
-                    }
-                }
-                if r.max_outstanding_words > u32::MAX as u64 || r.words_per_request > 1 << 20 {
-                    return Err(ConfigError::key(
-                        "remote",
-                        "max_outstanding_words and words_per_request must be at most 4294967295 and 1048576",
-                    ));
-                }
-                let ps = |c: u64| (c as f64 * cycle_ps).round() as u64;
-                Some(RemoteConfig {
-                    issue_ps: ps(r.issue_cycles),
-                    max_outstanding_words: r.max_outstanding_words as u32,
-                    words_per_request: r.words_per_request as usize,
-                    request_bytes: r.request_bytes,
-                    service_ps: ps(r.service_cycles),
-                    service_line_ps: ps(r.service_line_cycles),
-                    service_word_ps: ps(r.service_word_cycles),
-                    ni_latency_ps: r.ni_latency_cycles.map(ps),
-                    get_word_ps: ps(r.get_word_cycles.unwrap_or(0)),
-                    put_block_words: (r.put_block_bytes.unwrap_or(0) / 8) as usize,
-                })
-            }
-        };
-        let fold_events = match n.model.as_deref() {
-            None | Some("hop") => false,
-            Some("fold") => true,
-            Some(other) => {
-                return Err(ConfigError::key("network.model", format!("must be \"hop\" or \"fold\", got \"{other}\"")))
-            }
-        };
+        let msg = messaging_costs(m, &scaled, smp_nodes)?;
+        let poll = poll_costs(m, clock, &scaled, smp_nodes)?;
+        let memory = memory_config(&spec, cache_lines, &msg, cycle_ps)?;
+        let coherence = coherence_model(&spec, software, tag_lock_cycles, &msg, cycle_ps);
+        let remote = remote_config(&spec, cycle_ps)?;
+        let fold_events = network_model_folds(n)?;
         let cfg = MachineConfig {
             cycle_ps,
             link_ps_per_byte: 1000.0 / bw,
@@ -1453,20 +1565,7 @@ impl MachineConfig {
             topology,
             spec,
         };
-        // Each I/O pair sends its share of the cross-traffic along its own row of links; more
-        // than those links carry piles up in the NI queues without bound (the run grew until
-        // memory ran out). On a mesh with I/O nodes this is the bisection bandwidth (one row's
-        // link each way per pair), and it stays defined on a one-processor copy (a baseline).
-        let carried = cfg.topology.io_pairs().len() as f64 * cfg.cycle_ps / cfg.link_ps_per_byte;
-        if cfg.cross_traffic_bytes_per_cycle > carried {
-            return Err(ConfigError::key(
-                "cross_traffic.rate_bytes_per_cycle",
-                format!(
-                    "must be at most {carried} bytes per cycle on this machine (what the I/O nodes' rows of links carry; the bisection bandwidth of a mesh with I/O nodes), got {}",
-                    cfg.cross_traffic_bytes_per_cycle
-                ),
-            ));
-        }
+        check_cross_traffic_carried(&cfg)?;
         Ok(cfg)
     }
 
