@@ -7,7 +7,7 @@ use super::SimError;
 use super::{Event, MainState, Wait, World};
 use crate::mem::protocol::ProtoKind;
 use crate::mem::{MemEffect, Memory};
-use crate::msg::{MessageRecord, Target};
+use crate::msg::{Arrival, MessageRecord, Target};
 use crate::net::{NetNotice, Packet};
 use crate::queue::Priority;
 use commlab_api::TrafficClass;
@@ -139,11 +139,8 @@ impl<S> World<S> {
                         continue;
                     }
                     let dst = self.net.packet(packet).dst as usize;
-                    if let Some(MessageRecord {
-                        target: Target::OneSidedRequest { .. } | Target::OneSidedReply { .. },
-                        ..
-                    }) = &self.msgs[msg as usize]
-                    {
+                    let arrival = self.msgs[msg as usize].as_ref().map(|r| r.target.arrival());
+                    if arrival == Some(Arrival::Memory) {
                         // Served by the node's memory (or answered to its requester) in
                         // hardware: taken off the NI at once.
                         self.net.consume(&mut self.q, self.now, dst);
@@ -153,15 +150,13 @@ impl<S> World<S> {
                     // (An SMP node's protocol processor takes the default protocol's messages
                     // in arrival order with the program's, from its inbox.)
                     let via_inbox = self.mem.sw.is_some_and(|sw| sw.on_compute()) || self.cfg.smp_nodes;
-                    if let Some(MessageRecord { target: Target::Protocol { .. }, .. }) = &self.msgs[msg as usize] {
-                        if !via_inbox {
-                            // The memory controller (or protocol processor) takes protocol
-                            // messages off the NI at once.
-                            self.net.consume(&mut self.q, self.now, dst);
-                            self.mem_receive(dst, msg);
-                            continue;
-                        }
-                        // Software DSM on the compute processor: a handler like any other.
+                    if arrival == Some(Arrival::Controller) && !via_inbox {
+                        // The memory controller (or protocol processor) takes protocol
+                        // messages off the NI at once (software DSM on the compute processor:
+                        // a handler like any other).
+                        self.net.consume(&mut self.q, self.now, dst);
+                        self.mem_receive(dst, msg);
+                        continue;
                     }
                     if let Some(rec) = &self.msgs[msg as usize] {
                         self.flow.arrived(rec.src as usize, dst, rec.target);

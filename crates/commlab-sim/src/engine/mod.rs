@@ -21,7 +21,7 @@ pub use control::RunControl;
 use crate::machine::MachineConfig;
 use crate::mem::Memory;
 use crate::msg::flow::Flow;
-use crate::msg::{self, Ctx, MessageRecord, Target};
+use crate::msg::{self, Ctx, EntryExit, MessageRecord, Target};
 use crate::net::{NetEvent, Network, Packet};
 use crate::queue::{EventQueue, Liveness, Priority};
 use crate::stats::interval::{self as intervals, IntervalAccount, Sampler};
@@ -365,7 +365,7 @@ impl<S> World<S> {
     /// Packetize a message and queue its packets at `src`'s NI. Packet `i` is ready once the
     /// sender's DMA engine has read the bulk bytes it carries (starting at `ready_ps`).
     pub fn launch(&mut self, src: usize, dst: usize, target: Target, args: Vec<u64>, payload: Vec<u64>, ready_ps: u64) {
-        let background = target == Target::Sink;
+        let background = target.is_background();
         let cfg = Arc::clone(&self.cfg);
         let payload_bytes = if background {
             cfg.cross_traffic_message_bytes - cfg.header_bytes
@@ -440,13 +440,7 @@ impl<S> World<S> {
     /// and its flow by kind (protocol messages, traps and faults show in the miss stalls).
     fn record_message(&mut self, p: usize, msg_id: u32) {
         let rec = self.msgs[msg_id as usize].as_ref().expect("live message");
-        let class = match rec.target {
-            Target::App(_) if rec.payload.is_empty() => "active",
-            Target::App(_) => "bulk",
-            Target::BarrierArrive | Target::BarrierRelease => "barrier",
-            Target::FlowAck => "flow_ack",
-            _ => return,
-        };
+        let Some(class) = rec.target.message_class(!rec.payload.is_empty()) else { return };
         let (src, sent) = (rec.src as usize, rec.sent_ps);
         self.record_latency(("message", class), sent);
         if let Some(f) = self.flows.as_mut() {
@@ -521,9 +515,7 @@ impl<S> World<S> {
             return;
         }
         let head = self.msgs[*proc.inbox.front().expect("non-empty") as usize].as_ref().map(|r| r.target);
-        if self.cfg.msg.backedge_interval_cycles > 0
-            && !matches!(head, Some(Target::Trap { .. } | Target::Fault { .. } | Target::OverflowTrap))
-        {
+        if self.cfg.msg.backedge_interval_cycles > 0 && !head.is_some_and(Target::is_local) {
             // Back-edge polling: a computing processor takes the message at its next loop
             // back-edge (one per back-edge); a waiting one at once; other work (a send, a
             // poll) runs to its end first, and the message waits for the next computation or wait.
@@ -547,10 +539,7 @@ impl<S> World<S> {
         // Software-DSM protocol handlers and directory traps are always taken at once (the
         // requester is stalled), and so is the network overflow trap (a system interrupt, in
         // either receive mode).
-        let protocol = matches!(
-            head,
-            Some(Target::Protocol { .. } | Target::Trap { .. } | Target::Fault { .. } | Target::OverflowTrap)
-        );
+        let protocol = head.is_some_and(Target::taken_at_once);
         // A processor waiting in the message barrier has nothing else to do: it polls (unless
         // the machine's barrier waits with interrupts on, `messaging.barrier_wait_interrupts`).
         let in_barrier = matches!(proc.main, MainState::Blocked { wait: Wait::Barrier(_), .. })
@@ -609,28 +598,17 @@ impl<S> World<S> {
             self.record_message(p, msg_id);
         }
         let rec = self.msgs[msg_id as usize].as_ref().expect("live message");
-        if rec.target == Target::OverflowTrap {
+        if rec.target.is_overflow_trap() {
             self.start_overflow_trap(p);
             return;
         }
         // Getting into the handler, then reading the message's arguments (protocol messages
         // and traps are handled by the memory system, not read by a handler).
-        let read = match rec.target {
-            Target::App(_) | Target::BarrierArrive | Target::BarrierRelease | Target::FlowAck => {
-                cfg.msg.receive_cost_cycles(rec.args.len())
-            }
-            Target::Protocol { .. }
-            | Target::Trap { .. }
-            | Target::Fault { .. }
-            | Target::OverflowTrap
-            | Target::Sink
-            | Target::OneSidedRequest { .. }
-            | Target::OneSidedReply { .. } => 0,
-        };
-        let entry = match (rec.target, self.mem.sw) {
+        let read = if rec.target.is_software_message() { cfg.msg.receive_cost_cycles(rec.args.len()) } else { 0 };
+        let entry = match (rec.target.entry_exit(), self.mem.sw) {
             // A block-access fault enters its handler as the default protocol's miss does: the
             // trap, and for a store to a read-only block the upgrade fault's extra on top.
-            (Target::Fault { write, line }, Some(_)) => self.fault_entry_cycles(p, line, write),
+            (EntryExit::Fault { write, line }, Some(_)) => self.fault_entry_cycles(p, line, write),
             // Copied into memory by the overflow trap: dispatched from there.
             _ if rec.in_memory => overflow::dispatch_cycles(&cfg) + read,
             // A polling mechanism: the poll that sees the message, then the receive path.
@@ -687,8 +665,8 @@ impl<S> World<S> {
             }
             Target::OverflowTrap => unreachable!("the overflow trap is started by start_overflow_trap"),
         }
-        let exit = match (rec.target, sw_costs) {
-            (Target::Fault { .. }, Some(sw)) => cfg.ps_to_cycles(sw.resume_ps).ceil() as u64,
+        let exit = match (rec.target.entry_exit(), sw_costs) {
+            (EntryExit::Fault { .. }, Some(sw)) => cfg.ps_to_cycles(sw.resume_ps).ceil() as u64,
             _ if rec.in_memory => 0,
             _ if interrupt => cfg.msg.interrupt_exit_cycles,
             _ => 0,
@@ -717,10 +695,8 @@ impl<S> World<S> {
         // handler's work too.
         ctx.acknowledge(src);
         let mut duration_ps = cfg.cycles_to_ps((ctx.offset_cycles + exit) as f64);
-        if let Target::Trap { body_ps } = rec.target {
-            duration_ps += body_ps;
-        }
-        if matches!(rec.target, Target::App(_)) && !smp {
+        duration_ps += rec.target.trap_body_ps();
+        if rec.target.is_program() && !smp {
             self.procs[p].app_handler_ps += duration_ps;
         }
         let (sends, error) = (std::mem::take(&mut ctx.sends), ctx.error.take());
@@ -814,13 +790,12 @@ impl<S> World<S> {
         let now = self.now;
         let msg_id = self.procs[p].inbox.pop_front().expect("a handler was running");
         let rec = self.take_msg(msg_id);
-        match rec.target {
-            // Not network messages: they hold no NI slot.
-            Target::Trap { .. } | Target::Fault { .. } => {}
-            Target::OverflowTrap => self.net.overflow_rearm(&mut self.q, now, p),
-            // Its slot was freed when the overflow trap copied it.
-            _ if rec.in_memory => {}
-            _ => self.net.consume(&mut self.q, now, p),
+        if rec.target.is_overflow_trap() {
+            self.net.overflow_rearm(&mut self.q, now, p);
+        } else if rec.target.holds_ni_slot() && !rec.in_memory {
+            // (Local records hold no NI slot; a message the overflow trap copied freed its slot
+            // when it was copied.)
+            self.net.consume(&mut self.q, now, p);
         }
         let proc = &mut self.procs[p];
         proc.handler_active = false;
