@@ -6,8 +6,45 @@ use super::world::World;
 use crate::stats::interval::{self as intervals, IntervalAccount};
 use crate::stats::trace::{self as tracing, SpanLog};
 use commlab_api::{LinkStats, NodeCounters, ProcTimes, RunStats};
+use std::collections::BTreeMap;
 
+type Counters = BTreeMap<String, f64>;
+
+/// The run's statistics at its end (`events` handled in `wall` seconds of host time).
 pub(super) fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, SimError> {
+    let cfg = &w.cfg;
+    let (procs, timed_ps) = proc_times(w)?;
+    let mut counters = Counters::new();
+    traffic_counters(w, timed_ps, &mut counters);
+    memory_counters(w, &mut counters);
+    mechanism_counters(w, &mut counters);
+    link_counters(w, timed_ps, &mut counters);
+    let nodes = node_counters(w);
+    let links = link_stats(w, timed_ps);
+    Ok(RunStats {
+        cycles: cfg.ps_to_cycles(timed_ps),
+        procs,
+        volume_bytes: w.traffic.bytes,
+        counters,
+        nodes,
+        links,
+        events,
+        wall_seconds: wall,
+        latencies: w.lat.as_ref().map_or_else(Vec::new, |l| l.report(cfg.cycle_ps)),
+        intervals: w.sampler.as_ref().map(|s| {
+            let accounts: Vec<Option<&IntervalAccount>> = w.procs.iter().map(|p| p.acct.intervals.as_deref()).collect();
+            intervals::report(&accounts, s, cfg.cycle_ps)
+        }),
+        trace: w.flows.as_ref().map(|f| {
+            let spans: Vec<Option<&SpanLog>> = w.procs.iter().map(|p| p.acct.spans.as_deref()).collect();
+            tracing::report(&spans, f, w.net.packet_log.as_deref(), w.timing_start.unwrap_or(0), cfg.cycle_ps)
+        }),
+    })
+}
+
+/// Every processor's time by category, and the timed region's length (first start to last
+/// finish); an error if a processor's categories do not sum to its busy time.
+fn proc_times<S>(w: &World<S>) -> Result<(Vec<ProcTimes>, u64), SimError> {
     let cfg = &w.cfg;
     let mut procs = Vec::with_capacity(w.procs.len());
     let mut first_start = u64::MAX;
@@ -29,8 +66,12 @@ pub(super) fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<R
             start: cfg.ps_to_cycles(p.acct.start_ps()),
         });
     }
-    let timed_ps = last_finish.saturating_sub(first_start);
-    let mut counters = std::collections::BTreeMap::new();
+    Ok((procs, last_finish.saturating_sub(first_start)))
+}
+
+/// Messages, packets and cross-traffic.
+fn traffic_counters<S>(w: &World<S>, timed_ps: u64, counters: &mut Counters) {
+    let cfg = &w.cfg;
     counters.insert("messages".to_string(), w.traffic.messages as f64);
     counters.insert("packets".to_string(), w.traffic.packets as f64);
     counters.insert("cross_traffic_messages".to_string(), w.traffic.cross_messages as f64);
@@ -40,12 +81,10 @@ pub(super) fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<R
         let rate = if timed_ps > 0 { bytes / cfg.ps_to_cycles(timed_ps) } else { 0.0 };
         counters.insert("cross_traffic_bytes_per_cycle".to_string(), rate);
     }
-    if cfg.msg.overflow.is_some() {
-        let o = &w.overflow;
-        counters.insert("overflow_traps".to_string(), o.traps as f64);
-        counters.insert("overflow_messages_drained".to_string(), o.drained as f64);
-        counters.insert("overflow_trap_cycles".to_string(), cfg.ps_to_cycles(o.trap_ps));
-    }
+}
+
+/// The caches and the coherence protocol (when any access reached the caches).
+fn memory_counters<S>(w: &World<S>, counters: &mut Counters) {
     let ms = &w.mem.stats;
     if ms.hits + ms.misses > 0 {
         counters.insert("cache_hits".to_string(), ms.hits as f64);
@@ -60,6 +99,19 @@ pub(super) fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<R
         counters.insert("prefetches_useful".to_string(), ms.prefetches_useful as f64);
         counters.insert("private_misses".to_string(), ms.private_misses as f64);
         counters.insert("protocol_messages".to_string(), w.traffic.protocol_messages as f64);
+    }
+}
+
+/// The optional mechanisms, each when the machine has it: the overflow trap, one-sided access,
+/// access checks, handler time, polling mechanisms, back-edge polling, page protection,
+/// Tempest user regions and flow control.
+fn mechanism_counters<S>(w: &World<S>, counters: &mut Counters) {
+    let cfg = &w.cfg;
+    if cfg.msg.overflow.is_some() {
+        let o = &w.overflow;
+        counters.insert("overflow_traps".to_string(), o.traps as f64);
+        counters.insert("overflow_messages_drained".to_string(), o.drained as f64);
+        counters.insert("overflow_trap_cycles".to_string(), cfg.ps_to_cycles(o.trap_ps));
     }
     if w.one_sided.requests > 0 {
         counters.insert("one_sided_requests".to_string(), w.one_sided.requests as f64);
@@ -112,6 +164,10 @@ pub(super) fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<R
         counters.insert("flow_acks".to_string(), f.acks as f64);
         counters.insert("flow_piggybacked_credits".to_string(), f.piggybacked as f64);
     }
+}
+
+/// Utilisation of router-to-router links, and of the bisection's, over the timed region.
+fn link_counters<S>(w: &World<S>, timed_ps: u64, counters: &mut Counters) {
     // Utilisation of router-to-router links over the timed region.
     let topo = &w.net.topo;
     let router_links: Vec<(u32, u64)> =
@@ -129,8 +185,12 @@ pub(super) fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<R
             counters.insert("bisection_utilization".to_string(), u);
         }
     }
-    let nodes = w
-        .procs
+}
+
+/// Each processor's messages, misses and traps.
+fn node_counters<S>(w: &World<S>) -> Vec<NodeCounters> {
+    let ms = &w.mem.stats;
+    w.procs
         .iter()
         .enumerate()
         .map(|(i, p)| NodeCounters {
@@ -139,14 +199,18 @@ pub(super) fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<R
             cache_misses: ms.misses_by_node.get(i).copied().unwrap_or(0),
             software_traps: ms.traps_by_node.get(i).copied().unwrap_or(0),
         })
-        .collect();
+        .collect()
+}
+
+/// Each link's kind, ends, utilisation and bytes.
+fn link_stats<S>(w: &World<S>, timed_ps: u64) -> Vec<LinkStats> {
+    let topo = &w.net.topo;
     let end = |r: Option<u32>, l: u32| match (r, topo.link_endpoint(l)) {
         (Some(r), _) => format!("router {r}"),
         (None, Some(e)) => format!("endpoint {e}"),
         (None, None) => "?".to_string(),
     };
-    let links = w
-        .net
+    w.net
         .link_busy_ps()
         .zip(w.net.link_bytes())
         .map(|((l, busy), bytes)| {
@@ -164,24 +228,5 @@ pub(super) fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<R
                 bytes,
             }
         })
-        .collect();
-    Ok(RunStats {
-        cycles: cfg.ps_to_cycles(timed_ps),
-        procs,
-        volume_bytes: w.traffic.bytes,
-        counters,
-        nodes,
-        links,
-        events,
-        wall_seconds: wall,
-        latencies: w.lat.as_ref().map_or_else(Vec::new, |l| l.report(cfg.cycle_ps)),
-        intervals: w.sampler.as_ref().map(|s| {
-            let accounts: Vec<Option<&IntervalAccount>> = w.procs.iter().map(|p| p.acct.intervals.as_deref()).collect();
-            intervals::report(&accounts, s, cfg.cycle_ps)
-        }),
-        trace: w.flows.as_ref().map(|f| {
-            let spans: Vec<Option<&SpanLog>> = w.procs.iter().map(|p| p.acct.spans.as_deref()).collect();
-            tracing::report(&spans, f, w.net.packet_log.as_deref(), w.timing_start.unwrap_or(0), cfg.cycle_ps)
-        }),
-    })
+        .collect()
 }
