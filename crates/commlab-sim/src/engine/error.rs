@@ -17,7 +17,7 @@ pub enum SimError {
     Program(String),
     /// An internal consistency check failed (a simulator bug).
     Internal(String),
-    /// The caller stopped the run through its [`RunControl`] (e.g. a wall-clock limit
+    /// The caller stopped the run through its [`RunControl`](crate::RunControl) (e.g. a wall-clock limit
     /// the CLI keeps); `cycles` and `events` say how far it got.
     Cancelled { cycles: f64, events: u64 },
 }
