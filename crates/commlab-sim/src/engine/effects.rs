@@ -3,11 +3,12 @@
 //! (space in an NI output queue, delivered packets). Components below the engine never touch
 //! the event queue for another component or a processor themselves.
 
-use super::SimError;
-use super::{Event, MainState, Wait, World};
+use super::error::SimError;
+use super::state::{Event, MainState, Wait};
+use super::world::World;
 use crate::mem::protocol::ProtoKind;
 use crate::mem::{MemEffect, Memory};
-use crate::msg::{MessageRecord, Target};
+use crate::msg::{Arrival, MessageRecord, Target};
 use crate::net::{NetNotice, Packet};
 use crate::queue::Priority;
 use commlab_api::TrafficClass;
@@ -134,16 +135,12 @@ impl<S> World<S> {
                         continue;
                     }
                     if background {
-                        self.msgs[msg as usize] = None;
-                        self.free_msgs.push(msg);
+                        self.free_msg(msg);
                         continue;
                     }
                     let dst = self.net.packet(packet).dst as usize;
-                    if let Some(MessageRecord {
-                        target: Target::OneSidedRequest { .. } | Target::OneSidedReply { .. },
-                        ..
-                    }) = &self.msgs[msg as usize]
-                    {
+                    let arrival = self.msg(msg).target.arrival();
+                    if arrival == Arrival::Memory {
                         // Served by the node's memory (or answered to its requester) in
                         // hardware: taken off the NI at once.
                         self.net.consume(&mut self.q, self.now, dst);
@@ -153,19 +150,16 @@ impl<S> World<S> {
                     // (An SMP node's protocol processor takes the default protocol's messages
                     // in arrival order with the program's, from its inbox.)
                     let via_inbox = self.mem.sw.is_some_and(|sw| sw.on_compute()) || self.cfg.smp_nodes;
-                    if let Some(MessageRecord { target: Target::Protocol { .. }, .. }) = &self.msgs[msg as usize] {
-                        if !via_inbox {
-                            // The memory controller (or protocol processor) takes protocol
-                            // messages off the NI at once.
-                            self.net.consume(&mut self.q, self.now, dst);
-                            self.mem_receive(dst, msg);
-                            continue;
-                        }
-                        // Software DSM on the compute processor: a handler like any other.
+                    if arrival == Arrival::Controller && !via_inbox {
+                        // The memory controller (or protocol processor) takes protocol
+                        // messages off the NI at once (software DSM on the compute processor:
+                        // a handler like any other).
+                        self.net.consume(&mut self.q, self.now, dst);
+                        self.mem_receive(dst, msg);
+                        continue;
                     }
-                    if let Some(rec) = &self.msgs[msg as usize] {
-                        self.flow.arrived(rec.src as usize, dst, rec.target);
-                    }
+                    let (src, target) = (self.msg(msg).src as usize, self.msg(msg).target);
+                    self.flow.arrived(src, dst, target);
                     if self.cfg.poll.is_some() {
                         self.poll_arrive(dst, msg);
                     }

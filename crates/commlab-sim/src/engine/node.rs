@@ -1,6 +1,8 @@
 //! `SimNode`: the [`Node`] interface as seen from inside a processor's coroutine.
 
-use super::{MainState, SimError, Wait, World};
+use super::error::SimError;
+use super::state::{MainState, Wait};
+use super::world::World;
 use crate::mem::protocol::{ProcAction, ProcEvent};
 use crate::msg::flow::{Buffered, Decision};
 use crate::msg::{self, MessageRecord, Target};
@@ -863,9 +865,7 @@ impl<S> Node for SimNode<'_, S> {
             w.mem.reset_counts(w.procs.len());
             // A message already launched was sent before the timed region: its receipt is not
             // counted either.
-            for rec in w.msgs.iter_mut().flatten() {
-                rec.counted = false;
-            }
+            w.uncount_messages();
             for p in &mut w.procs {
                 p.sent = 0;
                 p.received = 0;

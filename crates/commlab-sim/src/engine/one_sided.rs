@@ -26,22 +26,15 @@
 //! invalidate cached copies of the line at once (`Memory::write_one_sided`). `quiet` waits until
 //! every request of the processor has been answered.
 
+use super::error::SimError;
 use super::node::SimNode;
-use super::{Event, MainState, SimError, Wait, World};
+use super::state::{Event, MainState, Wait};
+use super::world::World;
 use crate::msg::{self, MessageRecord, Target};
 use crate::net::Packet;
 use crate::queue::Priority;
 use commlab_api::{Addr, Category, TrafficClass};
 use std::sync::Arc;
-
-/// What one-sided access did over the run.
-#[derive(Default, Clone, Debug)]
-pub(crate) struct OneSidedStats {
-    pub requests: u64,
-    pub words: u64,
-    /// Cached copies dropped by one-sided writes.
-    pub invalidations: u64,
-}
 
 impl<S> World<S> {
     /// Send one-sided message `target` from `src` to `dst` with `wire_payload` bytes after the
@@ -103,13 +96,13 @@ impl<S> World<S> {
 
     /// A one-sided message reached `node` (taken off the NI at once: hardware serves it).
     pub(super) fn one_sided_arrive(&mut self, node: usize, msg: u32) {
-        let target = self.msgs[msg as usize].as_ref().expect("live message").target;
+        let target = self.msg(msg).target;
         match target {
             Target::OneSidedRequest { words, .. } => {
                 let rc = self.cfg.remote.expect("a machine with one-sided access");
                 // Distinct lines among the words served here (the remote addresses come first
                 // in a request's arguments, in order): a strided request opens more of them.
-                let rec = self.msgs[msg as usize].as_ref().expect("live message");
+                let rec = self.msg(msg);
                 let mut lines = 0u64;
                 let mut last = u64::MAX;
                 for &a in &rec.args[..words as usize] {

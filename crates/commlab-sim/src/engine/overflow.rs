@@ -21,21 +21,12 @@
 //! leaves the inbox until its handler ends); the trap's time is message overhead, so the
 //! categories still sum to busy time (`tests/overflow_trap.rs`).
 
-use super::{Event, World};
+use super::state::Event;
+use super::world::World;
 use crate::machine::MachineConfig;
 use crate::msg::{MessageRecord, Target};
 use crate::queue::Priority;
 use commlab_api::Category;
-
-/// What the overflow traps did since timing began.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct OverflowStats {
-    pub traps: u64,
-    /// Messages copied out of an NI input queue into memory.
-    pub drained: u64,
-    /// Processor time in traps (entry, copies, exit), picoseconds.
-    pub trap_ps: u64,
-}
 
 /// Dispatching a message the trap copied into memory.
 pub(super) fn dispatch_cycles(cfg: &MachineConfig) -> u64 {
@@ -71,14 +62,13 @@ impl<S> World<S> {
         if self.procs[p].overflow_copy.take().is_some() {
             self.net.consume(&mut self.q, self.now, p);
         }
-        let msgs = &self.msgs;
         let next = self.procs[p].inbox.iter().skip(1).copied().find(|&m| {
-            let rec = msgs[m as usize].as_ref().expect("live message");
+            let rec = self.msg(m);
             rec.target.drained_on_overflow() && !rec.in_memory
         });
         match next {
             Some(m) => {
-                let rec = self.msgs[m as usize].as_mut().expect("live message");
+                let rec = self.msg_mut(m);
                 rec.in_memory = true;
                 let words = rec.args.len() + rec.payload.len();
                 self.procs[p].overflow_copy = Some(m);

@@ -3,31 +3,8 @@
 //! polls' share of the I/O bridge, and the notification of a waiting compute thread
 //! (`machine::PollMechanism` has the costs and their sources).
 
-use super::{Wait, World};
-
-/// One node's polling flag (the DMA and interrupt techniques' burst rule).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct PollNode {
-    /// The NI's copy of the flag is set: the host's flag is set at `flag_at` (its update is in
-    /// flight until then), and later messages of the burst pay no update.
-    pub flag_set: bool,
-    pub flag_at: u64,
-    /// A pending wake of the compute thread for a notification (at this time).
-    pub notify_at: u64,
-}
-
-/// Counts since timing began.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct PollStats {
-    /// Messages the protocol processors' polls took.
-    pub messages: u64,
-    /// Flag updates (one per burst with the DMA and interrupt techniques).
-    pub flag_updates: u64,
-    /// Bulk data's waits for the LANai polls sharing the I/O bridge, at both ends.
-    pub bus_wait_ps: u64,
-    /// Notifications of a waiting compute thread.
-    pub notifies: u64,
-}
+use super::state::Wait;
+use super::world::World;
 
 impl<S> World<S> {
     fn poll_timed(&self) -> bool {
@@ -39,9 +16,8 @@ impl<S> World<S> {
     pub(crate) fn poll_arrive(&mut self, dst: usize, msg: u32) {
         let pc = self.cfg.poll.expect("a polling mechanism");
         let now = self.now;
-        let rec = self.msgs[msg as usize].as_mut().expect("live message");
         // LANai polling: the NI's DMA of bulk data into host memory shares the bridge.
-        let bus_ps = pc.bus_wait_for(8 * rec.payload.len() as u64);
+        let bus_ps = pc.bus_wait_for(8 * self.msg(msg).payload.len() as u64);
         let arrive = now + bus_ps;
         let node = &mut self.poll_nodes[dst];
         let mut update = false;
@@ -56,6 +32,7 @@ impl<S> World<S> {
             update = pc.update_ps > 0;
             (arrive + pc.update_ps, pc.seen_cycles)
         };
+        let rec = self.msg_mut(msg);
         rec.visible_ps = visible;
         rec.poll_seen_cycles = seen;
         if self.poll_timed() {
@@ -72,7 +49,7 @@ impl<S> World<S> {
     pub(crate) fn poll_start(&self, p: usize, free: u64) -> u64 {
         let Some(pc) = self.cfg.poll else { return free };
         let Some(&head) = self.procs[p].inbox.front() else { return free };
-        let visible = self.msgs[head as usize].as_ref().map_or(0, |r| r.visible_ps);
+        let visible = self.msg(head).visible_ps;
         if visible <= free {
             free
         } else {

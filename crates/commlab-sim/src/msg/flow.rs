@@ -34,7 +34,7 @@
 //! by `remote.max_outstanding_words`) and acknowledgements themselves are bounded by their
 //! protocols and exempt.
 
-use super::Target;
+use super::kind::Target;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// A message waiting in a sender's software queue.
@@ -114,7 +114,7 @@ impl Flow {
 
     /// Whether a message from `src` to `dst` with `target` is flow-controlled.
     pub fn applies(&self, src: usize, dst: usize, target: Target) -> bool {
-        self.window > 0 && src != dst && matches!(target, Target::App(_))
+        self.window > 0 && src != dst && target.flow_controlled()
     }
 
     fn queue_empty(&self, s: usize, d: usize) -> bool {
@@ -177,12 +177,12 @@ impl Flow {
     /// Message `msg` from `src` to `dst` is being launched: it carries every credit `src` owes
     /// `dst` (an application message or an acknowledgement).
     pub fn attach_credits(&mut self, msg: u32, src: usize, dst: usize, target: Target) {
-        if self.window == 0 || src == dst || !matches!(target, Target::App(_) | Target::FlowAck) {
+        if self.window == 0 || src == dst || !target.carries_credits() {
             return;
         }
         let owed = std::mem::take(&mut self.owed[src * self.n + dst]);
         if owed > 0 {
-            if matches!(target, Target::App(_)) {
+            if target.flow_controlled() {
                 self.stats.piggybacked += u64::from(owed);
             }
             self.in_flight[src * self.n + dst] += owed;

@@ -2,87 +2,14 @@
 //! and the combining tree of the message barrier.
 
 pub(crate) mod flow;
+mod kind;
+
+pub(crate) use kind::{Arrival, EntryExit, Target};
 
 use crate::machine::MachineConfig;
 use crate::mem::Memory;
 use commlab_api::{AccessTag, Addr, HandlerCtx, HandlerId, ProcId};
 use flow::{Buffered, Decision, Flow};
-
-/// What runs when a message arrives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Target {
-    /// An application handler.
-    App(HandlerId),
-    /// A child reached the barrier.
-    BarrierArrive,
-    /// The barrier of epoch `args[0]` is complete.
-    BarrierRelease,
-    /// Cross-traffic: consumed by the I/O node's sink.
-    Sink,
-    /// A coherence protocol message about `line`, on behalf of `requester`, handled by the
-    /// destination's memory controller.
-    Protocol { kind: crate::mem::protocol::ProtoKind, line: u64, requester: u32 },
-    /// A LimitLESS directory trap on the home processor, with a handler body of `body_ps`
-    /// (not a network message: it holds no NI input slot).
-    Trap { body_ps: u64 },
-    /// A one-sided get or put of `words` words, served by the destination's memory without its
-    /// processor. `args`: the remote addresses, then (get) where the values go at the
-    /// requester; `payload`: a put's values.
-    OneSidedRequest { put: bool, words: u32 },
-    /// The answer to a one-sided request. `args`: (get) where the values go; `payload`: the
-    /// values (empty for a put's acknowledgement).
-    OneSidedReply { put: bool, words: u32 },
-    /// A flow-control acknowledgement returning credits (see `flow.rs`): header only, its
-    /// handler has no body.
-    FlowAck,
-    /// A Tempest block-access fault of the node's main thread on `line` (not a network
-    /// message): runs the program's fault handler.
-    Fault { line: u64, write: bool },
-    /// The network overflow trap on the node's processor (not a network message: it holds no
-    /// NI input slot): copies the program's messages waiting in the NI input queue into memory
-    /// (`engine/overflow.rs`).
-    OverflowTrap,
-}
-
-impl Target {
-    /// Whether the network overflow trap copies a message of this kind out of the NI input
-    /// queue: the messages the processor's own software handles (program handlers, the
-    /// message barrier, flow-control acknowledgements), not protocol messages, traps or faults.
-    pub(crate) fn drained_on_overflow(self) -> bool {
-        matches!(self, Target::App(_) | Target::BarrierArrive | Target::BarrierRelease | Target::FlowAck)
-    }
-
-    /// The name a traced packet of this message carries (`commlab_api::TracePacket::name`).
-    pub(crate) fn packet_name(self, bulk: bool) -> &'static str {
-        use crate::mem::protocol::ProtoKind as K;
-        match self {
-            Target::App(_) if bulk => "bulk",
-            Target::App(_) => "active",
-            Target::BarrierArrive | Target::BarrierRelease => "barrier",
-            Target::FlowAck => "flow_ack",
-            Target::Sink => "cross",
-            Target::OneSidedRequest { put: true, .. } => "put",
-            Target::OneSidedRequest { put: false, .. } => "get",
-            Target::OneSidedReply { put: true, .. } => "put_ack",
-            Target::OneSidedReply { put: false, .. } => "get_reply",
-            Target::Protocol { kind, .. } => match kind {
-                K::ReadRequest => "read_request",
-                K::WriteRequest => "write_request",
-                K::UpgradeRequest => "upgrade_request",
-                K::Invalidate => "invalidate",
-                K::InvalidationAck => "invalidation_ack",
-                K::ForwardRead => "forward_read",
-                K::ForwardWrite => "forward_write",
-                K::OwnerData => "owner_data",
-                K::DataShared => "data_shared",
-                K::DataExclusive => "data_exclusive",
-                K::PermissionExclusive => "permission_exclusive",
-                K::Writeback => "writeback",
-            },
-            Target::Trap { .. } | Target::Fault { .. } | Target::OverflowTrap => "local",
-        }
-    }
-}
 
 /// A message in flight or waiting in an NI input queue.
 pub(crate) struct MessageRecord {

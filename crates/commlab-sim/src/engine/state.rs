@@ -1,0 +1,228 @@
+//! The engine's plain data, with no behaviour of its own: the events the scheduler handles,
+//! what each processor's main thread is doing and waits on, the per-processor record, what a
+//! run records, and the counters and per-node state of the optional mechanisms (overflow trap,
+//! one-sided access, polling mechanisms) that `World` holds and their own files drive.
+
+use crate::net::NetEvent;
+use crate::queue::Liveness;
+use crate::stats::trace::TraceOptions;
+use crate::stats::TimeAccount;
+use commlab_api::{Category, ReceiveMode};
+use std::collections::VecDeque;
+
+/// Everything the scheduler handles except processor wake-ups of coroutines.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Event {
+    /// Resume processor `p`'s main thread if `gen` is still its current generation.
+    Wake {
+        p: u32,
+        gen: u32,
+    },
+    /// A network event (packets and links).
+    Net(NetEvent),
+    HandlerDone {
+        p: u32,
+    },
+    /// Run `p`'s next waiting handler now: its SMP node's protocol processor is free, or (with
+    /// back-edge polling) its computation is at a loop back-edge.
+    Dispatch {
+        p: u32,
+    },
+    /// I/O pair `pair` sends its next cross-traffic message.
+    CrossGen {
+        pair: u32,
+    },
+    /// A LimitLESS trap interrupts processor `p` (see `Target::Trap`).
+    Trap {
+        p: u32,
+        body_ps: u64,
+    },
+    /// Processor `p`'s network overflow trap has finished its last step (entry, or copying a
+    /// message): the next one (see `overflow.rs`).
+    OverflowDrain {
+        p: u32,
+    },
+    /// A protocol message between a node and itself (no network) arrives.
+    Proto {
+        msg: u32,
+        dst: u32,
+    },
+    /// A one-sided request or reply between a node and itself (no network) arrives.
+    OneSided {
+        msg: u32,
+        node: u32,
+    },
+    /// The memory of `node` has served one-sided request `msg` (see `one_sided.rs`).
+    OneSidedServe {
+        msg: u32,
+        node: u32,
+    },
+}
+
+impl From<NetEvent> for Event {
+    fn from(ev: NetEvent) -> Event {
+        Event::Net(ev)
+    }
+}
+
+impl Liveness for Event {
+    /// Background events (cross-traffic) do not keep a run alive.
+    fn background(&self) -> bool {
+        match *self {
+            Event::Net(ev) => ev.background(),
+            Event::CrossGen { .. } => true,
+            Event::Wake { .. }
+            | Event::HandlerDone { .. }
+            | Event::Dispatch { .. }
+            | Event::Proto { .. }
+            | Event::Trap { .. }
+            | Event::OverflowDrain { .. }
+            | Event::OneSided { .. }
+            | Event::OneSidedServe { .. } => false,
+        }
+    }
+}
+
+/// What a processor's main thread is doing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum MainState {
+    /// Executing (only while its coroutine runs).
+    Running,
+    /// Busy until `end` (work that a handler's interruption extends).
+    Timed {
+        end: u64,
+        cat: Category,
+    },
+    /// Waiting for something outside the processor.
+    Blocked {
+        wait: Wait,
+        cat: Category,
+        since: u64,
+    },
+    Done,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Wait {
+    Cond(&'static str),
+    Barrier(u64),
+    NiOutput,
+    Drain,
+    /// An outstanding miss on a line.
+    Miss(crate::mem::cache::Line),
+    /// A free prefetch-buffer entry.
+    PrefetchBuffer,
+    /// Spinning on a cached line until it is invalidated (`what`, line).
+    Spin(&'static str, crate::mem::cache::Line),
+    /// Room for a one-sided request (`remote.max_outstanding_words`), or (`quiet`) all done.
+    OneSided,
+    /// Flow-control credit for a send to this processor (`messaging.flow_window_messages`).
+    Credit(u32),
+    /// A Tempest user block's tag to allow the access (its fault handler has run).
+    Tag(crate::mem::cache::Line),
+}
+
+#[derive(Default)]
+pub(crate) struct BarrierState {
+    /// Barriers this processor has entered.
+    pub epoch: u64,
+    /// Children arrivals not yet consumed.
+    pub arrivals: u64,
+    /// Highest epoch released.
+    pub released: u64,
+}
+
+pub(crate) struct Proc<S> {
+    pub state: S,
+    pub mode: ReceiveMode,
+    pub main: MainState,
+    pub gen: u32,
+    /// A handler is running: on the compute processor, or on an SMP node's protocol processor.
+    pub handler_active: bool,
+    /// An [`Event::Dispatch`] is queued: for when an SMP node's protocol processor is free,
+    /// or for the compute processor's next loop back-edge.
+    pub dispatch_queued: bool,
+    /// Back-edge polling (`messaging.backedge_interval_cycles`): while the main thread computes,
+    /// its first back-edge at or after the period's start (later ones every interval); between
+    /// computations, how much computation is left before the next one.
+    pub edge_at: u64,
+    pub edge_left_ps: u64,
+    /// Back-edges passed without a message, not yet charged; and since `begin_timing`, those
+    /// charged and the messages dispatched at a back-edge.
+    pub polls_to_charge: u64,
+    pub failed_polls: u64,
+    pub edge_dispatches: u64,
+    /// Software DSM: loads and stores that ran an inserted access check (`dsm.instrumentation`,
+    /// since `begin_timing`).
+    pub checked: [u64; 2],
+    /// Arrived messages whose handlers have not run (the head is running if `handler_active`).
+    pub inbox: VecDeque<u32>,
+    pub acct: TimeAccount,
+    pub barrier: BarrierState,
+    /// Messages sent and handlers run since the timed region began.
+    pub sent: u64,
+    pub received: u64,
+    /// Since the run began: the length of every handler of a program message (`Target::App`)
+    /// started on this compute processor (not an SMP node's protocol processor), counted in
+    /// full at its start. `Node::handler_cycles` reads it; it creates no event.
+    pub app_handler_ps: u64,
+    /// Words of one-sided (get/put) requests issued and not yet answered.
+    pub one_sided_outstanding: u32,
+    /// In the network overflow trap: the message being copied (its NI slot is freed when the
+    /// copy ends).
+    pub overflow_copy: Option<u32>,
+}
+
+/// What a run records beyond its totals (all off by default).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Recording {
+    /// Latency distributions (`stats/latency.rs`).
+    pub latencies: bool,
+    /// A timeline (`stats/trace.rs`).
+    pub trace: Option<TraceOptions>,
+    /// Interval statistics every so many cycles (`stats/interval.rs`).
+    pub interval_cycles: Option<f64>,
+}
+
+/// What the overflow traps did since timing began.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct OverflowStats {
+    pub traps: u64,
+    /// Messages copied out of an NI input queue into memory.
+    pub drained: u64,
+    /// Processor time in traps (entry, copies, exit), picoseconds.
+    pub trap_ps: u64,
+}
+
+/// What one-sided access did over the run.
+#[derive(Default, Clone, Debug)]
+pub(crate) struct OneSidedStats {
+    pub requests: u64,
+    pub words: u64,
+    /// Cached copies dropped by one-sided writes.
+    pub invalidations: u64,
+}
+
+/// One node's polling flag (the DMA and interrupt techniques' burst rule).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PollNode {
+    /// The NI's copy of the flag is set: the host's flag is set at `flag_at` (its update is in
+    /// flight until then), and later messages of the burst pay no update.
+    pub flag_set: bool,
+    pub flag_at: u64,
+    /// A pending wake of the compute thread for a notification (at this time).
+    pub notify_at: u64,
+}
+
+/// Counts since timing began.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PollStats {
+    /// Messages the protocol processors' polls took.
+    pub messages: u64,
+    /// Flag updates (one per burst with the DMA and interrupt techniques).
+    pub flag_updates: u64,
+    /// Bulk data's waits for the LANai polls sharing the I/O bridge, at both ends.
+    pub bus_wait_ps: u64,
+    /// Notifications of a waiting compute thread.
+    pub notifies: u64,
+}
