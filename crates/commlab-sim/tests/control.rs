@@ -73,7 +73,8 @@ fn machine_memory_estimate_counts_stacks_and_cache_tags() {
     let b = s.machine_bytes_estimate();
     assert_eq!(b.processors, 8 * (32 + 8) * 1024, "the stack in use and the processor's state");
     let lines = s.config().mem.cache_lines;
-    assert_eq!(b.caches, 8 * lines * (8 + 1 + 8 + 1), "tag, state, LRU stamp, prefetch flag");
+    // Tag and LRU stamp (8 each), state and prefetch flag (1 each), padded to the tag's 8.
+    assert_eq!(b.caches, 8 * lines * 24, "a way's record: tag, LRU stamp, state, prefetch flag, padding");
     assert_eq!(b.total(), b.processors + b.caches);
     assert_eq!(b.stacks, 8 * (256 + 4) * 1024, "address space: whole stacks and their guard pages");
 }

@@ -32,10 +32,10 @@ pub const STACK_USE_BYTES: usize = 32 * 1024;
 /// Host bytes per processor besides its stack and cache tags (its `Proc`, memory-side and
 /// network state, inbox), rounded up from measurements.
 const PROC_BYTES: u64 = 8 * 1024;
-/// Host bytes per cache line of every processor's cache: tag (8), state (1), LRU stamp (8),
-/// prefetch flag (1). The most the caches can cost: they start as zeroed memory, and pages of
-/// sets no processor touches are never mapped.
-const CACHE_BYTES_PER_LINE: u64 = 18;
+/// Host bytes per cache line of every processor's cache: the way's record (tag, LRU stamp,
+/// state and prefetch flag, with its padding). The most the caches can cost: they start as
+/// zeroed memory, and pages of sets no processor touches are never mapped.
+const CACHE_BYTES_PER_LINE: u64 = crate::mem::cache::WAY_BYTES as u64;
 
 /// Estimated host memory of the machine's own state before any application data: per processor
 /// a coroutine stack and a fixed share (first), and every cache's tag array (second). Saturates

@@ -4,8 +4,8 @@
 //! Every processor's cache is one flat array of ways (tag, state, LRU stamp and prefetch flag in
 //! one 24-byte record, so a lookup is one host miss) that starts as zeros (an empty way is tag
 //! 0), so the OS maps only the pages of sets a run touches: host memory grows with what the
-//! processors cache, not with their number. (The memory estimate, `engine::machine_bytes`,
-//! still counts 18 bytes per way, the fields without their padding.) `paged` gives physically
+//! processors cache, not with their number (the memory estimate, `engine::machine_bytes`, counts
+//! [`WAY_BYTES`] per way). `paged` gives physically
 //! indexed caches their page colours (`hierarchy.page_bytes`, see `hier.rs`).
 
 use super::protocol::CacheState;
@@ -50,6 +50,9 @@ fn decode(b: u8) -> CacheState {
         _ => CacheState::Modified,
     }
 }
+
+/// Host bytes of one cache way, padding included (what the memory estimate counts per line).
+pub(crate) const WAY_BYTES: usize = std::mem::size_of::<Way>();
 
 /// One way of a set. Everything an access reads is in one record (24 bytes), so a lookup at
 /// scale, where the ways of a thousand caches do not fit in the host's caches, costs one host
