@@ -2,6 +2,39 @@
 //! polling, back-edge polling, an SMP node's protocol processor, and the kinds `msg/kind.rs`
 //! says are taken at once), how its handler is entered, run and left, how long it occupies the
 //! processor and what that does to the interrupted main thread, and what happens when it ends.
+//!
+//! *Dispatch.* An interrupt preempts and extends the interrupted work; polling waits for `poll()`
+//! or a blocked main thread; a processor waiting in the message barrier takes handlers at the
+//! poll-dispatch cost unless `messaging.barrier_wait_interrupts` (`alewife-sim`), whose arrival and
+//! wake-up handler bodies cost `messaging.barrier_handler_cycles` (0 elsewhere). Handlers' sends
+//! are not throttled by the NI output queue (handlers cannot block); main-thread sends are. A bulk
+//! message's non-final packets free their NI slot on arrival (the DMA engine drains them); the
+//! final one holds it until the handler ends. Polling processors keep serving messages after their
+//! main thread returns, uncounted. A handler's effects are made at its start.
+//!
+//! *SMP nodes* (`node.procs_per_node = 2`, the Blizzard presets, polling Typhoon-0;
+//! `node.tag_lock_cycles` and `messaging.poll_mechanism` are inert on one-processor nodes, so
+//! `--set node.procs_per_node=1` alone gives interrupt-driven nodes): the second processor runs
+//! every handler (`Memory::pp_busy`, one `Event::Dispatch` when busy), entered at
+//! `messaging.poll_dispatch_cycles`, never interrupting the compute processor
+//! (`World::compute_in_handler` false: a blocked main thread wakes at once; a computing one may see
+//! a handler's effects up to its length early). The default protocol's network messages wait in the
+//! inbox in arrival order at a protocol processor's cost (no entry or exit); its local steps and
+//! deferred handlers take the processor at its next free moment. `poll()` and interrupt mode drain
+//! nothing there. A block-access fault runs inline on the processor that took it
+//! (`World::run_fault_on_compute`); on software DSM every tag change adds `node.tag_lock_cycles`,
+//! folded into `DsmCosts::tag_*_ps`, a key such a node must give
+//! (`commlab-sim/tests/delivery_modes.rs`, `commlab-sim/tests/tempest.rs`).
+//!
+//! *Back-edge polling* (`messaging.backedge_interval_cycles` = K; refused with SMP nodes): a
+//! computation passes a back-edge every K cycles on a grid carried across periods (`Proc::edge_at`,
+//! `edge_left_ps`); a message that would interrupt waits for the next one (`World::next_backedge`)
+//! and is dispatched at `messaging.poll_dispatch_cycles` with no interrupt exit, the grid
+//! restarting a full K after the handler (`backedge_handler`); a waiting or finished processor
+//! takes it at once, other timed work runs to its end. The default protocol's compute-processor
+//! handlers enter the same way; traps and faults keep their own entry. Back-edges that found
+//! nothing cost `messaging.poll_cycles` each at the computation's end (`end_of_computation`).
+//! Counters `backedge_failed_polls`, `backedge_dispatches`.
 
 use super::error::SimError;
 use super::overflow;

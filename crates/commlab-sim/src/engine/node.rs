@@ -1,4 +1,13 @@
 //! `SimNode`: the [`Node`] interface as seen from inside a processor's coroutine.
+//!
+//! *`SimNode`*: `timed` and `block` are the only yields; hits accumulate in `pending_ps` (at most
+//! `max_run_ahead_cycles`) and are handed over before anything others can observe; an access
+//! performs the moment its line is confirmed present. Locks (TAS then TTAS), `spin_until` and the
+//! shared-memory barrier block until the cached line is taken away. `dsm.instrumentation` charges
+//! the study's per-load/per-store check before every program load and store, shared (`charge_hit`)
+//! and private (`private_ref`), never `compute()`; "slice" checks what "cc-reg" does (apps keep
+//! stack references inside `compute()`); `with_nprocs(1)` baselines are uninstrumented. Counters
+//! `access_checked_loads`/`_stores`, `access_check_cycles`.
 
 use super::error::SimError;
 use super::state::{MainState, Wait};

@@ -25,6 +25,11 @@
 //! reply arrives; a put reads its source when issued and writes memory when served. Writes
 //! invalidate cached copies of the line at once (`Memory::write_one_sided`). `quiet` waits until
 //! every request of the processor has been answered.
+//!
+//! *One-sided*: counters `one_sided_requests`, `one_sided_words`, `one_sided_invalidations`; the
+//! local side of a transfer does not pass the hierarchy; a write drops every cached copy (the cache
+//! table's `WrittenOneSided`) and resets the directory entry, and a line with a miss in flight is a
+//! program error.
 
 use super::error::SimError;
 use super::node::SimNode;

@@ -20,6 +20,9 @@
 //! Invariant: every message is handled exactly once whether or not it was copied (it never
 //! leaves the inbox until its handler ends); the trap's time is message overhead, so the
 //! categories still sum to busy time (`tests/overflow_trap.rs`).
+//!
+//! *Overflow trap*: counters `overflow_traps`, `overflow_messages_drained`, `overflow_trap_cycles`
+//! (timed region).
 
 use super::state::Event;
 use super::world::World;

@@ -2,6 +2,16 @@
 //! arrived message, what its poll costs, the DMA and interrupt flags' burst rule, the LANai
 //! polls' share of the I/O bridge, and the notification of a waiting compute thread
 //! (`machine::PollMechanism` has the costs and their sources).
+//!
+//! *Polling techniques* (`engine/poll.rs`; costs and sources in `machine/poll.rs`): an arrival
+//! (`World::poll_arrive`) is visible after its flag's update (DMA and interrupt only for the first
+//! of a burst; the flag is cleared at the protocol processor's cost when a handler ends with the
+//! inbox empty, `poll_queue_empty`); the loop polls on a grid from when it was last free
+//! (`poll_start`); entry costs the seeing poll plus `messaging.poll_receive_cycles`; a compute
+//! thread blocked in a wait or barrier is woken the technique's notification later (`notify_at`),
+//! misses at once; LANai polls share the I/O bridge with bulk DMA at both ends. Counters
+//! `poll_messages`, `poll_flag_updates`, `poll_bus_wait_cycles`, `poll_notifies`; Table 2 is in
+//! `validate` for the blizzard presets (`poll_mechanism.rs` tests in commlab-apps and commlab-cli).
 
 use super::state::Wait;
 use super::world::World;

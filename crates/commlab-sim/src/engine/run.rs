@@ -4,6 +4,9 @@
 //! Safety: the coroutines reach the [`World`] through a raw pointer that the scheduler passes
 //! at every resume. The scheduler never holds a reference into the world across a resume, and
 //! a coroutine never holds one across a yield, so the two never alias.
+//!
+//! Deadlock: no live (non-cross-traffic) event and no application packet in flight (packets behind
+//! cross-traffic move as soon as it does: I/O sinks never block).
 
 use super::control::RunControl;
 use super::error::SimError;

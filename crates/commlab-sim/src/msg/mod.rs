@@ -1,5 +1,15 @@
 //! Active messages and DMA bulk transfer: message records, packetization, the handler context,
 //! and the combining tree of the message barrier.
+//!
+//! *Messages*: the Blizzard study's two classes are keys, not kinds: active messages of up to
+//! `messaging.max_arg_words` 32-bit words (8 on blizzard-*, more refused naming the key), bulk of
+//! up to `network.max_packet_payload_bytes` per packet (larger ones split); handlers store a
+//! payload where it belongs and may send to anyone (`commlab-sim/tests/message_classes.rs`). Flow
+//! control: a blocked main-thread send waits in `Wait::Credit` (memory & NI wait, running
+//! handlers); counters `flow_*` (whole run, only with a window); no preset opts in (the study's
+//! window is unpublished). Barriers: fan-ins `memory.barrier_arity`, `messaging.barrier_arity`,
+//! `Program::barrier_arity`; each processor's counter and release flag are lines homed at it, so
+//! every spin is local.
 
 pub(crate) mod flow;
 mod kind;
