@@ -2,7 +2,7 @@
 //!
 //! Every application is written against [`commlab_api::Node`] only, once per communication
 //! variant, and checks its own answer. [`APPS`] lists them with their parameters and
-//! variants; [`run_app`] runs one variant on any [`Backend`].
+//! variants; [`run_app`] runs one variant on any [`Backend`](commlab_api::Backend).
 
 mod app;
 pub mod appbt;

@@ -37,9 +37,9 @@ const NO_LINK: LinkId = LinkId::MAX;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum TopologyKind {
-    /// 2D mesh, dims = [x, y]; processor p sits at x = p % dims[0], y = p / dims[0].
+    /// 2D mesh, `dims = [x, y]`; processor p sits at `x = p % dims[0]`, `y = p / dims[0]`.
     /// With io_nodes = true, one I/O node per row on each of the two x edges (2 * y I/O nodes),
-    /// each on its own extra router column (x = -1 and x = dims[0]); processor routes never use those columns.
+    /// each on its own extra router column (x = -1 and `x = dims[0]`); processor routes never use those columns.
     Mesh { dims: [usize; 2], io_nodes: bool },
     /// k-ary n-cube torus with wraparound, dims = [k0, k1, ...] (any n >= 1), coordinates x fastest.
     Torus { dims: Vec<usize> },
@@ -727,8 +727,8 @@ fn balanced_factors(n: usize, d: usize, maxf: usize) -> Option<Vec<usize>> {
 
 /// Resize a topology to `nprocs` processors keeping its kind and parameters:
 /// mesh: as square as possible, dims = [x, y] with x*y = nprocs, x >= y, y the largest divisor
-/// <= sqrt(n) (so 32 -> [8,4], 7 -> [7,1]); io_nodes kept. torus: same number of dimensions,
-/// factors as equal as possible, sorted descending (32 with 3 dims -> [4,4,2]). hypercube:
+/// <= sqrt(n) (so 32 -> `[8, 4]`, 7 -> `[7, 1]`); io_nodes kept. torus: same number of dimensions,
+/// factors as equal as possible, sorted descending (32 with 3 dims -> `[4, 4, 2]`). hypercube:
 /// nprocs must be a power of two. fat-tree (arity kept), ring, crossbar: nprocs.
 /// Err(one-line message) for nprocs == 0 or impossible sizes.
 pub fn resize(kind: &TopologyKind, nprocs: usize) -> Result<TopologyKind, String> {

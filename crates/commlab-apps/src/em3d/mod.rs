@@ -1,7 +1,7 @@
 //! `em3d`: electromagnetic wave propagation on an irregular bipartite graph (after the
 //! Split-C EM3D benchmark). Each iteration updates every E node from its H neighbours,
 //! barrier, then every H node from its E neighbours, barrier. The graph generator is
-//! documented in [`graph`].
+//! documented in `graph.rs`.
 //!
 //! Variants:
 //! - `sm`: node values live in shared memory, each homed at its owner; updates are plain
@@ -34,7 +34,7 @@
 //!   run's.
 //!
 //! Private data: every processor keeps its part of the graph in its own memory, as the
-//! program did, and every variant references it through the cache (see [`private`]): per
+//! program did, and every variant references it through the cache (see `private.rs`): per
 //! edge a coefficient (8 bytes) and a neighbour index (4 bytes: a pointer in shared memory,
 //! a local-or-ghost index with messages), per node an edge count (4 bytes); with messages also
 //! the local-then-ghost value arrays (8 bytes a value) and the send lists (4-byte indices).

@@ -2,7 +2,7 @@
 //! runtime study, and two divide-and-conquer programs on it: `grain` (a binary tree of delay
 //! loops) and `aq` (adaptive quadrature).
 //!
-//! A program is a [`Tree`]: a task either is a leaf (a value) or splits into a left and a right
+//! A program is a `Tree` (`tree.rs`): a task either is a leaf (a value) or splits into a left and a right
 //! task whose values are combined, always `combine(left, right)` in that order, so a parallel
 //! run gives bit-for-bit the answer of the sequential recursion ([`reference`]).
 //!

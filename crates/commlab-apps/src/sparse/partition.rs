@@ -23,7 +23,7 @@ pub enum Partitioner {
     /// Contiguous blocks of the vertex numbering ([`natural`]).
     Natural,
     /// Recursive bisection of the vertex numbering refined by KL, as Chaco's linear global
-    /// method with KL local refinement ([`super::linear`]).
+    /// method with KL local refinement (`linear.rs`).
     LinearKl,
 }
 

@@ -9,7 +9,7 @@ use commlab_api::BarrierKind;
 
 /// [`MachineConfig::mean_hops`] is exact (every ordered pair) up to this many processors.
 const EXACT_MEAN_HOPS_PROCS: usize = 16384;
-/// Above [`EXACT_MEAN_HOPS_PROCS`], sources and destinations sampled for the mean hops.
+/// Above `EXACT_MEAN_HOPS_PROCS`, sources and destinations sampled for the mean hops.
 const MEAN_HOPS_SAMPLES: usize = 1024;
 
 /// Checked machine configuration, in simulator units. Built once per run by
@@ -44,7 +44,7 @@ pub struct MachineConfig {
     pub max_events: u64,
     pub max_time_ps: u64,
     /// `network.model = "fold"`: events due before everything queued run without being queued
-    /// (see [`crate::queue::EventQueue::new`]); `false` is the per-hop reference.
+    /// (see `queue::EventQueue::new`); `false` is the per-hop reference.
     pub fold_events: bool,
     /// `node.procs_per_node = 2`: every message handler runs on the node's second processor.
     pub smp_nodes: bool,
@@ -53,7 +53,7 @@ pub struct MachineConfig {
     pub poll: Option<PollCosts>,
 }
 
-/// Messaging costs in processor cycles (see [`keys`] for meanings), already multiplied by
+/// Messaging costs in processor cycles (see [`keys`](super::keys) for meanings), already multiplied by
 /// `messaging.overhead_scale` where the key is a send or receive overhead. They stay in cycles
 /// because a handler's cycles are summed before they are converted to picoseconds.
 #[derive(Clone, Debug)]
@@ -181,7 +181,7 @@ pub struct MemoryConfig {
     pub hierarchy: Option<HierarchyConfig>,
 }
 
-/// The memory hierarchy in simulator units (`[hierarchy]`, see [`keys`]). Levels are numbered
+/// The memory hierarchy in simulator units (`[hierarchy]`, see [`keys`](super::keys)). Levels are numbered
 /// from the processor: `levels[..inner]` are the inner caches (l1, l2), `levels[inner]` is the
 /// coherent cache (`memory.*`), and the DRAM lies beyond.
 #[derive(Clone, Copy, Debug)]
@@ -499,8 +499,8 @@ impl MachineConfig {
     }
 
     /// Mean router hops between two distinct processors (0 with fewer than two processors): over
-    /// all ordered pairs up to [`EXACT_MEAN_HOPS_PROCS`] processors; above, over the pairs of
-    /// [`MEAN_HOPS_SAMPLES`] evenly spaced sources and as many evenly spaced destinations (all
+    /// all ordered pairs up to `EXACT_MEAN_HOPS_PROCS` processors; above, over the pairs of
+    /// `MEAN_HOPS_SAMPLES` evenly spaced sources and as many evenly spaced destinations (all
     /// pairs is quadratic: 100000 processors took minutes).
     pub fn mean_hops(&self) -> f64 {
         let n = self.nprocs();

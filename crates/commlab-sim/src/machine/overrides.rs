@@ -53,7 +53,7 @@ impl MachineSpec {
         })
     }
 
-    /// The spec as TOML (what [`MachineConfig::fingerprint`] hashes); loading it back gives the
+    /// The spec as TOML (what [`MachineConfig::fingerprint`](super::MachineConfig::fingerprint) hashes); loading it back gives the
     /// same machine.
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("a spec serializes")
