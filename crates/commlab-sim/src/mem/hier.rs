@@ -54,7 +54,6 @@
 
 use super::cache::{Cache, Line};
 use super::protocol::CacheState;
-use super::Memory;
 use crate::machine::{HierarchyConfig, LevelConfig};
 use std::collections::{HashSet, VecDeque};
 
@@ -171,9 +170,68 @@ fn xfer_ps(level: &LevelConfig, bytes: u64) -> u64 {
     crate::machine::round_to_u64(bytes as f64 * level.ps_per_byte)
 }
 
-impl Memory {
+/// What the hierarchy needs of the memory it serves: the coherent cache it sits under (its
+/// outermost level, whose tags `Memory` keeps) and the memory's hit and miss counts.
+pub(crate) trait Outer {
+    /// Whether `p`'s coherent cache holds `line`.
+    fn holds(&self, p: usize, line: Line) -> bool;
+    /// A reference to `line` in `p`'s coherent cache (its LRU stamp).
+    fn touch(&mut self, p: usize, line: Line);
+    /// A reference that found its line in the coherent cache.
+    fn count_hit(&mut self);
+    /// A private reference of `p` that missed the coherent cache (served by `p`'s DRAM).
+    fn count_private_miss(&mut self, p: usize);
+}
+
+/// The memory hierarchy of every processor and node (`[hierarchy]`; empty without it): inner
+/// caches, miss slots, stream buffers, the write buffer and the DRAMs. A private line that
+/// misses to memory is put in the coherent cache by `Memory` after the call that timed it
+/// (`take_install`): nothing later in that call reads the coherent cache or reserves the
+/// DRAM, so the order of every reservation is the same as installing it on the spot.
+pub(crate) struct Hierarchy {
+    cfg: Option<HierarchyConfig>,
+    line_bytes: u64,
+    line_shift: u32,
+    /// Per processor.
+    per_proc: Vec<ProcHier>,
+    /// Per node (one with `hierarchy.dram.shared`, used by all).
+    drams: Vec<NodeDram>,
+    /// A private line to put in a coherent cache: (processor, line, when its fill was asked).
+    install: Option<(usize, Line, u64)>,
+}
+
+impl Hierarchy {
+    pub(crate) fn new(cfg: Option<HierarchyConfig>, line_bytes: u64, nprocs: usize) -> Hierarchy {
+        Hierarchy {
+            cfg,
+            line_bytes,
+            line_shift: line_bytes.trailing_zeros(),
+            per_proc: cfg.iter().flat_map(|h| (0..nprocs).map(|_| ProcHier::new(h))).collect(),
+            drams: cfg.iter().flat_map(|h| (0..nprocs).map(|_| NodeDram::new(h))).collect(),
+            install: None,
+        }
+    }
+
+    /// The private line the last call left to put in a coherent cache, if any.
+    pub(crate) fn take_install(&mut self) -> Option<(usize, Line, u64)> {
+        self.install.take()
+    }
+
+    fn line_of(&self, addr: u64) -> Line {
+        addr >> self.line_shift
+    }
+
+    /// Whether `victim`, leaving `p`'s coherent cache, was made dirty by a private store; if
+    /// so it is written back to `p`'s DRAM at `t` (and is clean from then on).
+    pub(crate) fn write_back_private(&mut self, p: usize, victim: Line, t: u64) {
+        let h = self.hier_cfg();
+        if self.per_proc[p].dirty.remove(&victim) {
+            let bytes = self.line_bytes;
+            self.dram_write(p, victim * bytes, bytes, t, &h);
+        }
+    }
     fn hier_cfg(&self) -> HierarchyConfig {
-        self.t.hierarchy.expect("called only on a machine with a hierarchy")
+        self.cfg.expect("called only on a machine with a hierarchy")
     }
 
     /// The level that serves `addr` for `p` (0 = innermost; `inner` = the coherent cache;
@@ -182,7 +240,7 @@ impl Memory {
         if !coherent {
             return h.inner + 1;
         }
-        let hp = &self.hier[p];
+        let hp = &self.per_proc[p];
         (0..h.inner).find(|&i| hp.inner[i].state(addr / h.levels[i].line_bytes).valid()).unwrap_or(h.inner)
     }
 
@@ -190,7 +248,7 @@ impl Memory {
     fn fill_inner(&mut self, p: usize, addr: u64, level: usize, h: &HierarchyConfig) {
         for i in 0..level.min(h.inner) {
             let line = addr / h.levels[i].line_bytes;
-            let c = &mut self.hier[p].inner[i];
+            let c = &mut self.per_proc[p].inner[i];
             if !c.state(line).valid() {
                 c.install(line, CacheState::Shared, false);
             } else {
@@ -202,7 +260,7 @@ impl Memory {
     /// Arrival of a fill in flight of `addr`'s line at `level`, if any.
     fn arriving(&self, p: usize, level: usize, addr: u64, h: &HierarchyConfig) -> Option<u64> {
         let line = addr / h.levels[level].line_bytes;
-        self.hier[p].arriving.iter().find(|&&(l, ln, _)| l == level && ln == line).map(|&(_, _, t)| t)
+        self.per_proc[p].arriving.iter().find(|&&(l, ln, _)| l == level && ln == line).map(|&(_, _, t)| t)
     }
 
     /// When a fill served by cache `level` (1..=inner) issued at `t` arrives: its latency, after
@@ -210,8 +268,8 @@ impl Memory {
     fn cache_fill(&mut self, p: usize, addr: u64, level: usize, t: u64, h: &HierarchyConfig) -> u64 {
         let l = h.levels[level];
         let xfer = xfer_ps(&l, h.levels[level - 1].line_bytes);
-        let start = t.max(self.hier[p].port_free[level]);
-        self.hier[p].port_free[level] = start + xfer;
+        let start = t.max(self.per_proc[p].port_free[level]);
+        self.per_proc[p].port_free[level] = start + xfer;
         let ready = start + l.hit_ps.max(xfer);
         ready.max(self.arriving(p, level, addr, h).unwrap_or(0))
     }
@@ -220,7 +278,7 @@ impl Memory {
     /// stream buffer, or from the DRAM (which may start a stream).
     fn memory_fill(&mut self, p: usize, line: Line, t: u64, h: &HierarchyConfig) -> u64 {
         let Some(s) = h.stream else { return self.dram(p, line, t, h) };
-        let hp = &mut self.hier[p];
+        let hp = &mut self.per_proc[p];
         hp.stamp += 1;
         let stamp = hp.stamp;
         if let Some(i) = hp.streams.iter().position(|st| st.lines.iter().any(|&(l, _)| l == line)) {
@@ -237,7 +295,7 @@ impl Memory {
             return at.max(t + s.hit_ps);
         }
         let ready = self.dram(p, line, t, h);
-        let hp = &mut self.hier[p];
+        let hp = &mut self.per_proc[p];
         if line > 0 && hp.recent.contains(&(line - 1)) {
             let fresh = Stream { lines: VecDeque::new(), next: line + 1, used: stamp };
             let i = if hp.streams.len() < s.buffers {
@@ -250,7 +308,7 @@ impl Memory {
             };
             self.stream_top_up(p, i, t, s.depth, h);
         }
-        let hp = &mut self.hier[p];
+        let hp = &mut self.per_proc[p];
         hp.recent.push_back(line);
         if hp.recent.len() > 2 * s.buffers {
             hp.recent.pop_front();
@@ -260,10 +318,10 @@ impl Memory {
 
     /// Fetch ahead until stream `i` holds `depth` lines.
     fn stream_top_up(&mut self, p: usize, i: usize, t: u64, depth: usize, h: &HierarchyConfig) {
-        while self.hier[p].streams[i].lines.len() < depth {
-            let next = self.hier[p].streams[i].next;
+        while self.per_proc[p].streams[i].lines.len() < depth {
+            let next = self.per_proc[p].streams[i].next;
             let r = self.dram(p, next, t, h);
-            let st = &mut self.hier[p].streams[i];
+            let st = &mut self.per_proc[p].streams[i];
             st.lines.push_back((next, r));
             st.next += 1;
         }
@@ -275,7 +333,7 @@ impl Memory {
     /// free.
     fn dram(&mut self, p: usize, line: Line, t: u64, h: &HierarchyConfig) -> u64 {
         let d = h.dram;
-        let bytes = self.t.line_bytes;
+        let bytes = self.line_bytes;
         let bank = ((line * bytes / d.interleave_bytes) % d.banks) as usize;
         let xfer = d.bus_ps(bytes);
         if d.shared {
@@ -299,11 +357,11 @@ impl Memory {
     /// free interval from `t`, as a DRAM transfer is granted), so it waits while another
     /// processor's transfer holds it; the network then carries it as before. Otherwise `t`.
     pub(crate) fn coherent_bus(&mut self, t: u64) -> u64 {
-        let Some(h) = self.t.hierarchy else { return t };
+        let Some(h) = self.cfg else { return t };
         if !(h.dram.shared && h.dram.bus_coherent) {
             return t;
         }
-        let xfer = h.dram.bus_ps(self.t.line_bytes);
+        let xfer = h.dram.bus_ps(self.line_bytes);
         self.drams[0].bus_cal.reserve(t, xfer)
     }
 
@@ -332,26 +390,26 @@ impl Memory {
     /// nothing), and the store merges into the buffer's youngest entry if it is to the same
     /// block. Otherwise that entry closes and drains, and the store opens a new one, waiting
     /// for the oldest draining entry when all are taken. Returns (stall, issue).
-    fn hier_store(&mut self, p: usize, addr: u64, t: u64, h: &HierarchyConfig) -> (u64, u64) {
+    fn store(&mut self, outer: &mut impl Outer, p: usize, addr: u64, t: u64, h: &HierarchyConfig) -> (u64, u64) {
         let wb = h.write_buffer.expect("called with a write buffer");
         let issue = h.levels[0].hit_ps;
         if h.inner > 0 {
-            self.hier[p].inner[0].touch(addr / h.levels[0].line_bytes);
+            self.per_proc[p].inner[0].touch(addr / h.levels[0].line_bytes);
         } else {
             let line = self.line_of(addr);
-            self.caches.touch(p, line);
+            outer.touch(p, line);
         }
         let block = addr / wb.block_bytes;
-        if self.hier[p].wb_open == Some(block) {
+        if self.per_proc[p].wb_open == Some(block) {
             return (0, issue);
         }
         let mut t = t;
         let mut stall = 0;
-        if let Some(old) = self.hier[p].wb_open.take() {
-            let done = self.drain(p, old * wb.block_bytes, wb.block_bytes, t, h);
-            self.hier[p].wb_done.push_back(done);
+        if let Some(old) = self.per_proc[p].wb_open.take() {
+            let done = self.drain(outer, p, old * wb.block_bytes, wb.block_bytes, t, h);
+            self.per_proc[p].wb_done.push_back(done);
         }
-        let hp = &mut self.hier[p];
+        let hp = &mut self.per_proc[p];
         hp.wb_done.retain(|&d| d > t);
         while hp.wb_done.len() >= wb.entries {
             let first = hp.wb_done.pop_front().expect("a draining entry");
@@ -368,16 +426,16 @@ impl Memory {
     /// first, as a read would fill it, and the line becomes dirty), or, with no level inside
     /// the coherent cache (the T3D's 21064), straight to the DRAM by the write path (not
     /// through the read-ahead logic). Returns when it is written.
-    fn drain(&mut self, p: usize, addr: u64, bytes: u64, t: u64, h: &HierarchyConfig) -> u64 {
-        let start = t.max(self.hier[p].wb_free);
+    fn drain(&mut self, outer: &mut impl Outer, p: usize, addr: u64, bytes: u64, t: u64, h: &HierarchyConfig) -> u64 {
+        let start = t.max(self.per_proc[p].wb_free);
         let done = if h.inner == 0 {
             self.dram_write(p, addr, bytes, start, h)
         } else {
             let line = self.line_of(addr);
-            let coherent = self.caches.state(p, line).valid();
+            let coherent = outer.holds(p, line);
             let s = if coherent {
                 (1..h.inner)
-                    .find(|&i| self.hier[p].inner[i].state(addr / h.levels[i].line_bytes).valid())
+                    .find(|&i| self.per_proc[p].inner[i].state(addr / h.levels[i].line_bytes).valid())
                     .unwrap_or(h.inner)
             } else {
                 h.inner + 1
@@ -387,53 +445,56 @@ impl Memory {
             let start = if s > 1 { self.take_slot(p, start, h) } else { start };
             let ready = if s == 1 {
                 if h.inner == 1 {
-                    self.caches.touch(p, line);
+                    outer.touch(p, line);
                 } else {
-                    self.hier[p].inner[1].touch(addr / h.levels[1].line_bytes);
+                    self.per_proc[p].inner[1].touch(addr / h.levels[1].line_bytes);
                 }
                 start
             } else if s <= h.inner {
                 if s == h.inner {
-                    self.caches.touch(p, line);
+                    outer.touch(p, line);
                 } else {
-                    self.hier[p].inner[s].touch(addr / h.levels[s].line_bytes);
+                    self.per_proc[p].inner[s].touch(addr / h.levels[s].line_bytes);
                 }
                 self.cache_fill(p, addr, s, start, h)
             } else {
-                self.stats.misses += 1;
-                self.stats.misses_by_node[p] += 1;
-                self.stats.local_misses += 1;
-                self.stats.private_misses += 1;
+                outer.count_private_miss(p);
                 let r = self.memory_fill(p, line, start, h);
-                self.install_private_now(p, line, start, h);
+                self.defer_install(p, line, start);
                 r
             };
             if s > 1 {
-                self.hier[p].slots.push_back(ready);
+                self.per_proc[p].slots.push_back(ready);
             }
             // Allocate in the levels from the next one to the one inside the server (never the
             // innermost: it does not allocate on a write).
             for i in 1..s.min(h.inner) {
                 let l = addr / h.levels[i].line_bytes;
-                let c = &mut self.hier[p].inner[i];
+                let c = &mut self.per_proc[p].inner[i];
                 if !c.state(l).valid() {
                     c.install(l, CacheState::Shared, false);
                 }
             }
-            self.hier[p].dirty.insert(line);
-            let hp = &mut self.hier[p];
+            self.per_proc[p].dirty.insert(line);
+            let hp = &mut self.per_proc[p];
             let w = ready.max(hp.port_free[1]);
             hp.port_free[1] = w + xfer_ps(&h.levels[1], bytes);
             hp.port_free[1]
         };
-        self.hier[p].wb_free = done;
+        self.per_proc[p].wb_free = done;
         done
+    }
+
+    /// Leave private `line` to be put in `p`'s coherent cache after this call (see [`Hierarchy`]).
+    fn defer_install(&mut self, p: usize, line: Line, t: u64) {
+        debug_assert!(self.install.is_none(), "one install per call");
+        self.install = Some((p, line, t));
     }
 
     /// When a miss wanting to start at `t` gets one of `p`'s miss slots (at `t` if one is free,
     /// else when the earliest in flight arrives).
     fn take_slot(&mut self, p: usize, t: u64, h: &HierarchyConfig) -> u64 {
-        let hp = &mut self.hier[p];
+        let hp = &mut self.per_proc[p];
         hp.slots.retain(|&r| r > t);
         if hp.slots.len() < h.outstanding_misses {
             return t;
@@ -448,23 +509,23 @@ impl Memory {
     /// write-buffer entry), and its issue time. The coherent cache gets the line at once (its
     /// data arrives later; references to it before then merge with the miss). Without a write
     /// buffer a store is timed as a load.
-    pub(crate) fn hier_private(&mut self, p: usize, addr: u64, t: u64, write: bool) -> (u64, u64) {
+    pub(crate) fn private(&mut self, outer: &mut impl Outer, p: usize, addr: u64, t: u64, write: bool) -> (u64, u64) {
         let h = self.hier_cfg();
         if write && h.write_buffer.is_some() {
-            return self.hier_store(p, addr, t, &h);
+            return self.store(outer, p, addr, t, &h);
         }
         if h.loads_before_use == 0 {
-            return self.hier_read(p, addr, t, &h);
+            return self.read(outer, p, addr, t, &h);
         }
         // Stall on use: the loop uses a read's data right after issuing the reads that follow
         // it in its unrolled body, so after this read issues, the one `loads_before_use - 1`
         // reads back must have its data (with 1, this one's own: every miss is waited for).
-        let (stall, busy) = self.hier_read(p, addr, t, &h);
+        let (stall, busy) = self.read(outer, p, addr, t, &h);
         let issued = t + stall + busy;
         // This read's data: at once for a hit; when the line arrives for a miss or a read
         // merged with a miss in flight.
         let ready = (0..=h.inner).filter_map(|i| self.arriving(p, i, addr, &h)).max().unwrap_or(issued);
-        let hp = &mut self.hier[p];
+        let hp = &mut self.per_proc[p];
         hp.uses.push_back(ready);
         let mut wait = 0;
         while hp.uses.len() >= h.loads_before_use {
@@ -475,23 +536,23 @@ impl Memory {
     }
 
     /// A private read (or a store without a write buffer) at `t`: (stall, busy) as above.
-    fn hier_read(&mut self, p: usize, addr: u64, t: u64, h: &HierarchyConfig) -> (u64, u64) {
+    fn read(&mut self, outer: &mut impl Outer, p: usize, addr: u64, t: u64, h: &HierarchyConfig) -> (u64, u64) {
         let h = *h;
         let line = self.line_of(addr);
-        let coherent = self.caches.state(p, line).valid();
+        let coherent = outer.holds(p, line);
         if coherent {
             // Counted as the one-level model counts: a hit or miss in the coherent cache.
-            self.stats.hits += 1;
+            outer.count_hit();
         }
-        let hp = &mut self.hier[p];
+        let hp = &mut self.per_proc[p];
         hp.arriving.retain(|&(_, _, r)| r > t);
         let s = self.serving_level(p, addr, coherent, &h);
         let issue = h.levels[0].hit_ps;
         if s == 0 {
             if h.inner > 0 {
-                self.hier[p].inner[0].touch(addr / h.levels[0].line_bytes);
+                self.per_proc[p].inner[0].touch(addr / h.levels[0].line_bytes);
             } else {
-                self.caches.touch(p, line);
+                outer.touch(p, line);
             }
             return (0, issue);
         }
@@ -501,22 +562,19 @@ impl Memory {
         let t = start;
         let ready = if s <= h.inner {
             if s == h.inner {
-                self.caches.touch(p, line);
+                outer.touch(p, line);
             } else {
-                self.hier[p].inner[s].touch(addr / h.levels[s].line_bytes);
+                self.per_proc[p].inner[s].touch(addr / h.levels[s].line_bytes);
             }
             self.cache_fill(p, addr, s, t, &h)
         } else {
-            self.stats.misses += 1;
-            self.stats.misses_by_node[p] += 1;
-            self.stats.local_misses += 1;
-            self.stats.private_misses += 1;
+            outer.count_private_miss(p);
             let r = self.memory_fill(p, line, t, &h);
-            self.install_private_now(p, line, t, &h);
+            self.defer_install(p, line, t);
             r
         };
         self.fill_inner(p, addr, s, &h);
-        let hp = &mut self.hier[p];
+        let hp = &mut self.per_proc[p];
         for i in 0..s.min(h.inner + 1) {
             hp.arriving.push((i, addr / h.levels[i].line_bytes, ready));
         }
@@ -532,7 +590,7 @@ impl Memory {
     /// The time of a shared load or store of `addr` by `p` at `t` whose line the coherent
     /// cache now holds: after a protocol miss (`missed`), the innermost hit (the fill already
     /// waited for the data); otherwise the latency of the level that serves it (blocking).
-    pub(crate) fn hier_shared(&mut self, p: usize, addr: u64, t: u64, missed: bool) -> u64 {
+    pub(crate) fn shared(&mut self, p: usize, addr: u64, t: u64, missed: bool) -> u64 {
         let h = self.hier_cfg();
         let s = if missed { h.inner } else { self.serving_level(p, addr, true, &h) };
         self.fill_inner(p, addr, s, &h);
@@ -543,25 +601,5 @@ impl Memory {
             return h.levels[s].hit_ps;
         }
         self.cache_fill(p, addr, s, t, &h) - t
-    }
-
-    /// Put private `line` in `p`'s coherent cache now (its fill, asked for at `t`, is timed by
-    /// the hierarchy). A victim leaves through the protocol as on any fill; a private victim
-    /// a store made dirty is written back to the DRAM. If every way holds a line that must
-    /// stay, the line is simply not cached.
-    fn install_private_now(&mut self, p: usize, line: Line, t: u64, h: &HierarchyConfig) {
-        let pm = &self.procs[p];
-        if let Ok(Some((victim, _))) = self.caches.victim(p, line, |l| pm.engaged_with(l)) {
-            if self.hier[p].dirty.remove(&victim) {
-                let bytes = self.t.line_bytes;
-                self.dram_write(p, victim * bytes, bytes, t, h);
-            }
-        }
-        if self.make_room(p, line) {
-            self.caches.install(p, line, CacheState::Modified, false);
-            if let Some(c) = &mut self.checker {
-                c.fill(p, line, &self.data, self.line_words);
-            }
-        }
     }
 }

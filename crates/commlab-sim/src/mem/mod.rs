@@ -309,10 +309,8 @@ pub(crate) struct Memory {
     pub lock_holders: BTreeMap<u64, usize>,
     /// Invariant checker (tests switch it on).
     pub checker: Option<check::Checker>,
-    /// Per processor: its memory hierarchy (empty without `[hierarchy]`).
-    hier: Vec<hier::ProcHier>,
-    /// Per node: its DRAM's banks and bus (empty without `[hierarchy]`).
-    drams: Vec<hier::NodeDram>,
+    /// The processors' memory hierarchies and the nodes' DRAMs (empty without `[hierarchy]`).
+    hierarchy: hier::Hierarchy,
     /// Tempest user-protocol regions (software DSM only).
     pub tempest: tempest::Tempest,
     /// Blizzard-E's page protection (`dsm.page_bytes`; `mem/dsm.rs`).
@@ -361,8 +359,7 @@ impl Memory {
             private_arrays: vec![Vec::new(); n],
             lock_holders: BTreeMap::new(),
             checker: checked.then(|| check::Checker::new(n)),
-            hier: cfg.mem.hierarchy.iter().flat_map(|h| (0..n).map(|_| hier::ProcHier::new(h))).collect(),
-            drams: cfg.mem.hierarchy.iter().flat_map(|h| (0..n).map(|_| hier::NodeDram::new(h))).collect(),
+            hierarchy: hier::Hierarchy::new(cfg.mem.hierarchy, cfg.mem.line_bytes, n),
             tempest: tempest::Tempest::new(n, (cfg.mem.line_bytes / 8) as usize),
             pages: cfg.coherence.software().and_then(|sw| sw.pages).map(|c| dsm::Pages::new(c, n)),
         }
@@ -1369,6 +1366,75 @@ impl Memory {
         if let Err(e) = c.check_line(line, states, &self.data[at..at + lw], dir) {
             let cycle = self.now as f64 / self.cycle_ps;
             self.fail_internal(format!("coherence invariant at cycle {cycle:.1}: {e}"));
+        }
+    }
+}
+
+/// The coherent cache under a hierarchy, and the counts the hierarchy adds to.
+struct CoherentLevel<'a> {
+    caches: &'a mut Caches,
+    stats: &'a mut MemStats,
+}
+
+impl hier::Outer for CoherentLevel<'_> {
+    fn holds(&self, p: usize, line: Line) -> bool {
+        self.caches.state(p, line).valid()
+    }
+    fn touch(&mut self, p: usize, line: Line) {
+        self.caches.touch(p, line);
+    }
+    fn count_hit(&mut self) {
+        self.stats.hits += 1;
+    }
+    fn count_private_miss(&mut self, p: usize) {
+        self.stats.misses += 1;
+        self.stats.misses_by_node[p] += 1;
+        self.stats.local_misses += 1;
+        self.stats.private_misses += 1;
+    }
+}
+
+/// The memory hierarchy's interface to the processor (`mem/hier.rs` times; the coherent cache
+/// is this memory's).
+impl Memory {
+    /// A private reference by `p` to `addr` at `t` (the processor's own clock), a store if
+    /// `write`: (stall, busy) in picoseconds (`hier::Hierarchy::private`). A line it brought
+    /// from memory is put in the coherent cache at once.
+    pub(crate) fn hier_private(&mut self, p: usize, addr: u64, t: u64, write: bool) -> (u64, u64) {
+        let mut outer = CoherentLevel { caches: &mut self.caches, stats: &mut self.stats };
+        let r = self.hierarchy.private(&mut outer, p, addr, t, write);
+        if let Some((p, line, t)) = self.hierarchy.take_install() {
+            self.install_private_now(p, line, t);
+        }
+        r
+    }
+
+    /// The time of a shared load or store whose line the coherent cache now holds
+    /// (`hier::Hierarchy::shared`).
+    pub(crate) fn hier_shared(&mut self, p: usize, addr: u64, t: u64, missed: bool) -> u64 {
+        self.hierarchy.shared(p, addr, t, missed)
+    }
+
+    /// When a protocol message carrying a line, ready at `t`, may leave (the DEC 8400's bus,
+    /// `hier::Hierarchy::coherent_bus`).
+    pub(crate) fn coherent_bus(&mut self, t: u64) -> u64 {
+        self.hierarchy.coherent_bus(t)
+    }
+
+    /// Put private `line` in `p`'s coherent cache now (its fill, asked for at `t`, is timed by
+    /// the hierarchy). A victim leaves through the protocol as on any fill; a private victim
+    /// a store made dirty is written back to the DRAM. If every way holds a line that must
+    /// stay, the line is simply not cached.
+    fn install_private_now(&mut self, p: usize, line: Line, t: u64) {
+        let pm = &self.procs[p];
+        if let Ok(Some((victim, _))) = self.caches.victim(p, line, |l| pm.engaged_with(l)) {
+            self.hierarchy.write_back_private(p, victim, t);
+        }
+        if self.make_room(p, line) {
+            self.caches.install(p, line, CacheState::Modified, false);
+            if let Some(c) = &mut self.checker {
+                c.fill(p, line, &self.data, self.line_words);
+            }
         }
     }
 }
