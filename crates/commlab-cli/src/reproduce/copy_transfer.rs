@@ -763,6 +763,16 @@ fn large_figures(ctx: &Ctx, d: &Data) -> Vec<Figure> {
 
 /// Rows and findings of §6 and §9 from the large copies.
 fn copies(ctx: &Ctx, d: &Data, report: &mut Report) {
+    copies_rows(ctx, d, report);
+    copies_ratio_rows(d, report);
+    copies_local_findings(ctx, d, report);
+    copies_remote_findings(ctx, d, report);
+    copies_fetch_deposit_findings(ctx, d, report);
+    copies_conclusions(ctx, d, report);
+}
+
+/// The rows of §6.1, §6.2 and §9: the large copies' MB/s beside the study's.
+fn copies_rows(ctx: &Ctx, d: &Data, report: &mut Report) {
     let (sload, sstore) = (&LOCAL_WAYS[0], &LOCAL_WAYS[1]);
     let st = large_strides(ctx);
     let strided: Vec<usize> = st.iter().copied().filter(|&s| s > 1).collect();
@@ -871,6 +881,11 @@ fn copies(ctx: &Ctx, d: &Data, report: &mut Report) {
             why,
         ));
     }
+}
+
+/// The rows of §5.6, §6.1 and §9: the study's ratios between the machines' large copies.
+fn copies_ratio_rows(d: &Data, report: &mut Report) {
+    let sstore = &LOCAL_WAYS[1];
     let ratios: Vec<StudyRow<&str>> = vec![
         (
             "§6.1",
@@ -927,7 +942,12 @@ fn copies(ctx: &Ctx, d: &Data, report: &mut Report) {
             why,
         ));
     }
+}
 
+/// The findings of §6.1 (large local copies, and contiguous against strided).
+fn copies_local_findings(ctx: &Ctx, d: &Data, report: &mut Report) {
+    let (sload, sstore) = (&LOCAL_WAYS[0], &LOCAL_WAYS[1]);
+    let strided: Vec<usize> = large_strides(ctx).into_iter().filter(|&s| s > 1).collect();
     // §6.1
     report.findings.push(
         Finding::new(
@@ -1017,7 +1037,11 @@ fn copies(ctx: &Ctx, d: &Data, report: &mut Report) {
             ))
         })()),
     );
+}
 
+/// The findings of §6.2 (large remote copies, and the DEC 8400's fetch from its board cache).
+fn copies_remote_findings(ctx: &Ctx, d: &Data, report: &mut Report) {
+    let st = large_strides(ctx);
     // §6.2
     report.findings.push(
         Finding::new(
@@ -1050,6 +1074,11 @@ fn copies(ctx: &Ctx, d: &Data, report: &mut Report) {
             Ok((format!("1 MB {}, 8 MB {} MB/s", f1(l3), f1(dram)), l3 > dram))
         })()),
     );
+}
+
+/// The findings of §5.4, §5.6 and §9 on fetch (get) against deposit (put).
+fn copies_fetch_deposit_findings(ctx: &Ctx, d: &Data, report: &mut Report) {
+    let st = large_strides(ctx);
     // §5.4 / §9: T3D deposit over fetch.
     report.findings.push(
         Finding::new(
@@ -1136,7 +1165,12 @@ fn copies(ctx: &Ctx, d: &Data, report: &mut Report) {
             ))
         })()),
     );
+}
 
+/// The findings of §9, the study's conclusions on large copies.
+fn copies_conclusions(ctx: &Ctx, d: &Data, report: &mut Report) {
+    let st = large_strides(ctx);
+    let strided: Vec<usize> = st.iter().copied().filter(|&s| s > 1).collect();
     // §9
     report.findings.push(
         Finding::new(
