@@ -861,20 +861,45 @@ const APP_WHYS: &[(&str, &str, &str)] = &[
 
 /// §9's and §9.1's statements about the applications.
 fn findings(ctx: &Ctx, res: &Results, report: &mut Report, ps: &[usize]) {
+    findings_appbt(ctx, res, report, ps);
+    findings_barnes_dsmc_em3d_moldyn(ctx, res, report, ps);
+    findings_all_five(ctx, res, report, ps);
+}
+
+/// An application's speedup on `machine` with `protocol` at `p` processors.
+fn app_speedup(ctx: &Ctx, res: &Results, machine: &str, app: &str, protocol: &str, p: usize) -> Measured {
+    m::counter(res, &app_run(ctx, machine, app, protocol, p), "speedup")
+}
+
+/// An application's cycles on `machine` with `protocol` at `p` processors.
+fn app_cycles(ctx: &Ctx, res: &Results, machine: &str, app: &str, protocol: &str, p: usize) -> Measured {
+    m::cycles(res, &app_run(ctx, machine, app, protocol, p))
+}
+
+/// Pushes a finding about an application, with its why-if-fails from `APP_WHYS` when it has one.
+fn push_app_finding(
+    report: &mut Report,
+    source: &str,
+    app: &str,
+    claim: &str,
+    test: &str,
+    o: Result<(String, bool), String>,
+) {
+    let f = Finding::new(source, app, claim, test).outcome(o);
+    report.findings.push(match APP_WHYS.iter().find(|w| w.0 == app && claim.starts_with(w.1)) {
+        Some(w) => f.why_if_fails(w.2),
+        None => f,
+    });
+}
+
+/// §9's and §9.1's findings on APPBT.
+fn findings_appbt(ctx: &Ctx, res: &Results, report: &mut Report, ps: &[usize]) {
     let top = *ps.last().expect("processor counts");
-    let sp = |machine: &str, app: &str, protocol: &str, p: usize| -> Measured {
-        m::counter(res, &app_run(ctx, machine, app, protocol, p), "speedup")
-    };
-    let cyc = |machine: &str, app: &str, protocol: &str, p: usize| -> Measured {
-        m::cycles(res, &app_run(ctx, machine, app, protocol, p))
-    };
+    let sp = |machine: &str, app: &str, protocol: &str, p: usize| app_speedup(ctx, res, machine, app, protocol, p);
+    let cyc = |machine: &str, app: &str, protocol: &str, p: usize| app_cycles(ctx, res, machine, app, protocol, p);
     let [(s, _), (e, _), (t, _)] = MACHINES;
     let mut push = |source: &str, app: &str, claim: &str, test: &str, o: Result<(String, bool), String>| {
-        let f = Finding::new(source, app, claim, test).outcome(o);
-        report.findings.push(match APP_WHYS.iter().find(|w| w.0 == app && claim.starts_with(w.1)) {
-            Some(w) => f.why_if_fails(w.2),
-            None => f,
-        });
+        push_app_finding(report, source, app, claim, test, o)
     };
     push(
         "§9",
@@ -932,6 +957,17 @@ fn findings(ctx: &Ctx, res: &Results, report: &mut Report, ps: &[usize]) {
             Ok((parts.join(", "), ok))
         })(),
     );
+}
+
+/// §9's and §9.1's findings on Barnes, DSMC, EM3D and MOLDYN.
+fn findings_barnes_dsmc_em3d_moldyn(ctx: &Ctx, res: &Results, report: &mut Report, ps: &[usize]) {
+    let top = *ps.last().expect("processor counts");
+    let sp = |machine: &str, app: &str, protocol: &str, p: usize| app_speedup(ctx, res, machine, app, protocol, p);
+    let cyc = |machine: &str, app: &str, protocol: &str, p: usize| app_cycles(ctx, res, machine, app, protocol, p);
+    let [(s, _), (e, _), (t, _)] = MACHINES;
+    let mut push = |source: &str, app: &str, claim: &str, test: &str, o: Result<(String, bool), String>| {
+        push_app_finding(report, source, app, claim, test, o)
+    };
     push(
         "§9",
         "barnes",
@@ -1032,6 +1068,16 @@ fn findings(ctx: &Ctx, res: &Results, report: &mut Report, ps: &[usize]) {
             Ok((parts.join("; "), ok))
         })(),
     );
+}
+
+/// §9's and §9.1's findings on all five applications.
+fn findings_all_five(ctx: &Ctx, res: &Results, report: &mut Report, ps: &[usize]) {
+    let top = *ps.last().expect("processor counts");
+    let cyc = |machine: &str, app: &str, protocol: &str, p: usize| app_cycles(ctx, res, machine, app, protocol, p);
+    let [(s, _), (e, _), (t, _)] = MACHINES;
+    let mut push = |source: &str, app: &str, claim: &str, test: &str, o: Result<(String, bool), String>| {
+        push_app_finding(report, source, app, claim, test, o)
+    };
     push(
         "§9.1",
         "all five",
