@@ -518,6 +518,12 @@ fn surfaces(ctx: &Ctx, d: &Data) -> Vec<Figure> {
 
 /// The load rows and findings of §4.2 and §5 that are not inputs.
 fn loads(d: &Data, report: &mut Report) {
+    loads_rows(d, report);
+    loads_findings(d, report);
+}
+
+/// The load rows of §4.2, §5.1, §5.3 and §5.5: bandwidths and ratios beside the study's.
+fn loads_rows(d: &Data, report: &mut Report) {
     let rows = [
         (
             "§5.1 (Fig. 1)",
@@ -582,6 +588,10 @@ fn loads(d: &Data, report: &mut Report) {
             why,
         ));
     }
+}
+
+/// The load findings of §3.1, §5.3-§5.5 and §5.4's remote loads.
+fn loads_findings(d: &Data, report: &mut Report) {
     // §3.1: contiguous DRAM beats another processor's L3.
     report.findings.push(
         Finding::new(
