@@ -437,6 +437,14 @@ fn table1(ctx: &Ctx, res: &Results, report: &mut Report) {
 
 /// Table 2 and Figs. 2-3 (§6.4-§6.5): the network layer by polling mechanism.
 fn network(ctx: &Ctx, res: &Results, report: &mut Report) -> Vec<Figure> {
+    network_table2(ctx, res, report);
+    network_fig2(ctx, res, report);
+    network_fig3(ctx, res, report);
+    network_figures(ctx, res)
+}
+
+/// Table 2's rows (4-byte round trips) and §6.5.1's finding.
+fn network_table2(ctx: &Ctx, res: &Results, report: &mut Report) {
     let name = |mechanism: &str| MECHANISMS.iter().find(|x| x.0 == mechanism).map_or("?", |x| x.1);
     let rt = |s: &RunSpec| m::counter(res, s, "round_trip_us");
     for &(mechanism, from, published) in TABLE2 {
@@ -471,6 +479,11 @@ fn network(ctx: &Ctx, res: &Results, report: &mut Report) -> Vec<Figure> {
             Ok((v.iter().map(|(n, x)| format!("{n} {x:.1}")).collect::<Vec<_>>().join(", ") + " us", ok))
         })()),
     );
+}
+
+/// Fig. 2's row (the 32-byte round trip) and §6.5.2's finding.
+fn network_fig2(ctx: &Ctx, res: &Results, report: &mut Report) {
+    let rt = |s: &RunSpec| m::counter(res, s, "round_trip_us");
     let sizes = fig2_sizes(ctx);
     let lanai32 = fig2_run(ctx, "lanai", 32);
     report.rows.push(
@@ -507,6 +520,10 @@ fn network(ctx: &Ctx, res: &Results, report: &mut Report) -> Vec<Figure> {
         })())
         .why_if_fails(WHY_FIG2),
     );
+}
+
+/// Fig. 3's rows (large-message throughput) and §6.5.3's finding.
+fn network_fig3(ctx: &Ctx, res: &Results, report: &mut Report) {
     let sizes3 = fig3_sizes(ctx);
     let bw = |mechanism: &str, b: usize| m::counter(res, &fig3_run(ctx, mechanism, b), "stream_mb_per_s");
     let (small, large) = (sizes3[0], *sizes3.last().expect("sizes"));
@@ -548,6 +565,15 @@ fn network(ctx: &Ctx, res: &Results, report: &mut Report) -> Vec<Figure> {
         })())
         .why_if_fails(WHY_FIG3),
     );
+}
+
+/// Figs. 2 (latency) and 3 (throughput) by polling mechanism.
+fn network_figures(ctx: &Ctx, res: &Results) -> Vec<Figure> {
+    let rt = |s: &RunSpec| m::counter(res, s, "round_trip_us");
+    let sizes = fig2_sizes(ctx);
+    let at = |mechanism: &str, b: usize| rt(&fig2_run(ctx, mechanism, b));
+    let sizes3 = fig3_sizes(ctx);
+    let bw = |mechanism: &str, b: usize| m::counter(res, &fig3_run(ctx, mechanism, b), "stream_mb_per_s");
     let lines = |f: &dyn Fn(&str, usize) -> Measured, xs: &[usize]| -> Vec<Series> {
         MECHANISMS
             .iter()
