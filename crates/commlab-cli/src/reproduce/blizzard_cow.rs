@@ -603,21 +603,35 @@ fn network_figures(ctx: &Ctx, res: &Results) -> Vec<Figure> {
 
 /// Table 3 (inputs) and Table 4 (predictions), with §8.1's findings.
 fn table3_and_4(ctx: &Ctx, res: &Results, report: &mut Report) {
-    let us = |machine: &str, kind: &str, block: usize, strip: Strip| -> Measured {
-        Ok(m::counter(res, &miss_run(ctx, machine, kind, block, strip), "miss_cycles")? / clock_mhz(ctx, machine)?)
-    };
-    // Access control's time in a miss: its own costs, and the arriving block's copy into the
-    // requester's memory (half the copying a miss loses when copies are free: the home's copy
-    // out and the requester's copy in run at the same rate).
-    let access = |machine: &str, kind: &str, block: usize| -> Measured {
-        let all = us(machine, kind, block, Strip::Nothing)?;
-        let bare = us(machine, kind, block, Strip::AccessControl)?;
-        let copies = bare - us(machine, kind, block, Strip::AccessControlAndCopies)?;
-        Ok(all - bare + copies / 2.0)
-    };
-    let share = |machine: &str, kind: &str, block: usize| -> Measured {
-        Ok(100.0 * access(machine, kind, block)? / us(machine, kind, block, Strip::Nothing)?)
-    };
+    table3_and_4_rows(ctx, res, report);
+    findings_8_1(ctx, res, report);
+}
+
+/// A miss's time (us) on `machine`: its cycles at the machine's clock.
+fn miss_us(ctx: &Ctx, res: &Results, machine: &str, kind: &str, block: usize, strip: Strip) -> Measured {
+    Ok(m::counter(res, &miss_run(ctx, machine, kind, block, strip), "miss_cycles")? / clock_mhz(ctx, machine)?)
+}
+
+/// Access control's time in a miss: its own costs, and the arriving block's copy into the
+/// requester's memory (half the copying a miss loses when copies are free: the home's copy
+/// out and the requester's copy in run at the same rate).
+fn access_us(ctx: &Ctx, res: &Results, machine: &str, kind: &str, block: usize) -> Measured {
+    let us = |machine: &str, kind: &str, block: usize, strip: Strip| miss_us(ctx, res, machine, kind, block, strip);
+    let all = us(machine, kind, block, Strip::Nothing)?;
+    let bare = us(machine, kind, block, Strip::AccessControl)?;
+    let copies = bare - us(machine, kind, block, Strip::AccessControlAndCopies)?;
+    Ok(all - bare + copies / 2.0)
+}
+
+/// Access control's share (%) of a miss.
+fn access_share(ctx: &Ctx, res: &Results, machine: &str, kind: &str, block: usize) -> Measured {
+    Ok(100.0 * access_us(ctx, res, machine, kind, block)? / miss_us(ctx, res, machine, kind, block, Strip::Nothing)?)
+}
+
+/// The rows of Table 3 (the misses' times, inputs) and Table 4 (access control's share, predictions).
+fn table3_and_4_rows(ctx: &Ctx, res: &Results, report: &mut Report) {
+    let us = |machine: &str, kind: &str, block: usize, strip: Strip| miss_us(ctx, res, machine, kind, block, strip);
+    let share = |machine: &str, kind: &str, block: usize| access_share(ctx, res, machine, kind, block);
     for (i, (machine, name)) in MACHINES.iter().enumerate() {
         for (e, (event, kind)) in EVENTS.iter().enumerate() {
             for (b, &block) in BLOCKS.iter().enumerate() {
@@ -650,6 +664,13 @@ fn table3_and_4(ctx: &Ctx, res: &Results, report: &mut Report) {
             }
         }
     }
+}
+
+/// §8.1's findings on the miss benchmarks (Tables 3-4).
+fn findings_8_1(ctx: &Ctx, res: &Results, report: &mut Report) {
+    let us = |machine: &str, kind: &str, block: usize, strip: Strip| miss_us(ctx, res, machine, kind, block, strip);
+    let access = |machine: &str, kind: &str, block: usize| access_us(ctx, res, machine, kind, block);
+    let share = |machine: &str, kind: &str, block: usize| access_share(ctx, res, machine, kind, block);
     let [(s, _), (e, _), (t, _)] = MACHINES;
     report.findings.push(
         Finding::new(
