@@ -841,6 +841,13 @@ fn fig11(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
 
 /// §1's and §6's conclusions, each from the figures above.
 fn conclusions(ctx: &Ctx, res: &Results, report: &mut Report) {
+    conclusions_gains(ctx, res, report);
+    conclusions_copies(ctx, res, report);
+    conclusions_jacobi_rti(ctx, res, report);
+}
+
+/// §1's and §6's conclusions on the gains of messages: the hybrid scheduler and the primitives.
+fn conclusions_gains(ctx: &Ctx, res: &Results, report: &mut Report) {
     let sched_ratios = || -> Result<Vec<(String, f64)>, String> {
         let mut out = Vec::new();
         for l in grains(ctx) {
@@ -885,6 +892,10 @@ fn conclusions(ctx: &Ctx, res: &Results, report: &mut Report) {
             (g.iter().map(|(n, x)| format!("{n} {x:.2}x")).collect::<Vec<_>>().join(", "), ok)
         })),
     );
+}
+
+/// §6's conclusions on copies: small and large blocks, and accum's prefetching.
+fn conclusions_copies(ctx: &Ctx, res: &Results, report: &mut Report) {
     let smallest = sizes(ctx)[0];
     report.findings.push(
         Finding::new(
@@ -932,6 +943,10 @@ fn conclusions(ctx: &Ctx, res: &Results, report: &mut Report) {
             Ok((format!("mp / sm-pf time: {}", parts.join(", ")), ok))
         })()),
     );
+}
+
+/// §6's conclusions on applications: jacobi and remote thread invocation.
+fn conclusions_jacobi_rti(ctx: &Ctx, res: &Results, report: &mut Report) {
     let ns = grids(ctx);
     report.findings.push(
         Finding::new(
