@@ -543,28 +543,7 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
     let base = machine_arg::load(&args.machine, &args.set, args.procs)?;
     let variants = select_variants(info, &args.variant, &base).map_err(|e| input(e.to_string()))?;
     let axes = axis::axes(args, info)?;
-    // A key both varied and fixed would silently take the varied values.
-    for a in &axes {
-        let fixed = match a.target {
-            Target::Param => &args.param,
-            Target::Machine => &args.set,
-            Target::Procs => match args.procs {
-                Some(n) => {
-                    return Err(input(format!(
-                        "`procs` is both varied (--vary procs=...) and fixed (--procs {n}); give it in one place"
-                    )))
-                }
-                None => continue,
-            },
-        };
-        let flag = if a.target == Target::Param { "--param" } else { "--set" };
-        if let Some(f) = fixed.iter().find(|kv| kv.split_once('=').is_some_and(|(k, _)| k.trim() == a.key)) {
-            return Err(input(format!(
-                "`{}` is both varied (--vary {}=...) and fixed ({flag} {f}); give it in one place",
-                a.key, a.key
-            )));
-        }
-    }
+    check_not_fixed(args, &axes)?;
     check_size(&axes, variants.len())?;
     let grid = Grid::new(axes);
 
@@ -670,6 +649,32 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
         cycles,
         todo,
     })
+}
+
+/// A key both varied and fixed would silently take the varied values: refused.
+fn check_not_fixed(args: &SweepArgs, axes: &[Axis]) -> Result<(), Failure> {
+    for a in axes {
+        let fixed = match a.target {
+            Target::Param => &args.param,
+            Target::Machine => &args.set,
+            Target::Procs => match args.procs {
+                Some(n) => {
+                    return Err(input(format!(
+                        "`procs` is both varied (--vary procs=...) and fixed (--procs {n}); give it in one place"
+                    )))
+                }
+                None => continue,
+            },
+        };
+        let flag = if a.target == Target::Param { "--param" } else { "--set" };
+        if let Some(f) = fixed.iter().find(|kv| kv.split_once('=').is_some_and(|(k, _)| k.trim() == a.key)) {
+            return Err(input(format!(
+                "`{}` is both varied (--vary {}=...) and fixed ({flag} {f}); give it in one place",
+                a.key, a.key
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Run what a sweep has left to do, appending each record to its results file, then write its
