@@ -277,33 +277,7 @@ impl Fft2d {
         let (mr, m0) = (rows.of(me), rows.start[me]);
         let others = || (1..nprocs).map(move |s| (me + s) % nprocs);
         let Some(sh) = sh else {
-            // bulk: one DMA message per block, then the diagonal block locally.
-            for q in others() {
-                let (c0, cw) = (2 * rows.start[q], 2 * rows.of(q));
-                let block: Vec<Vec<u64>> =
-                    node.state(|s| (0..mr).map(|i| s.mat[k][i * 2 * n + c0..i * 2 * n + c0 + cw].to_vec()).collect());
-                let regions: Vec<&[u64]> = block.iter().map(Vec::as_slice).collect();
-                node.send_bulk(q, BLOCK, &[(1 - k) as u64, me as u64], &regions);
-                node.state(|s| {
-                    s.blocks_sent += 1;
-                    s.words_sent += (mr * cw) as u64;
-                });
-            }
-            for i in 0..mr {
-                for j in 0..mr {
-                    for h in 0..2 {
-                        mine.read(node, k, i * 2 * n + 2 * (m0 + j) + h);
-                        mine.write(node, 1 - k, j * 2 * n + 2 * (m0 + i) + h);
-                    }
-                    node.state(|s| {
-                        for h in 0..2 {
-                            s.mat[1 - k][j * 2 * n + 2 * (m0 + i) + h] = s.mat[k][i * 2 * n + 2 * (m0 + j) + h];
-                        }
-                    });
-                }
-            }
-            let want = (nprocs - 1) as u64;
-            node.wait_until("fft2d blocks of this transpose", |s| s.received[1 - k] == want);
+            self.transpose_bulk(node, k, mine);
             return;
         };
         let (src, dst) = (sh.mat[k], sh.mat[1 - k]);
@@ -358,42 +332,84 @@ impl Fft2d {
                 }
                 node.quiet();
             }
-            Kind::PackFetch | Kind::PackDeposit => {
-                let pack = sh.pack.expect("pack buffers allocated");
-                // Block (me, q) transposed: q's rows of B over my columns, `2 mr` words a row,
-                // at word `2 mr start[q]` of my region (read along my rows, stored strided).
-                let packed =
-                    |p: ProcId, q: ProcId, j: usize| pack.word(p * self.region + 2 * rows.of(p) * (rows.start[q] + j));
-                for q in blocks() {
-                    for i in 0..mr {
-                        for j in 0..rows.of(q) {
-                            for h in 0..2 {
-                                let v = node.load(self.at(src, me, i, 2 * (rows.start[q] + j) + h));
-                                node.store(packed(me, q, j).word(2 * i + h), v);
-                            }
-                        }
-                    }
-                }
-                if self.kind == Kind::PackFetch {
-                    node.barrier();
-                    for p in blocks() {
-                        for j in 0..mr {
-                            let to = self.at(dst, me, j, 2 * rows.start[p]);
-                            node.get(to, 1, packed(p, me, j), 1, 2 * rows.of(p));
-                        }
-                    }
-                } else {
-                    for q in blocks() {
-                        for j in 0..rows.of(q) {
-                            let to = self.at(dst, q, j, 2 * m0);
-                            node.put(to, 1, packed(me, q, j), 1, 2 * mr);
-                        }
-                    }
-                }
-                node.quiet();
-            }
+            Kind::PackFetch | Kind::PackDeposit => self.transpose_packed(node, k, sh),
             Kind::Bulk => unreachable!("bulk has no shared matrices"),
         }
+    }
+
+    /// The bulk transpose: one DMA message per block to its owner, then the diagonal block locally.
+    fn transpose_bulk<N: Node<State = State>>(&self, node: &mut N, k: usize, mine: &Arrays) {
+        let (me, nprocs) = (node.id(), node.nprocs());
+        let (n, rows) = (self.n, &self.rows);
+        let (mr, m0) = (rows.of(me), rows.start[me]);
+        let others = || (1..nprocs).map(move |s| (me + s) % nprocs);
+        // bulk: one DMA message per block, then the diagonal block locally.
+        for q in others() {
+            let (c0, cw) = (2 * rows.start[q], 2 * rows.of(q));
+            let block: Vec<Vec<u64>> =
+                node.state(|s| (0..mr).map(|i| s.mat[k][i * 2 * n + c0..i * 2 * n + c0 + cw].to_vec()).collect());
+            let regions: Vec<&[u64]> = block.iter().map(Vec::as_slice).collect();
+            node.send_bulk(q, BLOCK, &[(1 - k) as u64, me as u64], &regions);
+            node.state(|s| {
+                s.blocks_sent += 1;
+                s.words_sent += (mr * cw) as u64;
+            });
+        }
+        for i in 0..mr {
+            for j in 0..mr {
+                for h in 0..2 {
+                    mine.read(node, k, i * 2 * n + 2 * (m0 + j) + h);
+                    mine.write(node, 1 - k, j * 2 * n + 2 * (m0 + i) + h);
+                }
+                node.state(|s| {
+                    for h in 0..2 {
+                        s.mat[1 - k][j * 2 * n + 2 * (m0 + i) + h] = s.mat[k][i * 2 * n + 2 * (m0 + j) + h];
+                    }
+                });
+            }
+        }
+        let want = (nprocs - 1) as u64;
+        node.wait_until("fft2d blocks of this transpose", |s| s.received[1 - k] == want);
+    }
+
+    /// The packing transposes: each block packed by local copies, then fetched or deposited contiguously.
+    fn transpose_packed<N: Node<State = State>>(&self, node: &mut N, k: usize, sh: &Shared) {
+        let (me, nprocs) = (node.id(), node.nprocs());
+        let rows = &self.rows;
+        let (mr, m0) = (rows.of(me), rows.start[me]);
+        let (src, dst) = (sh.mat[k], sh.mat[1 - k]);
+        let blocks = || (1..=nprocs).map(move |s| (me + s) % nprocs);
+        let pack = sh.pack.expect("pack buffers allocated");
+        // Block (me, q) transposed: q's rows of B over my columns, `2 mr` words a row,
+        // at word `2 mr start[q]` of my region (read along my rows, stored strided).
+        let packed = |p: ProcId, q: ProcId, j: usize| pack.word(p * self.region + 2 * rows.of(p) * (rows.start[q] + j));
+        for q in blocks() {
+            for i in 0..mr {
+                for j in 0..rows.of(q) {
+                    for h in 0..2 {
+                        let v = node.load(self.at(src, me, i, 2 * (rows.start[q] + j) + h));
+                        node.store(packed(me, q, j).word(2 * i + h), v);
+                    }
+                }
+            }
+        }
+        if self.kind == Kind::PackFetch {
+            node.barrier();
+            for p in blocks() {
+                for j in 0..mr {
+                    let to = self.at(dst, me, j, 2 * rows.start[p]);
+                    node.get(to, 1, packed(p, me, j), 1, 2 * rows.of(p));
+                }
+            }
+        } else {
+            for q in blocks() {
+                for j in 0..rows.of(q) {
+                    let to = self.at(dst, q, j, 2 * m0);
+                    node.put(to, 1, packed(me, q, j), 1, 2 * mr);
+                }
+            }
+        }
+        node.quiet();
     }
 }
 

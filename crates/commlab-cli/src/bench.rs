@@ -284,6 +284,7 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// `commlab bench`: each workload's events and rates, the median of `repeat` runs.
 pub fn run(
     repeat: usize,
     json_out: bool,
@@ -352,52 +353,71 @@ pub fn run(
         if w.app == "em3d" {
             em3d_wall = (em3d_wall.0 + wall, em3d_wall.1 + 1);
         }
-        let events = r.stats.events as f64;
-        let msgs = r.counters.get("messages").copied().unwrap_or(0.0);
-        // Shared references: hits + misses of the timed region (set-up excluded).
-        let hits = r.counters.get("cache_hits").copied().unwrap_or(0.0);
-        let misses = r.counters.get("cache_misses").copied().unwrap_or(0.0);
-        let counter = |k: &str| r.counters.get(k).copied().unwrap_or(0.0);
-        let remote_misses = misses - counter("local_misses");
-        let all_msgs = msgs + counter("protocol_messages") + counter("one_sided_requests");
-        let per = |n: f64| (n > 0.0).then(|| events / n);
-        let (per_miss, per_msg) = (per(remote_misses), per(all_msgs));
-        let cell = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.2}"));
-        if json_out {
-            let mut j = json!({
-                "workload": w.name, "app": w.app, "variant": w.variant, "procs": w.procs,
-                "events": r.stats.events, "wall_seconds": wall, "events_per_second": events / wall,
-                "messages_per_second": msgs / wall, "repeat": repeat,
-                "shared_refs_per_second": (hits + misses) / wall, "misses_per_second": misses / wall,
-                "remote_misses": remote_misses, "events_per_remote_miss": per_miss,
-                "messages_all": all_msgs, "events_per_message": per_msg,
-            });
-            if let Some((base_wall, same)) = base {
-                j["baseline_wall_seconds"] = json!(base_wall);
-                j["wall_ratio"] = json!(ratio);
-                j["baseline_events_same"] = json!(same);
-            }
-            println!("{j}");
-        } else {
-            print!(
-                "{:<20} {:>10} {:>10.4} {:>12.2} {:>12.1} {:>12.1} {:>12.2} {:>8} {:>8}",
-                w.name,
-                r.stats.events,
-                wall,
-                events / wall / 1e6,
-                msgs / wall / 1e3,
-                (hits + misses) / wall / 1e6,
-                misses / wall / 1e6,
-                cell(per_miss),
-                cell(per_msg)
-            );
-            if let Some((base_wall, same)) = base {
-                let ratio = ratio.map_or("-".to_string(), |r| format!("{r:.3}"));
-                print!(" {:>10.4} {:>8} {:>7}", base_wall, ratio, if same { "same" } else { "DIFFER" });
-            }
-            println!();
-        }
+        print_row(w, &r, wall, repeat, json_out, base, ratio);
     }
+    print_totals(json_out, repeat, em3d_wall, &ratios, &differ);
+    Ok(())
+}
+
+/// One workload's row: its events and rates (a JSON line with --json), beside the baseline's.
+fn print_row(
+    w: &Workload,
+    r: &commlab_apps::AppResult,
+    wall: f64,
+    repeat: usize,
+    json_out: bool,
+    base: Option<(f64, bool)>,
+    ratio: Option<f64>,
+) {
+    let events = r.stats.events as f64;
+    let msgs = r.counters.get("messages").copied().unwrap_or(0.0);
+    // Shared references: hits + misses of the timed region (set-up excluded).
+    let hits = r.counters.get("cache_hits").copied().unwrap_or(0.0);
+    let misses = r.counters.get("cache_misses").copied().unwrap_or(0.0);
+    let counter = |k: &str| r.counters.get(k).copied().unwrap_or(0.0);
+    let remote_misses = misses - counter("local_misses");
+    let all_msgs = msgs + counter("protocol_messages") + counter("one_sided_requests");
+    let per = |n: f64| (n > 0.0).then(|| events / n);
+    let (per_miss, per_msg) = (per(remote_misses), per(all_msgs));
+    let cell = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.2}"));
+    if json_out {
+        let mut j = json!({
+            "workload": w.name, "app": w.app, "variant": w.variant, "procs": w.procs,
+            "events": r.stats.events, "wall_seconds": wall, "events_per_second": events / wall,
+            "messages_per_second": msgs / wall, "repeat": repeat,
+            "shared_refs_per_second": (hits + misses) / wall, "misses_per_second": misses / wall,
+            "remote_misses": remote_misses, "events_per_remote_miss": per_miss,
+            "messages_all": all_msgs, "events_per_message": per_msg,
+        });
+        if let Some((base_wall, same)) = base {
+            j["baseline_wall_seconds"] = json!(base_wall);
+            j["wall_ratio"] = json!(ratio);
+            j["baseline_events_same"] = json!(same);
+        }
+        println!("{j}");
+    } else {
+        print!(
+            "{:<20} {:>10} {:>10.4} {:>12.2} {:>12.1} {:>12.1} {:>12.2} {:>8} {:>8}",
+            w.name,
+            r.stats.events,
+            wall,
+            events / wall / 1e6,
+            msgs / wall / 1e3,
+            (hits + misses) / wall / 1e6,
+            misses / wall / 1e6,
+            cell(per_miss),
+            cell(per_msg)
+        );
+        if let Some((base_wall, same)) = base {
+            let ratio = ratio.map_or("-".to_string(), |r| format!("{r:.3}"));
+            print!(" {:>10.4} {:>8} {:>7}", base_wall, ratio, if same { "same" } else { "DIFFER" });
+        }
+        println!();
+    }
+}
+
+/// The totals: em3d's five variants together, and the ratio to the baseline over the workloads.
+fn print_totals(json_out: bool, repeat: usize, em3d_wall: (f64, i32), ratios: &[f64], differ: &[&str]) {
     if em3d_wall.1 == 5 {
         if json_out {
             println!("{}", json!({"workload": "em3d-all-variants", "wall_seconds": em3d_wall.0, "repeat": repeat}));
@@ -405,7 +425,7 @@ pub fn run(
             println!("em3d, all 5 variants: {:.3} s wall (sum of medians)", em3d_wall.0);
         }
     }
-    if let Some(geomean) = crate::characterize::geomean(&ratios) {
+    if let Some(geomean) = crate::characterize::geomean(ratios) {
         if json_out {
             println!(
                 "{}",
@@ -423,5 +443,4 @@ pub fn run(
             );
         }
     }
-    Ok(())
 }

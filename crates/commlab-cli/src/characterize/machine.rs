@@ -56,27 +56,40 @@ pub fn emit(path: &Path, host: &str, topo: &Topology, m: &Measured, summary: &Su
         "{host}: {} cores measured by `commlab characterize`, a mesh with no per-hop latency (template {TEMPLATE})",
         m.cores
     );
-    let mhz = match m.clock_mhz {
+    let mhz = set_clock(&mut spec, &mut why, m);
+    let mut spec = set_network(spec, &mut why, m, mhz)?;
+    set_memory(&mut spec, &mut why, topo, m, mhz);
+    let remote_note = calibrate_ni(path, &mut spec, &mut why, m, mhz)?;
+
+    let text = render(&spec, &why, host, m, summary, &remote_note);
+    MachineConfig::load(&text, &path.display().to_string(), &[], None)
+        .map_err(|e| failed(format!("the emitted machine does not load: {e}")))?;
+    std::fs::write(path, &text).map_err(|e| failed(format!("cannot write `{}`: {e}", path.display())))?;
+    Ok(Emitted { values: key_values(&text) })
+}
+
+/// The clock: measured (x86-64) or the template's; returns it (MHz).
+fn set_clock(spec: &mut MachineSpec, why: &mut BTreeMap<String, String>, m: &Measured) -> f64 {
+    match m.clock_mhz {
         Some(mhz) => {
             spec.processor.clock_mhz = (mhz * 10.0).round() / 10.0;
-            set(
-                &mut why,
-                "processor.clock_mhz",
-                "measured: a chain of dependent register adds (1 cycle each) timed".into(),
-            );
+            set(why, "processor.clock_mhz", "measured: a chain of dependent register adds (1 cycle each) timed".into());
             spec.processor.clock_mhz
         }
         None => {
-            set(
-                &mut why,
-                "processor.clock_mhz",
-                format!("assumed: {TEMPLATE}'s (the clock is measured on x86-64 only)"),
-            );
+            set(why, "processor.clock_mhz", format!("assumed: {TEMPLATE}'s (the clock is measured on x86-64 only)"));
             spec.processor.clock_mhz
         }
-    };
-    let cycles = |ns: f64| ns * mhz / 1000.0;
+    }
+}
 
+/// The network: a mesh of the host's cores, no per-hop latency, the measured bulk bandwidth.
+fn set_network(
+    mut spec: MachineSpec,
+    why: &mut BTreeMap<String, String>,
+    m: &Measured,
+    mhz: f64,
+) -> Result<MachineSpec, Failure> {
     // A mesh as square as the core count allows (the on-die interconnect of many-core chips;
     // with two cores, one link), so every application's partner choice (e.g. am-latency's
     // `hops=1`) exists.
@@ -87,7 +100,7 @@ pub fn emit(path: &Path, host: &str, topo: &Topology, m: &Measured, summary: &Su
     spec.network.io_nodes = false;
     spec = commlab_sim::machine::resize_spec(spec, procs).map_err(|e| failed(format!("the emitted machine: {e}")))?;
     set(
-        &mut why,
+        why,
         "network.dims",
         if m.cores >= 2 {
             format!(
@@ -98,19 +111,19 @@ pub fn emit(path: &Path, host: &str, topo: &Topology, m: &Measured, summary: &Su
             "assumed: 2 processors (the host has one core; the simulator needs two for remote figures)".into()
         },
     );
-    set(&mut why, "network.topology", "assumed: a mesh, as the on-die network of many-core chips".into());
-    set(&mut why, "network.io_nodes", "assumed: no I/O nodes (no cross-traffic sources on a chip)".into());
-    set(&mut why, "network.nprocs", "unused by a mesh (network.dims sizes it)".into());
+    set(why, "network.topology", "assumed: a mesh, as the on-die network of many-core chips".into());
+    set(why, "network.io_nodes", "assumed: no I/O nodes (no cross-traffic sources on a chip)".into());
+    set(why, "network.nprocs", "unused by a mesh (network.dims sizes it)".into());
     spec.network.router_latency_ns = 0.0;
     set(
-        &mut why,
+        why,
         "network.router_latency_ns",
         "assumed: 0, every pair equally far (the NI latency below carries the measured core-to-core latency)".into(),
     );
     if let Some((mb, ws)) = m.bulk_mb_per_s {
         spec.network.link_bytes_per_ns = round3(mb / 1000.0);
         set(
-            &mut why,
+            why,
             "network.link_bytes_per_ns",
             format!(
                 "measured: best stride-1 remote fetch, {mb:.0} MB/s at a {} working set",
@@ -119,16 +132,22 @@ pub fn emit(path: &Path, host: &str, topo: &Topology, m: &Measured, summary: &Su
         );
         spec.messaging.dma_bytes_per_cycle = round3(mb / mhz);
         set(
-            &mut why,
+            why,
             "messaging.dma_bytes_per_cycle",
             format!("measured: best stride-1 remote fetch, {mb:.0} MB/s / {mhz} MHz"),
         );
     }
+    Ok(spec)
+}
+
+/// The memory: the line, the largest private cache and the local miss.
+fn set_memory(spec: &mut MachineSpec, why: &mut BTreeMap<String, String>, topo: &Topology, m: &Measured, mhz: f64) {
+    let cycles = |ns: f64| ns * mhz / 1000.0;
     let line = topo.line_bytes();
     spec.memory.line_bytes = line;
-    set(&mut why, "memory.line_bytes", "measured: CPUID coherency line size".into());
+    set(why, "memory.line_bytes", "measured: CPUID coherency line size".into());
     spec.messaging.dma_align_bytes = line;
-    set(&mut why, "messaging.dma_align_bytes", "derived: whole lines (memory.line_bytes)".into());
+    set(why, "messaging.dma_align_bytes", "derived: whole lines (memory.line_bytes)".into());
     if let Some(c) = topo.largest_private() {
         let ways = c.ways.max(1);
         spec.memory.associativity = ways;
@@ -136,17 +155,17 @@ pub fn emit(path: &Path, host: &str, topo: &Topology, m: &Measured, summary: &Su
         let set_bytes = line * ways;
         spec.memory.cache_bytes = (c.size_bytes / set_bytes).max(1) * set_bytes;
         set(
-            &mut why,
+            why,
             "memory.cache_bytes",
             format!("measured: CPUID, the largest private cache (L{} {} bytes); the one simulated level stands for the private caches", c.level, c.size_bytes),
         );
-        set(&mut why, "memory.associativity", format!("measured: CPUID, L{} ways", c.level));
+        set(why, "memory.associativity", format!("measured: CPUID, L{} ways", c.level));
     }
     if let Some((ns, ws)) = m.miss_ns {
         let hit = spec.memory.hit_cycles;
         spec.memory.local_miss_cycles = (cycles(ns).round() as u64).saturating_sub(hit).max(1);
         set(
-            &mut why,
+            why,
             "memory.local_miss_cycles",
             format!(
                 "measured: dependent-load latency {ns:.1} ns at a {} working set (beyond the private caches) = {:.0} cycles, less the {hit}-cycle hit",
@@ -155,20 +174,30 @@ pub fn emit(path: &Path, host: &str, topo: &Topology, m: &Measured, summary: &Su
             ),
         );
     }
-    set(&mut why, "memory.hit_cycles", format!("assumed: {TEMPLATE}'s (an L1 hit, counted as compute)"));
+    set(why, "memory.hit_cycles", format!("assumed: {TEMPLATE}'s (an L1 hit, counted as compute)"));
+}
 
+/// The NI latency calibrated against the measured core-to-core latency; returns the note on the remote miss.
+fn calibrate_ni(
+    path: &Path,
+    spec: &mut MachineSpec,
+    why: &mut BTreeMap<String, String>,
+    m: &Measured,
+    mhz: f64,
+) -> Result<String, Failure> {
+    let cycles = |ns: f64| ns * mhz / 1000.0;
     // Calibrate the NI latency against the remote miss.
     let target = m.core_to_core_ns.map(cycles);
     let mut remote_note = String::new();
     if let Some(target) = target {
         spec.network.ni_latency_ns = 0.0;
-        let r0 = remote_miss(path, &spec)?;
+        let r0 = remote_miss(path, spec)?;
         spec.network.ni_latency_ns = 100.0;
-        let r1 = remote_miss(path, &spec)?;
+        let r1 = remote_miss(path, spec)?;
         let slope = (r1 - r0) / 100.0;
         let ni = if slope > 0.0 { ((target - r0) / slope).max(0.0) } else { 0.0 };
         spec.network.ni_latency_ns = round3(ni);
-        let got = remote_miss(path, &spec)?;
+        let got = remote_miss(path, spec)?;
         remote_note = format!(
             "the simulated remote miss is {got:.1} cycles; the measured core-to-core one-way latency {:.1} ns is {target:.1} cycles",
             m.core_to_core_ns.unwrap_or(f64::NAN)
@@ -178,19 +207,19 @@ pub fn emit(path: &Path, host: &str, topo: &Topology, m: &Measured, summary: &Su
         } else {
             " NOT MET: the protocol's fixed costs alone exceed it"
         };
-        set(&mut why, "network.ni_latency_ns", format!("calibrated: {remote_note}{met}"));
+        set(why, "network.ni_latency_ns", format!("calibrated: {remote_note}{met}"));
     } else {
         set(
-            &mut why,
+            why,
             "network.ni_latency_ns",
             format!("assumed: {TEMPLATE}'s (core-to-core latency not measured: one core)"),
         );
     }
+    Ok(remote_note)
+}
 
-    let text = render(&spec, &why, host, m, summary, &remote_note);
-    MachineConfig::load(&text, &path.display().to_string(), &[], None)
-        .map_err(|e| failed(format!("the emitted machine does not load: {e}")))?;
-    std::fs::write(path, &text).map_err(|e| failed(format!("cannot write `{}`: {e}", path.display())))?;
+/// The key values written, read back from the machine's text.
+fn key_values(text: &str) -> BTreeMap<String, String> {
     let mut values = BTreeMap::new();
     for key in [
         "processor.clock_mhz",
@@ -203,11 +232,11 @@ pub fn emit(path: &Path, host: &str, topo: &Topology, m: &Measured, summary: &Su
         "memory.local_miss_cycles",
         "messaging.dma_bytes_per_cycle",
     ] {
-        if let Some(v) = value_of(&text, key) {
+        if let Some(v) = value_of(text, key) {
             values.insert(key.to_string(), v);
         }
     }
-    Ok(Emitted { values })
+    values
 }
 
 fn round3(v: f64) -> f64 {

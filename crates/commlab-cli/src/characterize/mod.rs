@@ -183,6 +183,59 @@ fn hostname() -> String {
 pub fn run(args: Args) -> Result<(), Failure> {
     let started = Instant::now();
     let topo = Topology::detect();
+    let (grid, out) = plan(&args, &topo)?;
+    let (strides, sizes, home) = (grid.strides.clone(), grid.sizes.clone(), grid.home);
+    let host = hostname();
+    let clock = std::thread::scope(|s| {
+        s.spawn(|| {
+            kernels::pin(home);
+            kernels::clock_mhz()
+        })
+        .join()
+        .expect("clock thread")
+    });
+    let progress = Progress::new(grid.total(), false);
+    let points = measure::run(&grid, &progress);
+    progress.finish();
+
+    let jsonl = out.join("points.jsonl");
+    let mut text = String::new();
+    for p in &points {
+        text.push_str(&serde_json::to_string(p).map_err(|e| failed(format!("a point as JSON: {e}")))?);
+        text.push('\n');
+    }
+    write(&jsonl, &text)?;
+
+    let mut summary = summary::summarise(&host, clock, &topo, &strides, &sizes, home, &points);
+    let markers: Vec<Marker> = topo
+        .caches
+        .iter()
+        .filter(|c| {
+            sizes.first().is_some_and(|&f| c.size_bytes >= f) && sizes.last().is_some_and(|&l| c.size_bytes <= l)
+        })
+        .map(|c| Marker { x: c.size_bytes as f64, label: format!("L{} {}", c.level, size_text(c.size_bytes)) })
+        .collect();
+    let files = plots::draw(&out, &host, &strides, &sizes, &points, &markers).map_err(failed)?;
+
+    let emitted = match &args.emit_machine {
+        Some(path) => {
+            let m = measured(&summary, &topo, clock, &points);
+            Some(machine::emit(path, &host, &topo, &m, &summary)?)
+        }
+        None => None,
+    };
+    summary.wall_seconds = started.elapsed().as_secs_f64();
+    let json = serde_json::to_string_pretty(&summary).map_err(|e| failed(format!("the summary as JSON: {e}")))?;
+    write(&out.join("summary.json"), &format!("{json}\n"))?;
+
+    let mut stdout = std::io::stdout().lock();
+    let shown = printed(&args, &summary, &json, &emitted, &jsonl, &out, &files);
+    stdout.write_all(shown.as_bytes()).map_err(|e| failed(format!("cannot print the summary: {e}")))?;
+    Ok(())
+}
+
+/// The grid to measure from the options (each checked), and the output directory (created).
+fn plan(args: &Args, topo: &Topology) -> Result<(Grid, PathBuf), Failure> {
     let cores = topo.core_ids();
     let strides = match &args.strides {
         Some(s) => parse_strides(s)?,
@@ -258,55 +311,24 @@ pub fn run(args: Args) -> Result<(), Failure> {
         chase_sizes,
         chase_loads: if args.quick { 200_000 } else { 1_000_000 },
     };
-    let host = hostname();
-    let clock = std::thread::scope(|s| {
-        s.spawn(|| {
-            kernels::pin(home);
-            kernels::clock_mhz()
-        })
-        .join()
-        .expect("clock thread")
-    });
-    let progress = Progress::new(grid.total(), false);
-    let points = measure::run(&grid, &progress);
-    progress.finish();
+    Ok((grid, out))
+}
 
-    let jsonl = out.join("points.jsonl");
-    let mut text = String::new();
-    for p in &points {
-        text.push_str(&serde_json::to_string(p).map_err(|e| failed(format!("a point as JSON: {e}")))?);
-        text.push('\n');
-    }
-    write(&jsonl, &text)?;
-
-    let mut summary = summary::summarise(&host, clock, &topo, &strides, &sizes, home, &points);
-    let markers: Vec<Marker> = topo
-        .caches
-        .iter()
-        .filter(|c| {
-            sizes.first().is_some_and(|&f| c.size_bytes >= f) && sizes.last().is_some_and(|&l| c.size_bytes <= l)
-        })
-        .map(|c| Marker { x: c.size_bytes as f64, label: format!("L{} {}", c.level, size_text(c.size_bytes)) })
-        .collect();
-    let files = plots::draw(&out, &host, &strides, &sizes, &points, &markers).map_err(failed)?;
-
-    let emitted = match &args.emit_machine {
-        Some(path) => {
-            let m = measured(&summary, &topo, clock, &points);
-            Some(machine::emit(path, &host, &topo, &m, &summary)?)
-        }
-        None => None,
-    };
-    summary.wall_seconds = started.elapsed().as_secs_f64();
-    let json = serde_json::to_string_pretty(&summary).map_err(|e| failed(format!("the summary as JSON: {e}")))?;
-    write(&out.join("summary.json"), &format!("{json}\n"))?;
-
-    let mut stdout = std::io::stdout().lock();
-    let shown = if args.json {
+/// What `characterize` prints: summary.json with --json, else the summary table and the files written.
+fn printed(
+    args: &Args,
+    summary: &summary::Summary,
+    json: &str,
+    emitted: &Option<machine::Emitted>,
+    jsonl: &std::path::Path,
+    out: &std::path::Path,
+    files: &[PathBuf],
+) -> String {
+    if args.json {
         format!("{json}\n")
     } else {
-        let mut t = summary::table(&summary);
-        if let (Some(e), Some(path)) = (&emitted, &args.emit_machine) {
+        let mut t = summary::table(summary);
+        if let (Some(e), Some(path)) = (emitted, &args.emit_machine) {
             t.push_str(&format!("\nmachine file {} (template {}):\n", path.display(), machine::TEMPLATE));
             for (k, v) in &e.values {
                 t.push_str(&format!("  {k} = {v}\n"));
@@ -314,13 +336,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
         t.push_str(&format!("\nwrote {}\n", jsonl.display()));
         t.push_str(&format!("wrote {}\n", out.join("summary.json").display()));
-        for f in &files {
+        for f in files {
             t.push_str(&format!("wrote {}\n", f.display()));
         }
         t
-    };
-    stdout.write_all(shown.as_bytes()).map_err(|e| failed(format!("cannot print the summary: {e}")))?;
-    Ok(())
+    }
 }
 
 /// The host's own figures a native run is compared with, measured on the spot by the kernels

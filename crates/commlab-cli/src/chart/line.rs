@@ -131,6 +131,7 @@ impl Legend {
     }
 }
 
+/// A line chart with its legend, markers, curves and crossover labels, on `root`.
 fn draw_line_in<DB, XR>(
     root: &DrawingArea<DB, Shift>,
     chart: &LineChart,
@@ -146,20 +147,11 @@ where
 {
     root.fill(&WHITE).map_err(err)?;
     let body = root.margin(8, 0, 0, 0).titled(chart.title, text(22.0)).map_err(err)?;
-    let (entries, table) = (&legend.entries, &legend.table);
+    let entries = &legend.entries;
     let (plot_area, legend_area) = body.split_horizontally(SIZE.0 - legend_w);
     let legend_area = legend_area.margin(30, 0, 0, 6);
     draw_legend(&legend_area, entries)?;
-    if !table.is_empty() {
-        let top = 40 + 24 * entries.len() as i32 + 20;
-        let room = (legend_area.dim_in_pixel().1 as i32 - top - 40) / 16;
-        legend_area.draw(&Text::new("markers (x)", (10, top), text(14.0).color(&MARKER_INK))).map_err(err)?;
-        for (i, line) in table.iter().enumerate().take(room.max(0) as usize) {
-            let shown = if i + 1 == room as usize && table.len() > i + 1 { "...".to_string() } else { line.clone() };
-            let y = top + 20 + 16 * i as i32;
-            legend_area.draw(&Text::new(shown, (12, y), text(13.0).color(&MARKER_INK))).map_err(err)?;
-        }
-    }
+    draw_marker_table(&legend_area, legend)?;
 
     let mut c = ChartBuilder::on(&plot_area)
         .margin(12)
@@ -217,6 +209,36 @@ where
             draw_point(root, k, px, py)?;
         }
     }
+    draw_crossovers(root, chart, d, &|p: &(f64, f64)| c.backend_coord(p))?;
+    Ok(())
+}
+
+/// The markers' table under the legend (each label and its x), as many rows as fit.
+fn draw_marker_table<DB: DrawingBackend>(legend_area: &DrawingArea<DB, Shift>, legend: &Legend) -> Result<(), String> {
+    let (entries, table) = (&legend.entries, &legend.table);
+    if !table.is_empty() {
+        let top = 40 + 24 * entries.len() as i32 + 20;
+        let room = (legend_area.dim_in_pixel().1 as i32 - top - 40) / 16;
+        legend_area.draw(&Text::new("markers (x)", (10, top), text(14.0).color(&MARKER_INK))).map_err(err)?;
+        for (i, line) in table.iter().enumerate().take(room.max(0) as usize) {
+            let shown = if i + 1 == room as usize && table.len() > i + 1 { "...".to_string() } else { line.clone() };
+            let y = top + 20 + 16 * i as i32;
+            legend_area.draw(&Text::new(shown, (12, y), text(13.0).color(&MARKER_INK))).map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
+/// Maps a data point (x, y) to its pixel.
+type ToPixel<'a> = &'a dyn Fn(&(f64, f64)) -> (i32, i32);
+
+/// The crossover marks and their labels; `to_px` maps a data point to its pixel.
+fn draw_crossovers<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &LineChart,
+    d: &LineData,
+    to_px: ToPixel<'_>,
+) -> Result<(), String> {
     // Crossover labels: each in the first free place around its mark, clear of every mark and
     // of every label placed before it, stepping further up or down (with a leader line back to
     // the mark) until one is free.
@@ -230,7 +252,7 @@ where
         .filter(|x| x.x.is_finite() && x.y.is_finite())
         .map(|x| {
             let (x0, x1, t) = if chart.log_x { along_segment(x.x, &measured) } else { (x.x, x.x, 0.0) };
-            let ((p0, py), (p1, _)) = (c.backend_coord(&(x0, x.y)), c.backend_coord(&(x1, x.y)));
+            let ((p0, py), (p1, _)) = (to_px(&(x0, x.y)), to_px(&(x1, x.y)));
             (x, (p0 + (t * (p1 - p0) as f64).round() as i32, py))
         })
         .collect();
@@ -241,11 +263,8 @@ where
     }
     let marks: Vec<(i32, i32)> = crosses.iter().map(|(_, p)| *p).collect();
     // The drawn curves in pixels, so that no label is put across one.
-    let segments: Vec<Segment> = d
-        .curves
-        .iter()
-        .flat_map(|pts| pts.windows(2).map(|w| (c.backend_coord(&w[0]), c.backend_coord(&w[1]))))
-        .collect();
+    let segments: Vec<Segment> =
+        d.curves.iter().flat_map(|pts| pts.windows(2).map(|w| (to_px(&w[0]), to_px(&w[1])))).collect();
     let places = place_labels(&marks, &sizes, &segments);
     for (&(px, py), _) in marks.iter().zip(&places) {
         draw_cross(root, px, py)?;

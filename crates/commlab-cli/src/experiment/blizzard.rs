@@ -28,7 +28,7 @@ use crate::record::{self, ResultRecord};
 use crate::sweep::{self, Task};
 use serde_json::{json, Map, Value};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
@@ -364,28 +364,7 @@ fn summarize(
             }
         }
         if !series.is_empty() {
-            // The ideal, speedup = processors, at the processor counts run (plots had none).
-            let mut procs: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
-            procs.sort_by(f64::total_cmp);
-            procs.dedup();
-            series.push(Series { name: IDEAL.to_string(), points: procs.iter().map(|&p| (p, p)).collect() });
-            let title = format!("{app}: speedup over the sequential program");
-            files.extend(
-                chart::line_chart(
-                    &dir.join(format!("speedup-{app}")),
-                    &LineChart {
-                        title: &title,
-                        x_label: "processors",
-                        y_label: "speedup (sequential program's cycles / run's cycles)",
-                        series: &series,
-                        crossovers: &[],
-                        markers: &[],
-                        log_x: true,
-                        x_kind: XKind::Plain,
-                    },
-                )
-                .map_err(failed)?,
-            );
+            files.extend(speedup_plot(dir, app, series)?);
         }
         speedups.insert(app.to_string(), Value::Object(per));
     }
@@ -434,4 +413,28 @@ fn summarize(
     });
     print!("{}", write_summary(dir, &summary, text, &files)?);
     Ok(())
+}
+
+/// One application's speedup plot: each variant on each machine by processors, and the ideal.
+fn speedup_plot(dir: &Path, app: &str, mut series: Vec<Series>) -> Result<Vec<PathBuf>, Failure> {
+    // The ideal, speedup = processors, at the processor counts run (plots had none).
+    let mut procs: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
+    procs.sort_by(f64::total_cmp);
+    procs.dedup();
+    series.push(Series { name: IDEAL.to_string(), points: procs.iter().map(|&p| (p, p)).collect() });
+    let title = format!("{app}: speedup over the sequential program");
+    chart::line_chart(
+        &dir.join(format!("speedup-{app}")),
+        &LineChart {
+            title: &title,
+            x_label: "processors",
+            y_label: "speedup (sequential program's cycles / run's cycles)",
+            series: &series,
+            crossovers: &[],
+            markers: &[],
+            log_x: true,
+            x_kind: XKind::Plain,
+        },
+    )
+    .map_err(failed)
 }

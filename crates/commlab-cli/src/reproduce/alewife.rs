@@ -651,7 +651,17 @@ fn cat(runs: &Runs, res: &Results, app: &str, mech: &str, c: Category) -> Measur
     m::time(res, &runs.base(app, mech), c)
 }
 
+/// The findings and rows of §4, the mechanisms compared on the four applications.
 fn findings_section4(runs: &Runs, res: &Results, report: &mut Report) {
+    findings_section4_overall(runs, res, report);
+    findings_section4_polling_em3d_unstruc(runs, res, report);
+    findings_section4_iccg(runs, res, report);
+    findings_section4_moldyn(runs, res, report);
+    message_overhead_row(runs, res, report);
+}
+
+/// The findings of §4 on all four applications: shared memory against messages, and prefetching.
+fn findings_section4_overall(runs: &Runs, res: &Results, report: &mut Report) {
     let f = &mut report.findings;
     f.push(
         Finding::new(
@@ -741,6 +751,11 @@ fn findings_section4(runs: &Runs, res: &Results, report: &mut Report) {
             Ok((parts.join("; "), ok))
         })()),
     );
+}
+
+/// The findings of §4 on polling against interrupts, §4.1.3 (EM3D) and §4.2.3 (UNSTRUC).
+fn findings_section4_polling_em3d_unstruc(runs: &Runs, res: &Results, report: &mut Report) {
+    let f = &mut report.findings;
     f.push(
         Finding::new(
             "§4",
@@ -827,6 +842,11 @@ fn findings_section4(runs: &Runs, res: &Results, report: &mut Report) {
             Ok((format!("mp-int {} -> mp-poll {} ({})", m::short(i), m::short(p), m::pct(p / i - 1.0)), p < i))
         })()),
     );
+}
+
+/// The row and findings of §4.3.3 (ICCG).
+fn findings_section4_iccg(runs: &Runs, res: &Results, report: &mut Report) {
+    let f = &mut report.findings;
     f.push(
         Finding::new(
             "§4.3.3",
@@ -888,6 +908,11 @@ fn findings_section4(runs: &Runs, res: &Results, report: &mut Report) {
             Ok((format!("mp-int {} vs mp-poll {} ({:.2}x)", m::short(i), m::short(p), i / p), i >= 1.5 * p))
         })()),
     );
+}
+
+/// The row and findings of §4.4.3 (MOLDYN).
+fn findings_section4_moldyn(runs: &Runs, res: &Results, report: &mut Report) {
+    let gain = |app: &str| -> Measured { Ok(1.0 - cyc(runs, res, app, "sm-pf")? / cyc(runs, res, app, "sm")?) };
     let spread = |app: &str| -> Measured {
         let c: Vec<f64> = MECHANISMS.iter().map(|v| cyc(runs, res, app, v)).collect::<Result<_, _>>()?;
         Ok(c.iter().cloned().fold(f64::MIN, f64::max) / c.iter().cloned().fold(f64::MAX, f64::min))
@@ -938,6 +963,10 @@ fn findings_section4(runs: &Runs, res: &Results, report: &mut Report) {
             Ok((format!("moldyn {:.1}%, unstruc {:.1}%", 100.0 * mo, 100.0 * un), mo < un))
         })()),
     );
+}
+
+/// The row of §4's "overheads as low as 100 cycles": EM3D mp-poll's message overhead per message.
+fn message_overhead_row(runs: &Runs, res: &Results, report: &mut Report) {
     // "overheads as low as 100 cycles": the per-message overhead of fine-grain messaging.
     let per_message: Measured = (|| {
         let spec = runs.base("em3d", "mp-poll");

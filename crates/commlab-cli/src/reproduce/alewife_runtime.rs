@@ -373,7 +373,15 @@ fn rate(res: &Results, v: &str, b: usize) -> Measured {
     m::counter(res, &memcpy(v, b), "mbytes_per_s")
 }
 
+/// Fig. 7 (§4.4, §4.6): memory-to-memory copies, its rows, findings and figure.
 fn fig7(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
+    fig7_rows(res, report);
+    fig7_findings(ctx, res, report);
+    fig7_figure(ctx, res)
+}
+
+/// Fig. 7's rows: each copy's rate at 256 B and 4 KB, and message-passing's over shared memory's.
+fn fig7_rows(res: &Results, report: &mut Report) {
     for (b, k) in [(SMALL, 1usize), (LARGE, 2)] {
         for (v, small, large) in FIG7 {
             let name = COPIES.iter().find(|c| c.0 == v).map_or(v, |c| c.1);
@@ -410,6 +418,11 @@ fn fig7(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
             .why_if_off_opt((v == "sm").then_some(WHY_COPY_FIXED)),
         );
     }
+}
+
+/// Fig. 7's findings (§4.4, §4.6).
+fn fig7_findings(ctx: &Ctx, res: &Results, report: &mut Report) {
+    let ratio = |a: &str, b: &str, size: usize| -> Measured { Ok(rate(res, a, size)? / rate(res, b, size)?) };
     report.findings.push(
         Finding::new(
             "§4.4 (Fig. 7)",
@@ -471,6 +484,10 @@ fn fig7(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
             Ok((format!("{smallest} B: no-prefetching {s:.2}, message-passing {d:.2} MB/s"), s > d))
         })()),
     );
+}
+
+/// Fig. 7: the copies' rates by block size, with the study's quoted rates.
+fn fig7_figure(ctx: &Ctx, res: &Results) -> Figure {
     let mut series: Vec<Series> = COPIES
         .iter()
         .map(|(v, name)| Series {
@@ -824,6 +841,13 @@ fn fig11(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
 
 /// §1's and §6's conclusions, each from the figures above.
 fn conclusions(ctx: &Ctx, res: &Results, report: &mut Report) {
+    conclusions_gains(ctx, res, report);
+    conclusions_copies(ctx, res, report);
+    conclusions_jacobi_rti(ctx, res, report);
+}
+
+/// §1's and §6's conclusions on the gains of messages: the hybrid scheduler and the primitives.
+fn conclusions_gains(ctx: &Ctx, res: &Results, report: &mut Report) {
     let sched_ratios = || -> Result<Vec<(String, f64)>, String> {
         let mut out = Vec::new();
         for l in grains(ctx) {
@@ -868,6 +892,10 @@ fn conclusions(ctx: &Ctx, res: &Results, report: &mut Report) {
             (g.iter().map(|(n, x)| format!("{n} {x:.2}x")).collect::<Vec<_>>().join(", "), ok)
         })),
     );
+}
+
+/// §6's conclusions on copies: small and large blocks, and accum's prefetching.
+fn conclusions_copies(ctx: &Ctx, res: &Results, report: &mut Report) {
     let smallest = sizes(ctx)[0];
     report.findings.push(
         Finding::new(
@@ -915,6 +943,10 @@ fn conclusions(ctx: &Ctx, res: &Results, report: &mut Report) {
             Ok((format!("mp / sm-pf time: {}", parts.join(", ")), ok))
         })()),
     );
+}
+
+/// §6's conclusions on applications: jacobi and remote thread invocation.
+fn conclusions_jacobi_rti(ctx: &Ctx, res: &Results, report: &mut Report) {
     let ns = grids(ctx);
     report.findings.push(
         Finding::new(

@@ -437,6 +437,14 @@ fn table1(ctx: &Ctx, res: &Results, report: &mut Report) {
 
 /// Table 2 and Figs. 2-3 (§6.4-§6.5): the network layer by polling mechanism.
 fn network(ctx: &Ctx, res: &Results, report: &mut Report) -> Vec<Figure> {
+    network_table2(ctx, res, report);
+    network_fig2(ctx, res, report);
+    network_fig3(ctx, res, report);
+    network_figures(ctx, res)
+}
+
+/// Table 2's rows (4-byte round trips) and §6.5.1's finding.
+fn network_table2(ctx: &Ctx, res: &Results, report: &mut Report) {
     let name = |mechanism: &str| MECHANISMS.iter().find(|x| x.0 == mechanism).map_or("?", |x| x.1);
     let rt = |s: &RunSpec| m::counter(res, s, "round_trip_us");
     for &(mechanism, from, published) in TABLE2 {
@@ -471,6 +479,11 @@ fn network(ctx: &Ctx, res: &Results, report: &mut Report) -> Vec<Figure> {
             Ok((v.iter().map(|(n, x)| format!("{n} {x:.1}")).collect::<Vec<_>>().join(", ") + " us", ok))
         })()),
     );
+}
+
+/// Fig. 2's row (the 32-byte round trip) and §6.5.2's finding.
+fn network_fig2(ctx: &Ctx, res: &Results, report: &mut Report) {
+    let rt = |s: &RunSpec| m::counter(res, s, "round_trip_us");
     let sizes = fig2_sizes(ctx);
     let lanai32 = fig2_run(ctx, "lanai", 32);
     report.rows.push(
@@ -507,6 +520,10 @@ fn network(ctx: &Ctx, res: &Results, report: &mut Report) -> Vec<Figure> {
         })())
         .why_if_fails(WHY_FIG2),
     );
+}
+
+/// Fig. 3's rows (large-message throughput) and §6.5.3's finding.
+fn network_fig3(ctx: &Ctx, res: &Results, report: &mut Report) {
     let sizes3 = fig3_sizes(ctx);
     let bw = |mechanism: &str, b: usize| m::counter(res, &fig3_run(ctx, mechanism, b), "stream_mb_per_s");
     let (small, large) = (sizes3[0], *sizes3.last().expect("sizes"));
@@ -548,6 +565,15 @@ fn network(ctx: &Ctx, res: &Results, report: &mut Report) -> Vec<Figure> {
         })())
         .why_if_fails(WHY_FIG3),
     );
+}
+
+/// Figs. 2 (latency) and 3 (throughput) by polling mechanism.
+fn network_figures(ctx: &Ctx, res: &Results) -> Vec<Figure> {
+    let rt = |s: &RunSpec| m::counter(res, s, "round_trip_us");
+    let sizes = fig2_sizes(ctx);
+    let at = |mechanism: &str, b: usize| rt(&fig2_run(ctx, mechanism, b));
+    let sizes3 = fig3_sizes(ctx);
+    let bw = |mechanism: &str, b: usize| m::counter(res, &fig3_run(ctx, mechanism, b), "stream_mb_per_s");
     let lines = |f: &dyn Fn(&str, usize) -> Measured, xs: &[usize]| -> Vec<Series> {
         MECHANISMS
             .iter()
@@ -577,21 +603,35 @@ fn network(ctx: &Ctx, res: &Results, report: &mut Report) -> Vec<Figure> {
 
 /// Table 3 (inputs) and Table 4 (predictions), with §8.1's findings.
 fn table3_and_4(ctx: &Ctx, res: &Results, report: &mut Report) {
-    let us = |machine: &str, kind: &str, block: usize, strip: Strip| -> Measured {
-        Ok(m::counter(res, &miss_run(ctx, machine, kind, block, strip), "miss_cycles")? / clock_mhz(ctx, machine)?)
-    };
-    // Access control's time in a miss: its own costs, and the arriving block's copy into the
-    // requester's memory (half the copying a miss loses when copies are free: the home's copy
-    // out and the requester's copy in run at the same rate).
-    let access = |machine: &str, kind: &str, block: usize| -> Measured {
-        let all = us(machine, kind, block, Strip::Nothing)?;
-        let bare = us(machine, kind, block, Strip::AccessControl)?;
-        let copies = bare - us(machine, kind, block, Strip::AccessControlAndCopies)?;
-        Ok(all - bare + copies / 2.0)
-    };
-    let share = |machine: &str, kind: &str, block: usize| -> Measured {
-        Ok(100.0 * access(machine, kind, block)? / us(machine, kind, block, Strip::Nothing)?)
-    };
+    table3_and_4_rows(ctx, res, report);
+    findings_8_1(ctx, res, report);
+}
+
+/// A miss's time (us) on `machine`: its cycles at the machine's clock.
+fn miss_us(ctx: &Ctx, res: &Results, machine: &str, kind: &str, block: usize, strip: Strip) -> Measured {
+    Ok(m::counter(res, &miss_run(ctx, machine, kind, block, strip), "miss_cycles")? / clock_mhz(ctx, machine)?)
+}
+
+/// Access control's time in a miss: its own costs, and the arriving block's copy into the
+/// requester's memory (half the copying a miss loses when copies are free: the home's copy
+/// out and the requester's copy in run at the same rate).
+fn access_us(ctx: &Ctx, res: &Results, machine: &str, kind: &str, block: usize) -> Measured {
+    let us = |machine: &str, kind: &str, block: usize, strip: Strip| miss_us(ctx, res, machine, kind, block, strip);
+    let all = us(machine, kind, block, Strip::Nothing)?;
+    let bare = us(machine, kind, block, Strip::AccessControl)?;
+    let copies = bare - us(machine, kind, block, Strip::AccessControlAndCopies)?;
+    Ok(all - bare + copies / 2.0)
+}
+
+/// Access control's share (%) of a miss.
+fn access_share(ctx: &Ctx, res: &Results, machine: &str, kind: &str, block: usize) -> Measured {
+    Ok(100.0 * access_us(ctx, res, machine, kind, block)? / miss_us(ctx, res, machine, kind, block, Strip::Nothing)?)
+}
+
+/// The rows of Table 3 (the misses' times, inputs) and Table 4 (access control's share, predictions).
+fn table3_and_4_rows(ctx: &Ctx, res: &Results, report: &mut Report) {
+    let us = |machine: &str, kind: &str, block: usize, strip: Strip| miss_us(ctx, res, machine, kind, block, strip);
+    let share = |machine: &str, kind: &str, block: usize| access_share(ctx, res, machine, kind, block);
     for (i, (machine, name)) in MACHINES.iter().enumerate() {
         for (e, (event, kind)) in EVENTS.iter().enumerate() {
             for (b, &block) in BLOCKS.iter().enumerate() {
@@ -624,6 +664,13 @@ fn table3_and_4(ctx: &Ctx, res: &Results, report: &mut Report) {
             }
         }
     }
+}
+
+/// §8.1's findings on the miss benchmarks (Tables 3-4).
+fn findings_8_1(ctx: &Ctx, res: &Results, report: &mut Report) {
+    let us = |machine: &str, kind: &str, block: usize, strip: Strip| miss_us(ctx, res, machine, kind, block, strip);
+    let access = |machine: &str, kind: &str, block: usize| access_us(ctx, res, machine, kind, block);
+    let share = |machine: &str, kind: &str, block: usize| access_share(ctx, res, machine, kind, block);
     let [(s, _), (e, _), (t, _)] = MACHINES;
     report.findings.push(
         Finding::new(
@@ -861,20 +908,45 @@ const APP_WHYS: &[(&str, &str, &str)] = &[
 
 /// §9's and §9.1's statements about the applications.
 fn findings(ctx: &Ctx, res: &Results, report: &mut Report, ps: &[usize]) {
+    findings_appbt(ctx, res, report, ps);
+    findings_barnes_dsmc_em3d_moldyn(ctx, res, report, ps);
+    findings_all_five(ctx, res, report, ps);
+}
+
+/// An application's speedup on `machine` with `protocol` at `p` processors.
+fn app_speedup(ctx: &Ctx, res: &Results, machine: &str, app: &str, protocol: &str, p: usize) -> Measured {
+    m::counter(res, &app_run(ctx, machine, app, protocol, p), "speedup")
+}
+
+/// An application's cycles on `machine` with `protocol` at `p` processors.
+fn app_cycles(ctx: &Ctx, res: &Results, machine: &str, app: &str, protocol: &str, p: usize) -> Measured {
+    m::cycles(res, &app_run(ctx, machine, app, protocol, p))
+}
+
+/// Pushes a finding about an application, with its why-if-fails from `APP_WHYS` when it has one.
+fn push_app_finding(
+    report: &mut Report,
+    source: &str,
+    app: &str,
+    claim: &str,
+    test: &str,
+    o: Result<(String, bool), String>,
+) {
+    let f = Finding::new(source, app, claim, test).outcome(o);
+    report.findings.push(match APP_WHYS.iter().find(|w| w.0 == app && claim.starts_with(w.1)) {
+        Some(w) => f.why_if_fails(w.2),
+        None => f,
+    });
+}
+
+/// §9's and §9.1's findings on APPBT.
+fn findings_appbt(ctx: &Ctx, res: &Results, report: &mut Report, ps: &[usize]) {
     let top = *ps.last().expect("processor counts");
-    let sp = |machine: &str, app: &str, protocol: &str, p: usize| -> Measured {
-        m::counter(res, &app_run(ctx, machine, app, protocol, p), "speedup")
-    };
-    let cyc = |machine: &str, app: &str, protocol: &str, p: usize| -> Measured {
-        m::cycles(res, &app_run(ctx, machine, app, protocol, p))
-    };
+    let sp = |machine: &str, app: &str, protocol: &str, p: usize| app_speedup(ctx, res, machine, app, protocol, p);
+    let cyc = |machine: &str, app: &str, protocol: &str, p: usize| app_cycles(ctx, res, machine, app, protocol, p);
     let [(s, _), (e, _), (t, _)] = MACHINES;
     let mut push = |source: &str, app: &str, claim: &str, test: &str, o: Result<(String, bool), String>| {
-        let f = Finding::new(source, app, claim, test).outcome(o);
-        report.findings.push(match APP_WHYS.iter().find(|w| w.0 == app && claim.starts_with(w.1)) {
-            Some(w) => f.why_if_fails(w.2),
-            None => f,
-        });
+        push_app_finding(report, source, app, claim, test, o)
     };
     push(
         "§9",
@@ -932,6 +1004,17 @@ fn findings(ctx: &Ctx, res: &Results, report: &mut Report, ps: &[usize]) {
             Ok((parts.join(", "), ok))
         })(),
     );
+}
+
+/// §9's and §9.1's findings on Barnes, DSMC, EM3D and MOLDYN.
+fn findings_barnes_dsmc_em3d_moldyn(ctx: &Ctx, res: &Results, report: &mut Report, ps: &[usize]) {
+    let top = *ps.last().expect("processor counts");
+    let sp = |machine: &str, app: &str, protocol: &str, p: usize| app_speedup(ctx, res, machine, app, protocol, p);
+    let cyc = |machine: &str, app: &str, protocol: &str, p: usize| app_cycles(ctx, res, machine, app, protocol, p);
+    let [(s, _), (e, _), (t, _)] = MACHINES;
+    let mut push = |source: &str, app: &str, claim: &str, test: &str, o: Result<(String, bool), String>| {
+        push_app_finding(report, source, app, claim, test, o)
+    };
     push(
         "§9",
         "barnes",
@@ -1032,6 +1115,16 @@ fn findings(ctx: &Ctx, res: &Results, report: &mut Report, ps: &[usize]) {
             Ok((parts.join("; "), ok))
         })(),
     );
+}
+
+/// §9's and §9.1's findings on all five applications.
+fn findings_all_five(ctx: &Ctx, res: &Results, report: &mut Report, ps: &[usize]) {
+    let top = *ps.last().expect("processor counts");
+    let cyc = |machine: &str, app: &str, protocol: &str, p: usize| app_cycles(ctx, res, machine, app, protocol, p);
+    let [(s, _), (e, _), (t, _)] = MACHINES;
+    let mut push = |source: &str, app: &str, claim: &str, test: &str, o: Result<(String, bool), String>| {
+        push_app_finding(report, source, app, claim, test, o)
+    };
     push(
         "§9.1",
         "all five",

@@ -518,6 +518,12 @@ fn surfaces(ctx: &Ctx, d: &Data) -> Vec<Figure> {
 
 /// The load rows and findings of §4.2 and §5 that are not inputs.
 fn loads(d: &Data, report: &mut Report) {
+    loads_rows(d, report);
+    loads_findings(d, report);
+}
+
+/// The load rows of §4.2, §5.1, §5.3 and §5.5: bandwidths and ratios beside the study's.
+fn loads_rows(d: &Data, report: &mut Report) {
     let rows = [
         (
             "§5.1 (Fig. 1)",
@@ -582,6 +588,10 @@ fn loads(d: &Data, report: &mut Report) {
             why,
         ));
     }
+}
+
+/// The load findings of §3.1, §5.3-§5.5 and §5.4's remote loads.
+fn loads_findings(d: &Data, report: &mut Report) {
     // §3.1: contiguous DRAM beats another processor's L3.
     report.findings.push(
         Finding::new(
@@ -763,6 +773,16 @@ fn large_figures(ctx: &Ctx, d: &Data) -> Vec<Figure> {
 
 /// Rows and findings of §6 and §9 from the large copies.
 fn copies(ctx: &Ctx, d: &Data, report: &mut Report) {
+    copies_rows(ctx, d, report);
+    copies_ratio_rows(d, report);
+    copies_local_findings(ctx, d, report);
+    copies_remote_findings(ctx, d, report);
+    copies_fetch_deposit_findings(ctx, d, report);
+    copies_conclusions(ctx, d, report);
+}
+
+/// The rows of §6.1, §6.2 and §9: the large copies' MB/s beside the study's.
+fn copies_rows(ctx: &Ctx, d: &Data, report: &mut Report) {
     let (sload, sstore) = (&LOCAL_WAYS[0], &LOCAL_WAYS[1]);
     let st = large_strides(ctx);
     let strided: Vec<usize> = st.iter().copied().filter(|&s| s > 1).collect();
@@ -871,6 +891,11 @@ fn copies(ctx: &Ctx, d: &Data, report: &mut Report) {
             why,
         ));
     }
+}
+
+/// The rows of §5.6, §6.1 and §9: the study's ratios between the machines' large copies.
+fn copies_ratio_rows(d: &Data, report: &mut Report) {
+    let sstore = &LOCAL_WAYS[1];
     let ratios: Vec<StudyRow<&str>> = vec![
         (
             "§6.1",
@@ -927,7 +952,12 @@ fn copies(ctx: &Ctx, d: &Data, report: &mut Report) {
             why,
         ));
     }
+}
 
+/// The findings of §6.1 (large local copies, and contiguous against strided).
+fn copies_local_findings(ctx: &Ctx, d: &Data, report: &mut Report) {
+    let (sload, sstore) = (&LOCAL_WAYS[0], &LOCAL_WAYS[1]);
+    let strided: Vec<usize> = large_strides(ctx).into_iter().filter(|&s| s > 1).collect();
     // §6.1
     report.findings.push(
         Finding::new(
@@ -1017,7 +1047,11 @@ fn copies(ctx: &Ctx, d: &Data, report: &mut Report) {
             ))
         })()),
     );
+}
 
+/// The findings of §6.2 (large remote copies, and the DEC 8400's fetch from its board cache).
+fn copies_remote_findings(ctx: &Ctx, d: &Data, report: &mut Report) {
+    let st = large_strides(ctx);
     // §6.2
     report.findings.push(
         Finding::new(
@@ -1050,6 +1084,11 @@ fn copies(ctx: &Ctx, d: &Data, report: &mut Report) {
             Ok((format!("1 MB {}, 8 MB {} MB/s", f1(l3), f1(dram)), l3 > dram))
         })()),
     );
+}
+
+/// The findings of §5.4, §5.6 and §9 on fetch (get) against deposit (put).
+fn copies_fetch_deposit_findings(ctx: &Ctx, d: &Data, report: &mut Report) {
+    let st = large_strides(ctx);
     // §5.4 / §9: T3D deposit over fetch.
     report.findings.push(
         Finding::new(
@@ -1136,7 +1175,12 @@ fn copies(ctx: &Ctx, d: &Data, report: &mut Report) {
             ))
         })()),
     );
+}
 
+/// The findings of §9, the study's conclusions on large copies.
+fn copies_conclusions(ctx: &Ctx, d: &Data, report: &mut Report) {
+    let st = large_strides(ctx);
+    let strided: Vec<usize> = st.iter().copied().filter(|&s| s > 1).collect();
     // §9
     report.findings.push(
         Finding::new(
@@ -1236,11 +1280,37 @@ type FftCurve = Result<Vec<(usize, FftPoint)>, String>;
 
 /// Figs. 15-17, §7 and §8.
 fn fft_section(ctx: &Ctx, d: &Data, report: &mut Report) -> Vec<Figure> {
-    let ns = fft_sizes(ctx);
     let curves: Vec<(&str, FftCurve)> = MACHINES.iter().map(|m| (*m, d.fft_curve(m))).collect();
-    let curve = |machine: &str| -> Result<Vec<(usize, FftPoint)>, String> {
-        curves.iter().find(|c| c.0 == machine).map_or(Err("no curve".into()), |c| c.1.clone())
-    };
+    // §8: the T3D at scale.
+    let (procs, sn) = scaling(ctx);
+    let scale: Vec<(usize, Measured)> =
+        procs.iter().map(|&p| (p, d.fft(T3D, "deposit", sn, p).map(|x| x.total()))).collect();
+    fft_rows(ctx, &curves, report);
+    fft_scaling_rows(sn, &scale, report);
+    fft_findings(ctx, d, &curves, &scale, report);
+    fft_figures(&curves, sn, &scale)
+}
+
+/// One machine's FFT curve out of `curves`.
+fn fft_curve_in(curves: &[(&str, FftCurve)], machine: &str) -> Result<Vec<(usize, FftPoint)>, String> {
+    curves.iter().find(|c| c.0 == machine).map_or(Err("no curve".into()), |c| c.1.clone())
+}
+
+/// The geometric mean over problem sides of `f` on machine `a` / `f` on machine `b`.
+fn fft_geo(curves: &[(&str, FftCurve)], a: &str, b: &str, f: fn(&FftPoint) -> f64) -> Measured {
+    let curve = |machine: &str| fft_curve_in(curves, machine);
+    let (x, y) = (curve(a)?, curve(b)?);
+    let logs: Vec<f64> = x.iter().zip(&y).map(|(p, q)| (f(&p.1) / f(&q.1)).ln()).collect();
+    if logs.is_empty() {
+        return Err("no sizes".into());
+    }
+    Ok((logs.iter().sum::<f64>() / logs.len() as f64).exp())
+}
+
+/// The rows of §7.2 (Fig. 15, withheld), §7.3 (Fig. 16) and §9 on the 2-D FFT on 4 processors.
+fn fft_rows(ctx: &Ctx, curves: &[(&str, FftCurve)], report: &mut Report) {
+    let ns = fft_sizes(ctx);
+    let curve = |machine: &str| fft_curve_in(curves, machine);
     let at = |machine: &str, n: usize| -> Result<FftPoint, String> {
         curve(machine)?.into_iter().find(|p| p.0 == n).map(|p| p.1).ok_or_else(|| format!("no {n} x {n} run"))
     };
@@ -1288,14 +1358,7 @@ fn fft_section(ctx: &Ctx, d: &Data, report: &mut Report) -> Vec<Figure> {
         .measured(t3e_local_best, "the largest over sizes of the FFT phases' MFlop/s / 4")
         .why_if_off(WHY_T3E_LOCAL),
     );
-    let geo = |a: &str, b: &str, f: fn(&FftPoint) -> f64| -> Measured {
-        let (x, y) = (curve(a)?, curve(b)?);
-        let logs: Vec<f64> = x.iter().zip(&y).map(|(p, q)| (f(&p.1) / f(&q.1)).ln()).collect();
-        if logs.is_empty() {
-            return Err("no sizes".into());
-        }
-        Ok((logs.iter().sum::<f64>() / logs.len() as f64).exp())
-    };
+    let geo = |a: &str, b: &str, f: fn(&FftPoint) -> f64| fft_geo(curves, a, b, f);
     report.rows.push(
         Row::new(
             "§9",
@@ -1321,10 +1384,10 @@ fn fft_section(ctx: &Ctx, d: &Data, report: &mut Report) -> Vec<Figure> {
         .measured(geo(DEC, T3D, FftPoint::local), "geometric mean over sizes of the FFT phases' MFlop/s")
         .why_if_off(WHY_FFT_RATIO),
     );
-    // §8: the T3D at scale.
-    let (procs, sn) = scaling(ctx);
-    let scale: Vec<(usize, Measured)> =
-        procs.iter().map(|&p| (p, d.fft(T3D, "deposit", sn, p).map(|x| x.total()))).collect();
+}
+
+/// The rows of §8: the T3D's 2-D FFT at scale.
+fn fft_scaling_rows(sn: usize, scale: &[(usize, Measured)], report: &mut Report) {
     let largest = scale.last().map(|x| x.0).unwrap_or(1);
     let at_largest = scale.last().map_or(Err("no scaling run".to_string()), |x| x.1.clone());
     report.rows.push(
@@ -1349,7 +1412,15 @@ fn fft_section(ctx: &Ctx, d: &Data, report: &mut Report) -> Vec<Figure> {
         .measured(at_largest.clone().map(|v| v / largest as f64), "the row above / processors")
         .why_if_off(WHY_SCALING),
     );
+}
 
+/// The findings of §7.2, §7.3, §9 and §8 on the 2-D FFT.
+fn fft_findings(ctx: &Ctx, d: &Data, curves: &[(&str, FftCurve)], scale: &[(usize, Measured)], report: &mut Report) {
+    let ns = fft_sizes(ctx);
+    let curve = |machine: &str| fft_curve_in(curves, machine);
+    let geo = |a: &str, b: &str, f: fn(&FftPoint) -> f64| fft_geo(curves, a, b, f);
+    let largest = scale.last().map(|x| x.0).unwrap_or(1);
+    let at_largest = scale.last().map_or(Err("no scaling run".to_string()), |x| x.1.clone());
     let fall = |c: &[(usize, FftPoint)]| -> Option<(f64, f64)> {
         let (last, rest) = c.split_last()?;
         let best = rest.iter().map(|p| p.1.local()).fold(f64::NEG_INFINITY, f64::max);
@@ -1449,8 +1520,11 @@ fn fft_section(ctx: &Ctx, d: &Data, report: &mut Report) -> Vec<Figure> {
             Ok((format!("{} processors {:.1}, {largest} processors {:.1} MFlop/s each", first.0, a, b), b >= 0.8 * a))
         })()),
     );
+}
 
-    // The figures.
+/// Figs. 15-17 (total, local, transposes on 4 processors) and §8's T3D scaling figure.
+fn fft_figures(curves: &[(&str, FftCurve)], sn: usize, scale: &[(usize, Measured)]) -> Vec<Figure> {
+    let curve = |machine: &str| fft_curve_in(curves, machine);
     let mut series: [Vec<Series>; 3] = [Vec::new(), Vec::new(), Vec::new()];
     for machine in MACHINES {
         if let Ok(c) = curve(machine) {

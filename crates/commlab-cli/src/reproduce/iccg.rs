@@ -683,7 +683,15 @@ fn fig9(ctx: &Ctx, mat: &Matrix, res: &Results, mhz: f64, report: &mut Report) -
     }
 }
 
+/// §5's findings on ICCG.
 fn findings(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report) {
+    findings_small_matrices(mx, res, mhz, report);
+    findings_bcsstk32(mx, res, mhz, report);
+    findings_messages(mx, res, mhz, report);
+}
+
+/// §5.1's findings on the small matrices (Fig. 6), buffering and BCSSTK18's idle time.
+fn findings_small_matrices(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report) {
     let sp = |mat: &Matrix, p: usize, v: &str| study_speedup(res, &run(mat, p, v), mhz);
     let small = mx.small();
     report.findings.push(
@@ -780,6 +788,13 @@ fn findings(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report) {
             Ok((format!("idle per node {:?}; growth idle {}, non-local edge cycles {}", idles.iter().map(|x| x.round()).collect::<Vec<_>>(), m::pct(gi), m::pct(gn)), rising && gi > gn))
         })()),
     );
+}
+
+/// §5's findings on BCSSTK32.
+fn findings_bcsstk32(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report) {
+    let sp = |mat: &Matrix, p: usize, v: &str| study_speedup(res, &run(mat, p, v), mhz);
+    let bufs = buffers(1..=4);
+    let idle = |mat: &Matrix, v: &str| m::counter(res, &run(mat, 32, v), "idle_cycles_per_node");
     let b32 = &mx.bcsstk32;
     report.findings.push(
         Finding::new(
@@ -853,6 +868,13 @@ fn findings(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report) {
             Ok((format!("{len:.1} edges per message at buffer-{hi}; fastest buffer-{best}"), (6.0..=10.0).contains(&len) && best == 8))
         })()),
     );
+}
+
+/// §5's findings and row on messages: the small matrices' and BCSSTK32's.
+fn findings_messages(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report) {
+    let sp = |mat: &Matrix, p: usize, v: &str| study_speedup(res, &run(mat, p, v), mhz);
+    let small = mx.small();
+    let b32 = &mx.bcsstk32;
     report.findings.push(
         Finding::new(
             "§4.4",

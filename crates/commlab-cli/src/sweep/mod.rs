@@ -543,28 +543,7 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
     let base = machine_arg::load(&args.machine, &args.set, args.procs)?;
     let variants = select_variants(info, &args.variant, &base).map_err(|e| input(e.to_string()))?;
     let axes = axis::axes(args, info)?;
-    // A key both varied and fixed would silently take the varied values.
-    for a in &axes {
-        let fixed = match a.target {
-            Target::Param => &args.param,
-            Target::Machine => &args.set,
-            Target::Procs => match args.procs {
-                Some(n) => {
-                    return Err(input(format!(
-                        "`procs` is both varied (--vary procs=...) and fixed (--procs {n}); give it in one place"
-                    )))
-                }
-                None => continue,
-            },
-        };
-        let flag = if a.target == Target::Param { "--param" } else { "--set" };
-        if let Some(f) = fixed.iter().find(|kv| kv.split_once('=').is_some_and(|(k, _)| k.trim() == a.key)) {
-            return Err(input(format!(
-                "`{}` is both varied (--vary {}=...) and fixed ({flag} {f}); give it in one place",
-                a.key, a.key
-            )));
-        }
-    }
+    check_not_fixed(args, &axes)?;
     check_size(&axes, variants.len())?;
     let grid = Grid::new(axes);
 
@@ -672,6 +651,32 @@ pub(crate) fn plan(args: &SweepArgs) -> Result<Plan, Failure> {
     })
 }
 
+/// A key both varied and fixed would silently take the varied values: refused.
+fn check_not_fixed(args: &SweepArgs, axes: &[Axis]) -> Result<(), Failure> {
+    for a in axes {
+        let fixed = match a.target {
+            Target::Param => &args.param,
+            Target::Machine => &args.set,
+            Target::Procs => match args.procs {
+                Some(n) => {
+                    return Err(input(format!(
+                        "`procs` is both varied (--vary procs=...) and fixed (--procs {n}); give it in one place"
+                    )))
+                }
+                None => continue,
+            },
+        };
+        let flag = if a.target == Target::Param { "--param" } else { "--set" };
+        if let Some(f) = fixed.iter().find(|kv| kv.split_once('=').is_some_and(|(k, _)| k.trim() == a.key)) {
+            return Err(input(format!(
+                "`{}` is both varied (--vary {}=...) and fixed ({flag} {f}); give it in one place",
+                a.key, a.key
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Run what a sweep has left to do, appending each record to its results file, then write its
 /// summary. `finished_elsewhere`: the runs were done by someone else (Dask workers) and are in
 /// the file, except those that failed, given with their messages; nothing runs here.
@@ -694,104 +699,7 @@ pub(crate) fn finish(args: &SweepArgs, finished_elsewhere: Option<Vec<String>>) 
     let ran_here = finished_elsewhere.is_none();
     match finished_elsewhere {
         Some(failures) => failed_runs = failures,
-        None => {
-            let mut file = plan.open_results(args)?;
-            let io_err = |e: std::io::Error| failed(format!("writing `{}`: {e}", results_path.display()));
-            let mut progress =
-                if args.silent { Progress::Silent } else { Progress::new(&format!("sweep {}", info.name), todo.len()) };
-            if args.resume {
-                if let Some(note) = plan.resume_note() {
-                    progress.note(&note);
-                }
-            }
-
-            // Run: workers take (point, variant) pairs in order; this thread writes each result.
-            let mut fatal: Option<Failure> = None;
-            let next = AtomicUsize::new(0);
-            let stop = AtomicBool::new(false);
-            // No more at once than the largest point's processors' stacks leave memory mappings for.
-            let jobs =
-                plan.jobs.min(todo.len()).min(crate::memory_check::runs_by_host_mappings(plan.largest_procs)).max(1);
-            std::thread::scope(|s| {
-                let (tx, rx) = mpsc::channel::<(usize, Result<ResultRecord, Failure>)>();
-                for _ in 0..jobs {
-                    let tx = tx.clone();
-                    let (next, stop) = (&next, &stop);
-                    let point_stats = &point_stats;
-                    s.spawn(move || loop {
-                        if stop.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        let k = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(&(p, vi)) = todo.get(k) else { break };
-                        // The point was checked by `plan`; it is built again here, so that
-                        // no point is kept in memory before its run.
-                        let outcome = build_point(args, info, grid, p).and_then(|pt| {
-                            crate::alloc_failure::running(&format!(
-                                "{} [{}] at point {p} of the sweep ({})",
-                                info.name,
-                                variants[vi],
-                                grid.describe(p)
-                            ));
-                            let run = PointRun {
-                                app: info.name,
-                                params: &pt.params,
-                                seed: args.seed,
-                                overrides: &args.set,
-                                stats: point_stats,
-                            };
-                            run.run(&pt.cfg, variants[vi], p, &pt.vary).map_err(|e| match e {
-                                AppError::Input(m) => input(m),
-                                AppError::Run(m) => failed(m),
-                            })
-                        });
-                        if tx.send((k, outcome)).is_err() {
-                            break;
-                        }
-                    });
-                }
-                drop(tx);
-                for (k, outcome) in rx {
-                    let (p, vi) = todo[k];
-                    let v = variants[vi];
-                    let what = format!("{} [{v}] {}", info.name, grid.describe(p));
-                    match outcome {
-                        Ok(record) => {
-                            let line = record.to_json_line();
-                            if let Err(e) = file.write_all(line.as_bytes()).and_then(|_| file.flush()) {
-                                fatal.get_or_insert(io_err(e));
-                                stop.store(true, Ordering::Relaxed);
-                                continue;
-                            }
-                            let (c, ok) = (record.cycles, record.check.ok);
-                            cycles.insert((p, vi), c);
-                            if !ok {
-                                failed_checks.push(format!("{what}: answer check failed: {}", record.check.detail));
-                            }
-                            progress.done(&format!(
-                                "{what}: {} cycles{}",
-                                num(c),
-                                if ok { "" } else { ", CHECK FAILED" }
-                            ));
-                        }
-                        Err(f) if f.status == 1 => {
-                            let m = f.message;
-                            progress.note(&format!("run failed: {what}: {m}"));
-                            failed_runs.push(format!("{what}: {m}"));
-                            progress.done(&format!("{what}: FAILED"));
-                        }
-                        Err(f) => {
-                            fatal.get_or_insert(input(format!("{what}: {}", f.message)));
-                            stop.store(true, Ordering::Relaxed);
-                        }
-                    }
-                }
-            });
-            progress.finish();
-            if let Some(f) = fatal {
-                return Err(f);
-            }
-        }
+        None => run_todo(args, &plan, &point_stats, &mut cycles, &mut failed_runs, &mut failed_checks)?,
     }
 
     // Summary along the first key, per combination of the others.
@@ -817,4 +725,109 @@ pub(crate) fn finish(args: &SweepArgs, finished_elsewhere: Option<Vec<String>>) 
     let mut problems = failed_runs;
     problems.extend(failed_checks);
     Ok(Report { line, text: summary.text, problems })
+}
+
+/// Run a sweep's remaining (point, variant) pairs on `plan.jobs` threads, appending each record to the
+/// results file as it finishes; failed runs and failed answer checks are collected, not fatal.
+fn run_todo(
+    args: &SweepArgs,
+    plan: &Plan,
+    point_stats: &stats::PointStats,
+    cycles: &mut BTreeMap<(usize, usize), f64>,
+    failed_runs: &mut Vec<String>,
+    failed_checks: &mut Vec<String>,
+) -> Result<(), Failure> {
+    let Plan { info, ref variants, ref grid, ref results_path, ref todo, .. } = *plan;
+    let mut file = plan.open_results(args)?;
+    let io_err = |e: std::io::Error| failed(format!("writing `{}`: {e}", results_path.display()));
+    let mut progress =
+        if args.silent { Progress::Silent } else { Progress::new(&format!("sweep {}", info.name), todo.len()) };
+    if args.resume {
+        if let Some(note) = plan.resume_note() {
+            progress.note(&note);
+        }
+    }
+
+    // Run: workers take (point, variant) pairs in order; this thread writes each result.
+    let mut fatal: Option<Failure> = None;
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    // No more at once than the largest point's processors' stacks leave memory mappings for.
+    let jobs = plan.jobs.min(todo.len()).min(crate::memory_check::runs_by_host_mappings(plan.largest_procs)).max(1);
+    std::thread::scope(|s| {
+        let (tx, rx) = mpsc::channel::<(usize, Result<ResultRecord, Failure>)>();
+        for _ in 0..jobs {
+            let tx = tx.clone();
+            let (next, stop) = (&next, &stop);
+            let point_stats = &point_stats;
+            s.spawn(move || loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&(p, vi)) = todo.get(k) else { break };
+                // The point was checked by `plan`; it is built again here, so that
+                // no point is kept in memory before its run.
+                let outcome = build_point(args, info, grid, p).and_then(|pt| {
+                    crate::alloc_failure::running(&format!(
+                        "{} [{}] at point {p} of the sweep ({})",
+                        info.name,
+                        variants[vi],
+                        grid.describe(p)
+                    ));
+                    let run = PointRun {
+                        app: info.name,
+                        params: &pt.params,
+                        seed: args.seed,
+                        overrides: &args.set,
+                        stats: point_stats,
+                    };
+                    run.run(&pt.cfg, variants[vi], p, &pt.vary).map_err(|e| match e {
+                        AppError::Input(m) => input(m),
+                        AppError::Run(m) => failed(m),
+                    })
+                });
+                if tx.send((k, outcome)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for (k, outcome) in rx {
+            let (p, vi) = todo[k];
+            let v = variants[vi];
+            let what = format!("{} [{v}] {}", info.name, grid.describe(p));
+            match outcome {
+                Ok(record) => {
+                    let line = record.to_json_line();
+                    if let Err(e) = file.write_all(line.as_bytes()).and_then(|_| file.flush()) {
+                        fatal.get_or_insert(io_err(e));
+                        stop.store(true, Ordering::Relaxed);
+                        continue;
+                    }
+                    let (c, ok) = (record.cycles, record.check.ok);
+                    cycles.insert((p, vi), c);
+                    if !ok {
+                        failed_checks.push(format!("{what}: answer check failed: {}", record.check.detail));
+                    }
+                    progress.done(&format!("{what}: {} cycles{}", num(c), if ok { "" } else { ", CHECK FAILED" }));
+                }
+                Err(f) if f.status == 1 => {
+                    let m = f.message;
+                    progress.note(&format!("run failed: {what}: {m}"));
+                    failed_runs.push(format!("{what}: {m}"));
+                    progress.done(&format!("{what}: FAILED"));
+                }
+                Err(f) => {
+                    fatal.get_or_insert(input(format!("{what}: {}", f.message)));
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+    });
+    progress.finish();
+    if let Some(f) = fatal {
+        return Err(f);
+    }
+    Ok(())
 }

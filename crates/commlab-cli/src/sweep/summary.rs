@@ -3,7 +3,7 @@
 //! the crossovers.
 
 use super::args::SweepArgs;
-use super::axis::{num, Target, Val};
+use super::axis::{num, Axis, Target, Val};
 use super::grid::Grid;
 use crate::crossover::{crossovers, Crossover};
 use crate::record::RunMeta;
@@ -82,40 +82,7 @@ pub(super) fn summarize(
         } else {
             Vec::new()
         };
-
-        if !fixed_desc.is_empty() {
-            text.push_str(&format!("{}:\n", fixed_desc.join(" ")));
-        }
-        match (fastest.first(), fastest.last()) {
-            (Some(lo), Some(hi)) => text.push_str(&format!(
-                "  fastest at {}={}: {} ({} cycles); at {}={}: {} ({} cycles)\n",
-                first.key,
-                grid.val(lo.0, 0),
-                lo.1,
-                num(lo.2),
-                first.key,
-                grid.val(hi.0, 0),
-                hi.1,
-                num(hi.2)
-            )),
-            _ => text.push_str("  no results\n"),
-        }
-        if !numeric {
-            text.push_str(&format!("  (no crossovers: `{}` is not numeric)\n", first.key));
-        } else if found.is_empty() {
-            text.push_str("  no crossovers in cycles\n");
-        } else {
-            for c in &found {
-                text.push_str(&format!(
-                    "  crossover: {} and {} change order at {}={} ({} cycles)\n",
-                    c.a,
-                    c.b,
-                    first.key,
-                    num(c.x),
-                    num(c.y)
-                ));
-            }
-        }
+        text.push_str(&group_text(first, grid, &fixed_desc, &fastest, numeric, &found));
         groups.push(json!({
             "fixed": fixed,
             "curves": curves_json,
@@ -139,4 +106,50 @@ pub(super) fn summarize(
         "failed": failed,
     });
     Summary { json, text }
+}
+
+/// One group's lines of the text summary: its fixed keys, the fastest variant at each end, the crossovers.
+fn group_text(
+    first: &Axis,
+    grid: &Grid,
+    fixed_desc: &[String],
+    fastest: &[(usize, &str, f64)],
+    numeric: bool,
+    found: &[Crossover],
+) -> String {
+    let mut text = String::new();
+    if !fixed_desc.is_empty() {
+        text.push_str(&format!("{}:\n", fixed_desc.join(" ")));
+    }
+    match (fastest.first(), fastest.last()) {
+        (Some(lo), Some(hi)) => text.push_str(&format!(
+            "  fastest at {}={}: {} ({} cycles); at {}={}: {} ({} cycles)\n",
+            first.key,
+            grid.val(lo.0, 0),
+            lo.1,
+            num(lo.2),
+            first.key,
+            grid.val(hi.0, 0),
+            hi.1,
+            num(hi.2)
+        )),
+        _ => text.push_str("  no results\n"),
+    }
+    if !numeric {
+        text.push_str(&format!("  (no crossovers: `{}` is not numeric)\n", first.key));
+    } else if found.is_empty() {
+        text.push_str("  no crossovers in cycles\n");
+    } else {
+        for c in found {
+            text.push_str(&format!(
+                "  crossover: {} and {} change order at {}={} ({} cycles)\n",
+                c.a,
+                c.b,
+                first.key,
+                num(c.x),
+                num(c.y)
+            ));
+        }
+    }
+    text
 }
