@@ -22,9 +22,12 @@
 //! `memory.hit_cycles` is an access the coherent cache serves). Stream buffers start on a miss
 //! to the line after a recent miss. Without `[hierarchy]` nothing is serialized and every path
 //! is the one-level model's (`commlab-apps/tests/copy_transfer.rs`, fingerprints). The engine
-//! calls this for private references and for the hit time of shared ones (`engine/node.rs`).
+//! calls this for private references and for the hit time of shared ones (`engine/node.rs`),
+//! through `Memory::hier_private` and `Memory::hier_shared`. [`Hierarchy`] is a component
+//! `Memory` owns: it reaches the coherent cache, whose tags `Memory` keeps, and the hit and miss
+//! counts only through [`Outer`].
 //!
-//! Stall on use (`loads_before_use = U`, issue 33, the in-order Alphas; `hier_private`): a
+//! Stall on use (`loads_before_use = U`, issue 33, the in-order Alphas; `Hierarchy::private`): a
 //! private read's data must have arrived once the `U - 1` reads after it have issued (the
 //! loop's loads hoisted ahead of their uses; 1: every miss waited for).
 //!
