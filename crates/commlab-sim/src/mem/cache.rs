@@ -183,7 +183,7 @@ impl Caches {
     pub fn set_state(&mut self, p: usize, line: Line, s: CacheState) {
         if let Some(i) = self.slot(p, line) {
             let w = &mut self.way[i];
-            if s == CacheState::Invalid {
+            if !s.valid() {
                 w.tag = EMPTY;
                 w.unused_prefetch = false;
             }
