@@ -361,6 +361,14 @@ fn sweep_statistics_are_kept_per_point_and_agree_with_each_record() {
     }
     sweep(&["--resume"]);
     check(&out);
+}
+
+/// `--stats` on a sweep: bad input names itself before anything runs, and an experiment passes
+/// it through to each of its sweeps.
+#[test]
+fn sweep_statistics_refuse_bad_input_and_pass_through_experiments() {
+    let d = TempDir::new("sweep-stats-exp");
+    std::fs::create_dir_all(d.path()).unwrap();
     // Bad input names itself before anything runs.
     bad_input(
         &[
