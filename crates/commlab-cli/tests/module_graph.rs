@@ -452,6 +452,90 @@ fn no_crate_has_a_file_import_cycle() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// The longest a function may be, in lines from its `fn` to its closing brace (issue 30: "no
+/// function over about 120 lines").
+const MAX_FUNCTION_LINES: usize = 120;
+
+/// Every function of `code` (comments and literals already blanked) with its first line and its
+/// length in lines; functions without a body (trait declarations) are skipped.
+fn function_lengths(code: &str) -> Vec<(String, usize, usize)> {
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    let mut search = 0;
+    while let Some(at) = code[search..].find("fn ").map(|a| a + search) {
+        search = at + 3;
+        if at > 0 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_') {
+            continue;
+        }
+        let name: String = code[at + 3..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        if name.is_empty() {
+            continue; // `fn(` in a type
+        }
+        // The body's `{`, or a `;` ending a declaration, outside the signature's brackets.
+        let mut depth = 0i32;
+        let mut open = None;
+        for (k, c) in code[at..].char_indices() {
+            match c {
+                '(' | '[' => depth += 1,
+                ')' | ']' => depth -= 1,
+                ';' if depth == 0 => break,
+                '{' if depth == 0 => {
+                    open = Some(at + k);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let Some(open) = open else { continue };
+        let mut braces = 0;
+        let mut close = code.len();
+        for (k, c) in code[open..].char_indices() {
+            match c {
+                '{' => braces += 1,
+                '}' => {
+                    braces -= 1;
+                    if braces == 0 {
+                        close = open + k;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let first = code[..at].matches('\n').count() + 1;
+        let lines = code[at..close].matches('\n').count() + 1;
+        out.push((name, first, lines));
+    }
+    out
+}
+
+#[test]
+fn no_function_is_longer_than_the_limit() {
+    let mut long = Vec::new();
+    for name in ["commlab-api", "commlab-sim", "commlab-apps", "commlab-native", "commlab-cli"] {
+        let dir = crate_src(name).join("..");
+        for sub in ["src", "tests"] {
+            let path = dir.join(sub);
+            if !path.exists() {
+                continue;
+            }
+            for file in rust_files(&path) {
+                let code = code_only(&fs::read_to_string(&file).unwrap());
+                for (f, line, lines) in function_lengths(&code) {
+                    if lines > MAX_FUNCTION_LINES {
+                        let rel = file.strip_prefix(&path).unwrap().display();
+                        long.push(format!("{name}/{sub}/{rel}:{line} {f} ({lines} lines)"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(long.is_empty(), "functions over {MAX_FUNCTION_LINES} lines (split them by responsibility): {long:#?}");
+    // The counter itself: a body's lines, a declaration skipped, brackets in a signature.
+    let code = code_only("trait T { fn a(&self); }\nfn b(x: [u8; 2]) -> u8 {\n    let s = \"}\";\n    x[0]\n}\n");
+    assert_eq!(function_lengths(&code), vec![("b".to_string(), 2, 4)]);
+}
+
 #[test]
 fn the_file_graph_reads_super_groups_reexports_and_tests() {
     let files: BTreeSet<Vec<String>> =
