@@ -258,17 +258,16 @@ fn code_paths(code: &str) -> Vec<(Vec<String>, usize)> {
                 if c == b'}' {
                     return at;
                 }
-            } else {
-                // `as name`, `*`, whitespace: the path so far stands.
-                if code[at..].starts_with(" as ") {
-                    if segs.len() > prefix.len() {
-                        out.push(segs.clone());
-                    }
-                    segs = Vec::new(); // the alias is not a path
-                    at += 4;
-                    continue;
+            } else if code[at..].starts_with(" as ") {
+                // The path so far stands; the alias after `as` is not a path.
+                if segs.len() > prefix.len() {
+                    out.push(segs.clone());
                 }
-                at += 1;
+                segs = prefix.to_vec();
+                at += 4;
+                at += code[at..].find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(code.len() - at);
+            } else {
+                at += 1; // `*`, whitespace
             }
         }
         at
@@ -548,7 +547,7 @@ fn the_file_graph_reads_super_groups_reexports_and_tests() {
         v.iter().map(|p| p.iter().map(|s| s.to_string()).collect()).collect()
     };
     // A child reaches its parent and a sibling through super::, groups included.
-    let code = code_only("use super::{b::X, Y};\nfn f() { crate::n::g(); }");
+    let code = code_only("use super::{b::X as Z, Y};\nfn f() { crate::n::g(); }");
     assert_eq!(file_imports(&a, &code, &files), set(&[&["m"], &["m", "b"], &["n"]]));
     // A parent's re-export of a child and its use of a child's item are imports.
     assert_eq!(
