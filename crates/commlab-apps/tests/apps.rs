@@ -165,14 +165,12 @@ fn iccg_buffer_1_is_short_messages_with_the_buffering_overhead() {
     // waiting: at most every non-root's arrival changes sides.
     let total =
         |r: &AppResult| r.stats.procs.iter().map(|p| p.get(commlab_api::Category::MessageOverhead)).sum::<f64>();
-    let m = &cfg.msg;
-    let per_edge = cfg.cost_cycles("iccg_buffer_edge").unwrap() + m.send_cost_cycles(3, None)
-        - m.send_cost_cycles(2, None)
-        + m.receive_cost_cycles(3)
-        - m.receive_cost_cycles(2);
-    let slack = 31.0 * (m.interrupt_entry_cycles + m.interrupt_exit_cycles - m.poll_dispatch_cycles) as f64;
+    let (m, cycles) = (&cfg.msg, |ps: u64| cfg.ps_to_cycles(ps));
+    let per_edge = cfg.cost_cycles("iccg_buffer_edge").unwrap() as f64
+        + cycles(m.send_cost_ps(3, None) - m.send_cost_ps(2, None) + m.receive_cost_ps(3) - m.receive_cost_ps(2));
+    let slack = 31.0 * cycles(m.interrupt_entry_ps + m.interrupt_exit_ps - m.poll_dispatch_ps);
     let extra = total(&one) - total(&short);
-    assert!((extra - nonlocal * per_edge as f64).abs() <= slack, "{extra} extra, {nonlocal} x {per_edge} expected");
+    assert!((extra - nonlocal * per_edge).abs() <= slack, "{extra} extra, {nonlocal} x {per_edge} expected");
     assert!(one.stats.cycles > short.stats.cycles, "buffer-1 {} vs mp-int {}", one.stats.cycles, short.stats.cycles);
 }
 
@@ -185,10 +183,10 @@ fn iccg_nonlocal_edge_cycles_add_up() {
     // At the producer every non-local edge computes (and reads its coefficient and target, but
     // a handler that runs while such a read misses takes those cycles as its own).
     let edge = cost("iccg_edge");
-    let (entry, exit) = (m.interrupt_entry_cycles as f64, m.interrupt_exit_cycles as f64);
-    let short = |receive: f64| {
-        edge + (m.send_cost_cycles(2, None) + m.receive_cost_cycles(2)) as f64 + receive + cost("iccg_recv_edge")
-    };
+    let cycles = |ps: u64| cfg.ps_to_cycles(ps);
+    let (entry, exit) = (cycles(m.interrupt_entry_ps), cycles(m.interrupt_exit_ps));
+    let short =
+        |receive: f64| edge + cycles(m.send_cost_ps(2, None) + m.receive_cost_ps(2)) + receive + cost("iccg_recv_edge");
     for solves in ["solves=forward", "solves=both"] {
         for v in app_info("iccg").unwrap().variants {
             let r = run(&s, "iccg", v, &["fe_elements=20", solves]);
@@ -201,10 +199,10 @@ fn iccg_nonlocal_edge_cycles_add_up() {
                 // poll that found it), nothing else. Uncontended here: within 10%, so an edge
                 // counted twice or a handler in the sender's time too would show.
                 "mp-int" => (short(entry + exit), 1.1 * short(entry + exit)),
-                "mp-poll" => (short(m.poll_dispatch_cycles as f64), 1.1 * short(m.poll_dispatch_cycles as f64)),
+                "mp-poll" => (short(cycles(m.poll_dispatch_ps)), 1.1 * short(cycles(m.poll_dispatch_ps))),
                 _ => {
                     // Each edge buffered and applied; each message sent and taken by interrupt.
-                    let per_message = (m.send_overhead_cycles as f64 + entry + exit) / r.counters["edges_per_message"];
+                    let per_message = (cycles(m.send_overhead_ps) + entry + exit) / r.counters["edges_per_message"];
                     (edge + cost("iccg_buffer_edge") + cost("iccg_recv_edge") + per_message, f64::INFINITY)
                 }
             };

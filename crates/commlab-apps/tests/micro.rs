@@ -315,7 +315,7 @@ fn polling_receive_avoids_interrupt_cost() {
     let int = run(&s, "am-latency", "mp-int", &["hops=3"]).counters["one_way_cycles"];
     let poll = run(&s, "am-latency", "mp-poll", &["hops=3"]).counters["one_way_cycles"];
     let cfg = s.config();
-    let saved = cfg.msg.interrupt_entry_cycles as f64 - cfg.msg.poll_dispatch_cycles as f64;
+    let saved = cfg.ps_to_cycles(cfg.msg.interrupt_entry_ps) - cfg.ps_to_cycles(cfg.msg.poll_dispatch_ps);
     assert!((int - poll - saved).abs() < 1.0, "interrupt {int} vs poll {poll}: expected a difference of {saved}");
     assert!(run(&s, "am-latency", "mp-poll", &["hops=3"]).stats.mean(Category::MessageOverhead) > 0.0);
 }

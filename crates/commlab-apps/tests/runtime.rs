@@ -86,7 +86,7 @@ fn the_mp_invoker_pays_exactly_one_send() {
     // In the minimal system; in the complete one, the invoke routine's call too (and the idle
     // schedulers' steal requests may interrupt it).
     for (shape, s) in shapes() {
-        let send = s.config().msg.send_cost_cycles(4, None) as f64;
+        let send = s.config().ps_to_cycles(s.config().msg.send_cost_ps(4, None));
         let r = run(&s, "rti", "mp", &["args=3", "system=minimal"]);
         let got = r.counters["t_invoker"];
         assert!((got - send).abs() < 1e-3, "{shape}: t_invoker {got} vs the send of 4 words {send}");

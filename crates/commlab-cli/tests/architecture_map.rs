@@ -243,6 +243,53 @@ fn the_simulator_reads_the_wall_clock_only_for_wall_seconds() {
     assert_eq!(engine.matches("Instant::now").count(), 1, "engine/run.rs reads the wall clock once per run");
 }
 
+/// Where the simulator may still turn cycles into picoseconds: quantities the program or the
+/// user gives in cycles (a computation, message work, a trace window, a sampling interval).
+/// Machine costs arrive in picoseconds from `machine/build.rs`.
+const PROGRAM_CYCLES: [(&str, &str); 5] = [
+    ("commlab-sim/src/engine/node.rs", "compute"),
+    ("commlab-sim/src/engine/node.rs", "message_work"),
+    ("commlab-sim/src/msg/mod.rs", "compute"),
+    ("commlab-sim/src/engine/world.rs", "trace_window_ps"),
+    ("commlab-sim/src/engine/world.rs", "new"),
+];
+
+#[test]
+fn machine_costs_reach_the_simulator_in_picoseconds() {
+    let mut found = BTreeSet::new();
+    for (file, code) in library_code(&["commlab-sim"]) {
+        let simulating = ["engine/", "msg/", "net/", "mem/"].iter().any(|d| file.contains(&format!("/src/{d}")));
+        if !simulating {
+            continue;
+        }
+        let mut function = String::new();
+        for line in code.lines() {
+            if let Some(rest) = line
+                .split("fn ")
+                .nth(1)
+                .filter(|_| line.trim_start().starts_with("pub") || line.trim_start().starts_with("fn"))
+            {
+                function = rest.split(['(', '<']).next().unwrap_or("").to_string();
+            }
+            if line.contains("cycles_to_ps(") {
+                found.insert((file.clone(), function.clone()));
+            }
+        }
+    }
+    let allowed: BTreeSet<(String, String)> =
+        PROGRAM_CYCLES.iter().map(|(f, n)| (f.to_string(), n.to_string())).collect();
+    let extra: Vec<String> = found.difference(&allowed).map(|(f, n)| format!("{f}: fn {n}")).collect();
+    assert!(
+        extra.is_empty(),
+        "a machine cost converted from cycles in the simulator; convert it once in machine/build.rs:\n  {}",
+        extra.join("\n  ")
+    );
+    assert!(
+        found.contains(&("commlab-sim/src/engine/node.rs".to_string(), "compute".to_string())),
+        "the scan finds a known conversion"
+    );
+}
+
 #[test]
 fn only_the_cli_writes_files_and_prints() {
     let libs = ["commlab-api", "commlab-sim", "commlab-apps", "commlab-native"];

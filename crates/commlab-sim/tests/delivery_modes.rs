@@ -82,8 +82,8 @@ fn handlers_run_on_the_protocol_processor_and_never_stretch_the_compute_processo
         let cfg = two.config();
         let (p0a, p0b) = (&a.stats.procs[0], &b.stats.procs[0]);
         // One processor per node: each handler interrupts the computation.
-        let interrupt = (cfg.msg.interrupt_entry_cycles + cfg.msg.interrupt_exit_cycles) as f64
-            + cfg.msg.receive_cost_cycles(1) as f64;
+        let interrupt =
+            cfg.ps_to_cycles(cfg.msg.interrupt_entry_ps + cfg.msg.interrupt_exit_ps + cfg.msg.receive_cost_ps(1));
         assert!((p0a.get(Category::MessageOverhead) - MESSAGES as f64 * interrupt).abs() < 1e-3, "{m}: {p0a:?}");
         assert!((p0a.busy - (WORK as f64 + MESSAGES as f64 * interrupt)).abs() < 1e-3, "{m}: {p0a:?}");
         // Two: the computation is all the compute processor does, and it is not delayed.
@@ -93,7 +93,7 @@ fn handlers_run_on_the_protocol_processor_and_never_stretch_the_compute_processo
         assert!((p0b.busy - WORK as f64).abs() < 1e-3, "{m}: {p0b:?}");
         // The protocol processor's handler time: polled dispatch and reading the argument
         // (regression: not reported on machines without software DSM).
-        let polled = (cfg.msg.poll_dispatch_cycles + cfg.msg.receive_cost_cycles(1)) as f64;
+        let polled = cfg.ps_to_cycles(cfg.msg.poll_dispatch_ps + cfg.msg.receive_cost_ps(1));
         let c = &b.stats.counters;
         assert!((c["handler_cycles_protocol"] - MESSAGES as f64 * polled).abs() < 1e-3, "{m}: {c:?}");
         assert_eq!(c["handler_cycles_compute"], 0.0, "{m}: {c:?}");
@@ -150,8 +150,8 @@ fn handler_cycles_are_the_handlers_that_took_the_compute_processors_time() {
         let (one, two) = (sim(m, &one()), sim(m, &smp(LOCK)[..if m == "cm5" { 2 } else { 3 }]));
         let (a, b) = (one.run(Arc::new(Measured)).unwrap(), two.run(Arc::new(Measured)).unwrap());
         let cfg = one.config();
-        let interrupt = (cfg.msg.interrupt_entry_cycles + cfg.msg.interrupt_exit_cycles) as f64
-            + cfg.msg.receive_cost_cycles(1) as f64;
+        let interrupt =
+            cfg.ps_to_cycles(cfg.msg.interrupt_entry_ps + cfg.msg.interrupt_exit_ps + cfg.msg.receive_cost_ps(1));
         // One processor per node: every handler interrupted the computation, which the
         // difference takes out again.
         let (s, t) = (&a.states[0], &b.states[0]);
@@ -317,18 +317,18 @@ fn a_computing_processor_takes_a_message_at_its_next_back_edge_and_pays_its_fail
         let interrupt = sim(m, &one());
         let polled = sim(m, &backedges());
         let cfg = interrupt.config();
-        let read = cfg.msg.receive_cost_cycles(1) as f64;
+        let read = cfg.ps_to_cycles(cfg.msg.receive_cost_ps(1));
         let a = interrupt.run(Arc::new(OneMessage { wait: false })).unwrap();
         let b = polled.run(Arc::new(OneMessage { wait: false })).unwrap();
         // The arrival, from the interrupted run; the back-edges are every INTERVAL cycles of
         // processor 0's computation, which starts at cycle 0.
-        let arrival = a.states[0].at - (cfg.msg.interrupt_entry_cycles as f64 + read);
-        let taken = b.states[0].at - (cfg.msg.poll_dispatch_cycles as f64 + read);
+        let arrival = a.states[0].at - (cfg.ps_to_cycles(cfg.msg.interrupt_entry_ps) + read);
+        let taken = b.states[0].at - (cfg.ps_to_cycles(cfg.msg.poll_dispatch_ps) + read);
         let want = (arrival / INTERVAL as f64).ceil() * INTERVAL as f64;
         assert!(arrival > 0.0 && (taken - want).abs() < 1e-3, "{m}: arrived {arrival}, taken {taken}, want {want}");
         // Its time: the computation, the dispatched handler, and nine failed polls (ten
         // back-edges, one of which found the message).
-        let handler = cfg.msg.poll_dispatch_cycles as f64 + read;
+        let handler = cfg.ps_to_cycles(cfg.msg.poll_dispatch_ps) + read;
         let p0 = &b.stats.procs[0];
         let overhead = handler + 9.0 * POLL as f64;
         assert!((p0.get(Category::MessageOverhead) - overhead).abs() < 1e-3, "{m}: {p0:?}");
@@ -346,8 +346,8 @@ fn a_waiting_processor_takes_a_message_at_once_polled() {
     let cfg = interrupt.config();
     let a = interrupt.run(Arc::new(OneMessage { wait: true })).unwrap();
     let b = polled.run(Arc::new(OneMessage { wait: true })).unwrap();
-    let arrival = a.states[0].at - cfg.msg.interrupt_entry_cycles as f64;
-    let taken = b.states[0].at - cfg.msg.poll_dispatch_cycles as f64;
+    let arrival = a.states[0].at - cfg.ps_to_cycles(cfg.msg.interrupt_entry_ps);
+    let taken = b.states[0].at - cfg.ps_to_cycles(cfg.msg.poll_dispatch_ps);
     assert!((taken - arrival).abs() < 1e-3, "arrived {arrival}, taken {taken}");
     assert_eq!(b.stats.counters["backedge_dispatches"], 0.0, "not at a back-edge");
 }

@@ -170,11 +170,11 @@ fn an_interrupt_extends_the_interrupted_computation_by_the_handler_time() {
         }
     });
     let sim = alewife(&[], Some(2));
-    let m = &sim.config().msg;
+    let (m, cfg) = (&sim.config().msg, sim.config());
     let out = sim.run(Arc::new(p)).unwrap();
     assert_eq!(out.states[1], 1);
     let p1 = &out.stats.procs[1];
-    let handler = (m.interrupt_entry_cycles + 200 + m.interrupt_exit_cycles) as f64;
+    let handler = cfg.ps_to_cycles(m.interrupt_entry_ps + m.interrupt_exit_ps) + 200.0;
     assert!((p1.get(Category::Compute) - 10_000.0).abs() < 1e-6, "{p1:?}");
     assert!((p1.get(Category::MessageOverhead) - handler).abs() < 1e-6, "{p1:?}");
     assert!((p1.busy - (10_000.0 + handler)).abs() < 1e-6, "{p1:?}");
@@ -195,10 +195,10 @@ fn a_handler_pays_for_reading_its_arguments() {
     let p = Arc::new(p);
     for (set, read) in [(None, 10.0), (Some("messaging.receive_per_arg_word_cycles=3"), 30.0)] {
         let sim = alewife(set.as_slice(), Some(2));
-        let m = &sim.config().msg;
-        assert_eq!(10 * m.receive_per_arg_word_cycles, read as u64, "{set:?}");
+        let (m, cfg) = (&sim.config().msg, sim.config());
+        assert_eq!(cfg.ps_to_cycles(10 * m.receive_per_arg_word_ps), read, "{set:?}");
         let out = sim.run(Arc::clone(&p)).unwrap();
-        let handler = (m.interrupt_entry_cycles + 200 + m.interrupt_exit_cycles) as f64 + read;
+        let handler = cfg.ps_to_cycles(m.interrupt_entry_ps + m.interrupt_exit_ps) + 200.0 + read;
         let p1 = &out.stats.procs[1];
         assert!((p1.get(Category::MessageOverhead) - handler).abs() < 1e-6, "{set:?}: {p1:?}");
     }
@@ -249,7 +249,7 @@ fn polled_messages_wait_for_a_poll() {
     let p1 = &out.stats.procs[1];
     assert!((p1.get(Category::Compute) - 5_000.0).abs() < 1e-6);
     assert!(
-        (p1.get(Category::MessageOverhead) - (m.poll_cycles + m.poll_dispatch_cycles) as f64).abs() < 1e-6,
+        (p1.get(Category::MessageOverhead) - sim.config().ps_to_cycles(m.poll_ps + m.poll_dispatch_ps)).abs() < 1e-6,
         "{p1:?}"
     );
 }
@@ -273,7 +273,7 @@ fn a_processor_waiting_in_the_message_barrier_receives_by_polling() {
     let out = sim.run(Arc::new(p)).unwrap();
     assert_eq!(out.states[1], 1);
     let p1 = &out.stats.procs[1];
-    let polled = (2 * m.poll_dispatch_cycles + 200 + 2 * m.receive_per_arg_word_cycles) as f64;
+    let polled = sim.config().ps_to_cycles(2 * m.poll_dispatch_ps + 2 * m.receive_per_arg_word_ps) + 200.0;
     assert!((p1.get(Category::MessageOverhead) - polled).abs() < 1e-6, "{p1:?}");
 }
 
@@ -292,16 +292,17 @@ fn a_barrier_that_waits_with_interrupts_on_pays_entry_exit_and_its_handler_body(
     });
     let sim = alewife(&["messaging.barrier_wait_interrupts=true", "messaging.barrier_handler_cycles=7"], Some(2));
     let m = sim.config().msg.clone();
-    assert!(m.barrier_wait_interrupts && m.barrier_handler_cycles == 7);
+    let cycles = |ps: u64| sim.config().ps_to_cycles(ps);
+    assert!(m.barrier_wait_interrupts && cycles(m.barrier_handler_ps) == 7.0);
     let out = sim.run(Arc::new(p)).unwrap();
     assert_eq!(out.states[1], 1);
     let p1 = &out.stats.procs[1];
-    let trap = m.interrupt_entry_cycles + m.interrupt_exit_cycles;
-    let want = (2 * trap + 200 + 2 * m.receive_per_arg_word_cycles + 7) as f64;
+    let trap = m.interrupt_entry_ps + m.interrupt_exit_ps;
+    let want = cycles(2 * trap + 2 * m.receive_per_arg_word_ps + m.barrier_handler_ps) + 200.0;
     assert!((p1.get(Category::MessageOverhead) - want).abs() < 1e-6, "{p1:?}, want {want}");
     // The root (P0) takes P1's arrival: its handler body too.
     let p0 = &out.stats.procs[0];
-    assert!(p0.get(Category::MessageOverhead) >= (trap + 7) as f64, "{p0:?}");
+    assert!(p0.get(Category::MessageOverhead) >= cycles(trap) + 7.0, "{p0:?}");
 }
 
 #[test]

@@ -184,8 +184,8 @@ fn two_way_streaming_with_a_window_above_the_bandwidth_delay_product_detects_not
     // more than blizzard's network takes on 2 nodes).
     let cfg = blizzard_s(&[], Some(2)).unwrap();
     let m = &cfg.msg;
-    let rtt = 2 * (m.send_overhead_cycles + m.interrupt_entry_cycles + m.interrupt_exit_cycles + 10_000);
-    let bdp = rtt.div_ceil(m.send_overhead_cycles);
+    let rtt = 2 * (m.send_overhead_ps + m.interrupt_entry_ps + m.interrupt_exit_ps + cfg.cycles_to_ps(10_000.0));
+    let bdp = rtt.div_ceil(m.send_overhead_ps);
     let out = two_way(2 * bdp, 300, ReceiveMode::Interrupt);
     assert_eq!(count(&out, "flow_deadlock_detections"), 0.0);
     assert_eq!(count(&out, "flow_spurious_detections"), 0.0);
@@ -347,7 +347,7 @@ fn an_explicit_acknowledgement_is_charged_to_the_receivers_handler() {
     // Nothing flows back to carry the credits: every message is acknowledged explicitly.
     assert_eq!(acks, messages as f64);
     let cfg = blizzard_s(&[], Some(2)).unwrap();
-    let ack_cycles = cfg.msg.send_cost_cycles(0, None) as f64;
+    let ack_cycles = cfg.ps_to_cycles(cfg.msg.send_cost_ps(0, None));
     let overhead = |o: &RunOutput<St>| o.stats.procs[1].get(commlab_api::Category::MessageOverhead);
     let extra = overhead(&on) - overhead(&off);
     assert!(

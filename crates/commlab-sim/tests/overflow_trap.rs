@@ -125,7 +125,8 @@ fn every_message_once(out: &RunOutput<St>, messages: u64, what: &str) {
 fn trap_time_is_exact(s: &Simulator, out: &RunOutput<St>, words64: u64, what: &str) {
     let o = s.config().msg.overflow.expect("alewife has the trap");
     let (traps, drained) = (counter(out, "overflow_traps"), counter(out, "overflow_messages_drained"));
-    let want = traps * (o.entry_cycles + o.exit_cycles) as f64 + drained * o.drain_cycles(words64 as usize) as f64;
+    let cycles = |ps: u64| s.config().ps_to_cycles(ps);
+    let want = traps * cycles(o.entry_ps + o.exit_ps) + drained * cycles(o.drain_ps(words64 as usize));
     let got = counter(out, "overflow_trap_cycles");
     assert!((got - want).abs() < 1e-6 * want.max(1.0), "{what}: trap cycles {got}, entry/copies/exit make {want}");
     let overhead = out.stats.procs[0].get(Category::MessageOverhead);

@@ -75,10 +75,9 @@ fn tag_changes_cost_the_presets_dsm_costs_more_on_blizzard_e_than_on_blizzard_t(
         let out = s.run(Arc::new(Retag)).unwrap();
         let cfg = s.config();
         let sw = cfg.coherence.software().unwrap();
-        let c = |ps: u64| cfg.ps_to_cycles(ps).ceil();
-        let want = (cfg.msg.interrupt_entry_cycles + cfg.msg.interrupt_exit_cycles) as f64
-            + c(sw.tag_invalidate_ps)
-            + c(sw.tag_valid_ps);
+        let c = |ps: u64| cfg.ps_to_cycles(ps);
+        let want =
+            c(cfg.msg.interrupt_entry_ps + cfg.msg.interrupt_exit_ps) + c(sw.tag_invalidate_ps) + c(sw.tag_valid_ps);
         let got = out.stats.procs[1].get(commlab_api::Category::MessageOverhead);
         assert!((got - want).abs() < 1e-3, "{m}: {got} vs {want}");
         assert_eq!(out.stats.counters["tempest_tag_changes"], 2.0);
@@ -252,7 +251,7 @@ fn an_upgrade_fault_costs_what_the_default_protocols_upgrade_does() {
         assert_eq!((fault.states[0].faults, plain.states[0].faults), (1, 0), "{m}");
         let cfg = s.config();
         let sw = cfg.coherence.software().unwrap();
-        let c = |ps: u64| cfg.ps_to_cycles(ps).ceil();
+        let c = |ps: u64| cfg.ps_to_cycles(ps);
         // On blizzard-e the block's page also turns read-write again: its only read-only block
         // is gone (mprotect, as the default protocol's upgrade pays it).
         let page = sw.pages.map_or(0, |p| p.protect_ps);
@@ -493,10 +492,9 @@ fn every_tag_change_on_an_smp_node_pays_the_tag_lock() {
         let one = sim(m, 2, false);
         let cfg = one.config();
         let sw = cfg.coherence.software().unwrap();
-        let c = |ps: u64| cfg.ps_to_cycles(ps).ceil();
-        let want = (cfg.msg.poll_dispatch_cycles + cfg.msg.receive_cost_cycles(1)) as f64
-            + c(sw.tag_invalidate_ps)
-            + c(sw.tag_valid_ps);
+        let c = |ps: u64| cfg.ps_to_cycles(ps);
+        let want =
+            c(cfg.msg.poll_dispatch_ps + cfg.msg.receive_cost_ps(1)) + c(sw.tag_invalidate_ps) + c(sw.tag_valid_ps);
         assert!((free - want).abs() < 1e-3, "{m}: {free} vs {want}");
     }
 }
@@ -512,8 +510,8 @@ fn on_an_smp_node_a_fault_runs_on_the_processor_that_took_it_and_the_messages_on
         // time; it is message overhead in processor 0's accounting.
         let cfg = s.config();
         let sw = cfg.coherence.software().unwrap();
-        let c = |ps: u64| cfg.ps_to_cycles(ps).ceil();
-        let fault = c(sw.miss_trap_ps) + cfg.msg.send_cost_cycles(1, None) as f64 + c(sw.resume_ps);
+        let c = |ps: u64| cfg.ps_to_cycles(ps);
+        let fault = c(sw.miss_trap_ps + cfg.msg.send_cost_ps(1, None) + sw.resume_ps);
         let counters = &out.stats.counters;
         assert!((counters["handler_cycles_compute"] - fault).abs() < 1e-3, "{m}: {counters:?} vs {fault}");
         assert!((out.stats.procs[0].get(commlab_api::Category::MessageOverhead) - fault).abs() < 1e-3, "{m}");

@@ -338,16 +338,15 @@ fn table2_rows(cfg: &Result<commlab_sim::machine::MachineConfig, Failure>, repor
     );
     report.rows.push(
         Row::new("Table 2", "message send", "cycles", Published::Value(31.0), Kind::Input)
-            .measured(Ok(cfg.msg.send_overhead_cycles as f64), "messaging.send_overhead_cycles"),
+            .measured(Ok(cfg.ps_to_cycles(cfg.msg.send_overhead_ps)), "messaging.send_overhead_cycles"),
     );
     report.rows.push(
         Row::new("Table 2", "null handler interrupt", "cycles", Published::Value(95.0), Kind::Input).measured(
-            Ok((cfg.msg.interrupt_entry_cycles + cfg.msg.interrupt_exit_cycles) as f64),
+            Ok(cfg.ps_to_cycles(cfg.msg.interrupt_entry_ps + cfg.msg.interrupt_exit_ps)),
             "interrupt entry + exit",
         ),
     );
-    let per_edge =
-        (cfg.msg.send_overhead_cycles + cfg.msg.interrupt_entry_cycles + cfg.msg.interrupt_exit_cycles) as f64;
+    let per_edge = cfg.ps_to_cycles(cfg.msg.send_overhead_ps + cfg.msg.interrupt_entry_ps + cfg.msg.interrupt_exit_ps);
     report.rows.push(
         Row::new(
             "§4.1",

@@ -66,7 +66,7 @@ impl<S> World<S> {
             return;
         }
         let head = self.msg(*proc.inbox.front().expect("non-empty")).target;
-        if self.cfg.msg.backedge_interval_cycles > 0 && !head.is_local() {
+        if self.cfg.msg.backedge_interval_ps > 0 && !head.is_local() {
             // Back-edge polling: a computing processor takes the message at its next loop
             // back-edge (one per back-edge); a waiting one at once; other work (a send, a
             // poll) runs to its end first, and the message waits for the next computation or wait.
@@ -108,7 +108,7 @@ impl<S> World<S> {
 
     /// Back-edge polling: the computation between two loop back-edges.
     pub(super) fn backedge_ps(&self) -> u64 {
-        self.cfg.cycles_to_ps(self.cfg.msg.backedge_interval_cycles as f64)
+        self.cfg.msg.backedge_interval_ps
     }
 
     /// Back-edge polling: the compute processor's next loop back-edge at or after now (its
@@ -155,29 +155,29 @@ impl<S> World<S> {
     }
 
     /// Getting into the handler of `rec` on `p`, then reading the message's arguments (protocol
-    /// messages and traps are handled by the memory system, not read by a handler), in cycles.
-    fn entry_cycles(&self, p: usize, rec: &MessageRecord, interrupt: bool) -> u64 {
+    /// messages and traps are handled by the memory system, not read by a handler).
+    fn entry_ps(&self, p: usize, rec: &MessageRecord, interrupt: bool) -> u64 {
         let cfg = &self.cfg;
-        let read = if rec.target.is_software_message() { cfg.msg.receive_cost_cycles(rec.args.len()) } else { 0 };
+        let read = if rec.target.is_software_message() { cfg.msg.receive_cost_ps(rec.args.len()) } else { 0 };
         match (rec.target.entry_exit(), self.mem.sw) {
             // A block-access fault enters its handler as the default protocol's miss does: the
             // trap, and for a store to a read-only block the upgrade fault's extra on top.
-            (EntryExit::Fault { write, line }, Some(_)) => self.fault_entry_cycles(p, line, write),
+            (EntryExit::Fault { write, line }, Some(_)) => self.fault_entry_ps(p, line, write),
             // Copied into memory by the overflow trap: dispatched from there.
-            _ if rec.in_memory => overflow::dispatch_cycles(cfg) + read,
+            _ if rec.in_memory => overflow::dispatch_ps(cfg) + read,
             // A polling mechanism: the poll that sees the message, then the receive path.
-            _ if cfg.poll.is_some() => rec.poll_seen_cycles + cfg.poll.map_or(0, |pc| pc.receive_cycles) + read,
-            _ => (if interrupt { cfg.msg.interrupt_entry_cycles } else { cfg.msg.poll_dispatch_cycles }) + read,
+            _ if cfg.poll.is_some() => rec.poll_seen_ps + cfg.poll.map_or(0, |pc| pc.receive_ps) + read,
+            _ => (if interrupt { cfg.msg.interrupt_entry_ps } else { cfg.msg.poll_dispatch_ps }) + read,
         }
     }
 
-    /// Leaving the handler of `rec`, in cycles: a fault handler resumes the faulting access, an
-    /// interrupt returns from the interrupt (nothing after a poll or a dispatch from memory).
-    fn exit_cycles(&self, rec: &MessageRecord, interrupt: bool) -> u64 {
+    /// Leaving the handler of `rec`: a fault handler resumes the faulting access, an interrupt
+    /// returns from the interrupt (nothing after a poll or a dispatch from memory).
+    fn exit_ps(&self, rec: &MessageRecord, interrupt: bool) -> u64 {
         match (rec.target.entry_exit(), self.mem.sw) {
-            (EntryExit::Fault { .. }, Some(sw)) => self.cfg.ps_to_cycles(sw.resume_ps).ceil() as u64,
+            (EntryExit::Fault { .. }, Some(sw)) => sw.resume_ps,
             _ if rec.in_memory => 0,
-            _ if interrupt => self.cfg.msg.interrupt_exit_cycles,
+            _ if interrupt => self.cfg.msg.interrupt_exit_ps,
             _ => 0,
         }
     }
@@ -188,15 +188,15 @@ impl<S> World<S> {
     fn run_handler(&mut self, p: usize, msg_id: u32, rec: &MessageRecord, interrupt: bool) {
         let now = self.now;
         let cfg = Arc::clone(&self.cfg);
-        let entry = self.entry_cycles(p, rec, interrupt);
-        let exit = self.exit_cycles(rec, interrupt);
+        let entry = self.entry_ps(p, rec, interrupt);
+        let exit = self.exit_ps(rec, interrupt);
         let mut ctx = Ctx {
             id: p,
             nprocs: self.procs.len(),
             handlers: self.handlers.len(),
             cfg: &cfg,
             start_ps: now,
-            offset_cycles: entry,
+            offset_ps: entry,
             sends: Vec::new(),
             error: None,
             flow: &mut self.flow,
@@ -220,13 +220,13 @@ impl<S> World<S> {
         run_body(&self.handlers, self.fault_handler, proc, &mut ctx, rec);
         if let Target::Protocol { kind, line, requester } = rec.target {
             drop(ctx);
-            self.run_protocol_handler(p, rec.src as usize, rec.poll_seen_cycles, kind, line, requester as usize);
+            self.run_protocol_handler(p, rec.src as usize, rec.poll_seen_ps, kind, line, requester as usize);
             return;
         }
         // Before the handler's length is fixed: an explicit acknowledgement's send is the
         // handler's work too.
         ctx.acknowledge(src);
-        let mut duration_ps = cfg.cycles_to_ps((ctx.offset_cycles + exit) as f64);
+        let mut duration_ps = ctx.offset_ps + exit;
         duration_ps += rec.target.trap_body_ps();
         if rec.target.is_program() && !smp {
             self.procs[p].app_handler_ps += duration_ps;
@@ -240,12 +240,12 @@ impl<S> World<S> {
     }
 
     /// A software protocol handler on `p` for a message from `from` (seen by a poll that cost
-    /// `poll_seen_cycles`): its length is what its actions cost.
+    /// `poll_seen_ps`): its length is what its actions cost.
     fn run_protocol_handler(
         &mut self,
         p: usize,
         from: usize,
-        poll_seen_cycles: u64,
+        poll_seen_ps: u64,
         kind: ProtoKind,
         line: u64,
         requester: usize,
@@ -255,7 +255,7 @@ impl<S> World<S> {
         // On an SMP node's protocol processor it costs what it costs on a dedicated one.
         // With a polling mechanism, it is seen by a poll and received as any message.
         let (entry_ps, exit_ps) = match cfg.poll {
-            Some(pc) if cfg.smp_nodes => (cfg.cycles_to_ps((poll_seen_cycles + pc.receive_cycles) as f64), 0),
+            Some(pc) if cfg.smp_nodes => (poll_seen_ps + pc.receive_ps, 0),
             _ if cfg.smp_nodes => (0, 0),
             _ => (sw.entry_ps, sw.exit_ps),
         };
@@ -270,10 +270,10 @@ impl<S> World<S> {
 
     /// Entering a block-access fault's handler, as the default protocol's miss enters its
     /// handler: the trap, and for a store to a read-only block the upgrade fault's extra.
-    fn fault_entry_cycles(&self, p: usize, line: u64, write: bool) -> u64 {
+    fn fault_entry_ps(&self, p: usize, line: u64, write: bool) -> u64 {
         let sw = self.mem.sw.expect("user regions exist only under software DSM");
         let upgrade = write && self.mem.tempest.tag(p, line, self.mem.home_of(line)) == AccessTag::ReadOnly;
-        self.cfg.ps_to_cycles(sw.miss_trap_ps + if upgrade { sw.upgrade_fault_ps } else { 0 }).ceil() as u64
+        sw.miss_trap_ps + if upgrade { sw.upgrade_fault_ps } else { 0 }
     }
 
     /// SMP node: the compute processor runs the fault handler of its own access at once (its
@@ -281,7 +281,7 @@ impl<S> World<S> {
     /// the caller spends.
     pub(super) fn run_fault_on_compute(&mut self, p: usize, line: u64, write: bool) -> u64 {
         let cfg = Arc::clone(&self.cfg);
-        let entry = self.fault_entry_cycles(p, line, write);
+        let entry = self.fault_entry_ps(p, line, write);
         let sw = self.mem.sw.expect("user regions exist only under software DSM");
         let mut ctx = Ctx {
             id: p,
@@ -289,21 +289,20 @@ impl<S> World<S> {
             handlers: self.handlers.len(),
             cfg: &cfg,
             start_ps: self.now,
-            offset_cycles: entry,
+            offset_ps: entry,
             sends: Vec::new(),
             error: None,
             flow: &mut self.flow,
             mem: &mut self.mem,
         };
         call_fault_handler(self.fault_handler, &mut self.procs[p].state, &mut ctx, line, write);
-        let exit = cfg.ps_to_cycles(sw.resume_ps).ceil() as u64;
-        let duration_ps = cfg.cycles_to_ps((ctx.offset_cycles + exit) as f64);
+        let duration_ps = ctx.offset_ps + sw.resume_ps;
         let (sends, error) = (std::mem::take(&mut ctx.sends), ctx.error.take());
         if let Some(e) = error {
             self.fail(SimError::Program(format!("in the fault handler on processor {p}: {e}")));
         }
         for s in sends {
-            let at = self.now + cfg.cycles_to_ps(s.at_cycles as f64);
+            let at = self.now + s.at_ps;
             self.launch(p, s.dest, s.target, s.args, s.payload, at);
         }
         self.mem.stats.handler_ps_compute += duration_ps;
@@ -313,7 +312,7 @@ impl<S> World<S> {
     /// Launch a started handler's sends and account for its length on the processor.
     fn finish_handler_start(&mut self, p: usize, now: u64, duration_ps: u64, sends: Vec<msg::HandlerSend>) {
         for s in sends {
-            let at = now + self.cfg.cycles_to_ps(s.at_cycles as f64);
+            let at = now + s.at_ps;
             self.launch(p, s.dest, s.target, s.args, s.payload, at);
         }
         self.occupy(p, now, duration_ps);
@@ -336,8 +335,7 @@ impl<S> World<S> {
         // when the handler is done.
         let main = self.procs[p].main;
         self.procs[p].gen = self.procs[p].gen.wrapping_add(1);
-        if self.cfg.msg.backedge_interval_cycles > 0 && matches!(main, MainState::Timed { cat: Category::Compute, .. })
-        {
+        if self.cfg.msg.backedge_interval_ps > 0 && matches!(main, MainState::Timed { cat: Category::Compute, .. }) {
             self.backedge_handler(p, duration_ps);
         }
         if let MainState::Timed { end, cat } = main {
@@ -410,11 +408,11 @@ fn run_body<S>(
         }
         Target::BarrierArrive => {
             proc.barrier.arrivals += 1;
-            ctx.offset_cycles += ctx.cfg.msg.barrier_handler_cycles;
+            ctx.offset_ps += ctx.cfg.msg.barrier_handler_ps;
         }
         Target::BarrierRelease => {
             proc.barrier.released = proc.barrier.released.max(rec.args[0]);
-            ctx.offset_cycles += ctx.cfg.msg.barrier_handler_cycles;
+            ctx.offset_ps += ctx.cfg.msg.barrier_handler_ps;
         }
         Target::Protocol { .. } | Target::Trap { .. } | Target::FlowAck => {}
         Target::Fault { line, write } => call_fault_handler(fault_handler, &mut proc.state, ctx, line, write),

@@ -298,7 +298,7 @@ impl<'y, S> SimNode<'y, S> {
         let id = self.id;
         let w = self.w();
         let end = w.now + ps;
-        let backedges = w.cfg.msg.backedge_interval_cycles > 0 && cat == Category::Compute;
+        let backedges = w.cfg.msg.backedge_interval_ps > 0 && cat == Category::Compute;
         let proc = &mut w.procs[id];
         proc.main = MainState::Timed { end, cat };
         proc.acct.switch(cat, w.now);
@@ -321,7 +321,7 @@ impl<'y, S> SimNode<'y, S> {
         let id = self.id;
         let w = self.w();
         let (now, k) = (w.now, w.backedge_ps());
-        let poll_ps = w.cfg.cycles_to_ps(w.cfg.msg.poll_cycles as f64);
+        let poll_ps = w.cfg.msg.poll_ps;
         let proc = &mut w.procs[id];
         if now >= proc.edge_at {
             proc.polls_to_charge += (now - proc.edge_at) / k + 1;
@@ -463,8 +463,7 @@ impl<'y, S> SimNode<'y, S> {
         if let Err(e) = msg::check_args(&self.w().cfg, args.len()) {
             self.fail(e);
         }
-        let cost = self.w().cfg.msg.send_cost_cycles(args.len(), regions);
-        let ps = self.w().cfg.cycles_to_ps(cost as f64);
+        let ps = self.w().cfg.msg.send_cost_ps(args.len(), regions);
         self.timed(ps, cat);
         let id = self.id;
         let max_payload = self.w().cfg.max_packet_payload_bytes;
@@ -494,8 +493,7 @@ impl<'y, S> SimNode<'y, S> {
                     Decision::Buffer => {
                         let b = Buffered { target, args: args.to_vec(), payload, regions };
                         self.w().flow.buffer(id, dest, b);
-                        let cfg = &self.w().cfg;
-                        let ps = cfg.cycles_to_ps(cfg.msg.flow_buffer_cycles as f64);
+                        let ps = self.w().cfg.msg.flow_buffer_ps;
                         self.timed(ps, cat);
                         return;
                     }
@@ -679,10 +677,7 @@ impl<S> Node for SimNode<'_, S> {
 
     fn poll(&mut self) {
         self.flush();
-        let ps = {
-            let cfg = &self.w().cfg;
-            cfg.cycles_to_ps(cfg.msg.poll_cycles as f64)
-        };
+        let ps = self.w().cfg.msg.poll_ps;
         self.timed(ps, Category::MessageOverhead);
         let id = self.id;
         // (An SMP node's handlers are its protocol processor's: a poll finds nothing to run.)

@@ -32,8 +32,8 @@ use crate::queue::Priority;
 use commlab_api::Category;
 
 /// Dispatching a message the trap copied into memory.
-pub(super) fn dispatch_cycles(cfg: &MachineConfig) -> u64 {
-    cfg.msg.overflow.map_or(0, |o| o.dispatch_cycles)
+pub(super) fn dispatch_ps(cfg: &MachineConfig) -> u64 {
+    cfg.msg.overflow.map_or(0, |o| o.dispatch_ps)
 }
 
 impl<S> World<S> {
@@ -55,7 +55,7 @@ impl<S> World<S> {
             proc.acct.switch(Category::MessageOverhead, self.now);
         }
         self.overflow.traps += 1;
-        self.overflow_busy(p, costs.entry_cycles, Event::OverflowDrain { p: p as u32 });
+        self.overflow_busy(p, costs.entry_ps, Event::OverflowDrain { p: p as u32 });
     }
 
     /// `Event::OverflowDrain`: the last step is over. Free the slot of the message just copied,
@@ -76,15 +76,15 @@ impl<S> World<S> {
                 let words = rec.args.len() + rec.payload.len();
                 self.procs[p].overflow_copy = Some(m);
                 self.overflow.drained += 1;
-                self.overflow_busy(p, costs.drain_cycles(words), Event::OverflowDrain { p: p as u32 });
+                self.overflow_busy(p, costs.drain_ps(words), Event::OverflowDrain { p: p as u32 });
             }
-            None => self.overflow_busy(p, costs.exit_cycles, Event::HandlerDone { p: p as u32 }),
+            None => self.overflow_busy(p, costs.exit_ps, Event::HandlerDone { p: p as u32 }),
         }
     }
 
-    /// One step of the trap: `cycles` on the processor, then `next`.
-    fn overflow_busy(&mut self, p: usize, cycles: u64, next: Event) {
-        let (now, ps) = (self.now, self.cfg.cycles_to_ps(cycles as f64));
+    /// One step of the trap: `ps` on the processor, then `next`.
+    fn overflow_busy(&mut self, p: usize, ps: u64, next: Event) {
+        let now = self.now;
         self.overflow.trap_ps += ps;
         self.occupy(p, now, ps);
         self.push(now + ps, Priority::HandlerDone, next);

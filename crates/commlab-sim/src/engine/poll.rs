@@ -33,18 +33,18 @@ impl<S> World<S> {
         let mut update = false;
         let (visible, seen) = if pc.burst && node.flag_set {
             // A later message of a burst: the host's flag is (or is about to be) set.
-            (arrive.max(node.flag_at), pc.seen_in_burst_cycles)
+            (arrive.max(node.flag_at), pc.seen_in_burst_ps)
         } else {
             if pc.burst {
                 node.flag_set = true;
                 node.flag_at = arrive + pc.update_ps;
             }
             update = pc.update_ps > 0;
-            (arrive + pc.update_ps, pc.seen_cycles)
+            (arrive + pc.update_ps, pc.seen_ps)
         };
         let rec = self.msg_mut(msg);
         rec.visible_ps = visible;
-        rec.poll_seen_cycles = seen;
+        rec.poll_seen_ps = seen;
         if self.poll_timed() {
             let s = &mut self.poll_stats;
             s.messages += 1;

@@ -137,7 +137,7 @@ fn mechanism_counters<S>(w: &World<S>, counters: &mut Counters) {
         counters.insert("poll_bus_wait_cycles".to_string(), w.cfg.ps_to_cycles(s.bus_wait_ps));
         counters.insert("poll_notifies".to_string(), s.notifies as f64);
     }
-    if w.cfg.msg.backedge_interval_cycles > 0 {
+    if w.cfg.msg.backedge_interval_ps > 0 {
         let polls: u64 = w.procs.iter().map(|p| p.failed_polls).sum();
         let dispatched: u64 = w.procs.iter().map(|p| p.edge_dispatches).sum();
         counters.insert("backedge_failed_polls".to_string(), polls as f64);

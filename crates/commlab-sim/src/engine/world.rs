@@ -142,8 +142,7 @@ impl<S> World<S> {
         for (i, size) in sizes.into_iter().enumerate() {
             carried += size;
             let bulk_through = carried.saturating_sub(arg_bytes);
-            let mut dma_ps =
-                if bulk_through > 0 { cfg.cycles_to_ps(bulk_through as f64 / cfg.msg.dma_bytes_per_cycle) } else { 0 };
+            let mut dma_ps = cfg.msg.dma_ps(bulk_through);
             if let Some(pc) = cfg.poll.filter(|_| !background) {
                 // LANai polling: the sender's DMA across the I/O bridge shares it with the polls.
                 dma_ps += pc.bus_wait_for(bulk_through);
@@ -266,12 +265,7 @@ impl<S> World<S> {
         let n = cfg.nprocs();
         let net = Network::new(cfg);
         let cross_pairs = cfg.topology.io_pairs();
-        let cross_interval_ps = if cfg.cross_traffic_bytes_per_cycle > 0.0 {
-            let per_pair = cfg.cross_traffic_bytes_per_cycle / cross_pairs.len() as f64;
-            cfg.cycles_to_ps(cfg.cross_traffic_message_bytes as f64 / per_pair).max(1)
-        } else {
-            0
-        };
+        let cross_interval_ps = cfg.cross_traffic_interval_ps();
         let mode = program.receive_mode();
         let barrier_arity = match program.barrier_arity() {
             None => cfg.barrier_arity(program.barrier_kind()),
@@ -291,7 +285,7 @@ impl<S> World<S> {
                 handler_active: false,
                 dispatch_queued: false,
                 edge_at: 0,
-                edge_left_ps: cfg.cycles_to_ps(cfg.msg.backedge_interval_cycles as f64),
+                edge_left_ps: cfg.msg.backedge_interval_ps,
                 polls_to_charge: 0,
                 failed_polls: 0,
                 edge_dispatches: 0,

@@ -62,7 +62,11 @@ fn topology_kind(n: &spec::NetworkSpec) -> Result<TopologyKind, ConfigError> {
 
 /// The network overflow trap's costs, when `messaging.overflow_timeout_cycles` turns it on
 /// (each of them is then required, naming the first missing one); `None` when it is off.
-fn overflow_costs(m: &spec::MessagingSpec, scaled: &dyn Fn(u64) -> u64) -> Result<Option<OverflowCosts>, ConfigError> {
+fn overflow_costs(
+    m: &spec::MessagingSpec,
+    scaled: &dyn Fn(u64) -> u64,
+    cycle_ps: f64,
+) -> Result<Option<OverflowCosts>, ConfigError> {
     if m.overflow_timeout_cycles == 0 {
         return Ok(None);
     }
@@ -79,12 +83,12 @@ fn overflow_costs(m: &spec::MessagingSpec, scaled: &dyn Fn(u64) -> u64) -> Resul
         })
     };
     Ok(Some(OverflowCosts {
-        timeout_cycles: m.overflow_timeout_cycles,
-        entry_cycles: need("overflow_trap_entry_cycles", m.overflow_trap_entry_cycles)?,
-        drain_per_message_cycles: need("overflow_drain_per_message_cycles", m.overflow_drain_per_message_cycles)?,
-        drain_per_word_cycles: need("overflow_drain_per_word_cycles", m.overflow_drain_per_word_cycles)?,
-        exit_cycles: need("overflow_trap_exit_cycles", m.overflow_trap_exit_cycles)?,
-        dispatch_cycles: need("overflow_dispatch_cycles", m.overflow_dispatch_cycles)?,
+        timeout_ps: cycles_to_ps(cycle_ps, m.overflow_timeout_cycles as f64),
+        entry_ps: need("overflow_trap_entry_cycles", m.overflow_trap_entry_cycles)?,
+        drain_per_message_ps: need("overflow_drain_per_message_cycles", m.overflow_drain_per_message_cycles)?,
+        drain_per_word_ps: need("overflow_drain_per_word_cycles", m.overflow_drain_per_word_cycles)?,
+        exit_ps: need("overflow_trap_exit_cycles", m.overflow_trap_exit_cycles)?,
+        dispatch_ps: need("overflow_dispatch_cycles", m.overflow_dispatch_cycles)?,
     }))
 }
 
@@ -544,30 +548,32 @@ fn software_dsm(
 fn messaging_costs(
     m: &spec::MessagingSpec,
     scaled: &dyn Fn(u64) -> u64,
+    cycle_ps: f64,
     smp_nodes: bool,
 ) -> Result<MessagingCosts, ConfigError> {
+    let ps = |cycles: u64| cycles_to_ps(cycle_ps, cycles as f64);
     let msg = MessagingCosts {
-        send_overhead_cycles: scaled(m.send_overhead_cycles),
-        send_per_arg_word_cycles: scaled(m.send_per_arg_word_cycles),
+        send_overhead_ps: scaled(m.send_overhead_cycles),
+        send_per_arg_word_ps: scaled(m.send_per_arg_word_cycles),
         max_arg_words: m.max_arg_words,
-        interrupt_entry_cycles: scaled(m.interrupt_entry_cycles),
-        interrupt_exit_cycles: scaled(m.interrupt_exit_cycles),
-        receive_per_arg_word_cycles: scaled(m.receive_per_arg_word_cycles),
-        poll_cycles: scaled(m.poll_cycles),
-        poll_dispatch_cycles: scaled(m.poll_dispatch_cycles),
-        dma_setup_cycles: m.dma_setup_cycles,
-        dma_per_region_cycles: m.dma_per_region_cycles,
-        dma_bytes_per_cycle: m.dma_bytes_per_cycle,
+        interrupt_entry_ps: scaled(m.interrupt_entry_cycles),
+        interrupt_exit_ps: scaled(m.interrupt_exit_cycles),
+        receive_per_arg_word_ps: scaled(m.receive_per_arg_word_cycles),
+        poll_ps: scaled(m.poll_cycles),
+        poll_dispatch_ps: scaled(m.poll_dispatch_cycles),
+        dma_setup_ps: ps(m.dma_setup_cycles),
+        dma_per_region_ps: ps(m.dma_per_region_cycles),
+        dma_ps_per_byte: cycle_ps / m.dma_bytes_per_cycle,
         dma_align_bytes: m.dma_align_bytes,
         barrier_arity: m.barrier_arity,
-        barrier_handler_cycles: m.barrier_handler_cycles,
+        barrier_handler_ps: ps(m.barrier_handler_cycles),
         barrier_wait_interrupts: m.barrier_wait_interrupts,
         flow_window_messages: m.flow_window_messages,
-        flow_buffer_cycles: m.flow_buffer_cycles,
-        backedge_interval_cycles: m.backedge_interval_cycles,
-        overflow: overflow_costs(m, scaled)?,
+        flow_buffer_ps: ps(m.flow_buffer_cycles),
+        backedge_interval_ps: ps(m.backedge_interval_cycles),
+        overflow: overflow_costs(m, scaled, cycle_ps)?,
     };
-    if msg.backedge_interval_cycles > 0 && smp_nodes {
+    if m.backedge_interval_cycles > 0 && smp_nodes {
         return Err(ConfigError::key(
             "messaging.backedge_interval_cycles",
             "an SMP node's protocol processor takes its messages, so its compute processor does not poll at \
@@ -581,7 +587,6 @@ fn messaging_costs(
 /// one-processor nodes, where the key is inert).
 fn poll_costs(
     m: &spec::MessagingSpec,
-    clock: f64,
     scaled: &dyn Fn(u64) -> u64,
     smp_nodes: bool,
 ) -> Result<Option<PollCosts>, ConfigError> {
@@ -602,11 +607,11 @@ fn poll_costs(
             };
             // Inert on a one-processor node (its messages interrupt, or wait for a back-edge).
             smp_nodes.then(|| {
-                let mut pc = PollCosts::new(mechanism, clock, scaled(receive));
+                let mut pc = PollCosts::new(mechanism, scaled(receive));
                 if let Some(seen) = m.poll_seen_cycles {
-                    pc.seen_cycles = scaled(seen);
+                    pc.seen_ps = scaled(seen);
                     if !pc.burst {
-                        pc.seen_in_burst_cycles = scaled(seen);
+                        pc.seen_in_burst_ps = scaled(seen);
                     }
                 }
                 pc
@@ -650,7 +655,7 @@ fn memory_config(
         ack_ps: ps(mem.ack_cycles),
         sw_read_ps: ps(mem.sw_read_cycles),
         sw_write_ps: ps(mem.sw_write_cycles),
-        trap_entry_ps: ps(msg.interrupt_entry_cycles),
+        trap_entry_ps: msg.interrupt_entry_ps,
         hierarchy: match &spec.hierarchy {
             None => None,
             Some(h) => Some(hierarchy_config(h, mem, cycle_ps)?),
@@ -701,16 +706,12 @@ fn coherence_model(
                     saving_ps: ps(d.protect_saving_cycles.unwrap_or(0)),
                     emulated_write_ps: ps(d.emulated_write_cycles.unwrap_or(0)),
                 }),
-                send_small_ps: ps(msg.send_cost_cycles(2, None)),
-                send_data_ps: ps(msg.send_cost_cycles(2, Some(1))),
+                send_small_ps: msg.send_cost_ps(2, None),
+                send_data_ps: msg.send_cost_ps(2, Some(1)),
                 // Handlers on the compute processor are entered by interrupt, or, with
                 // back-edge polling, dispatched by the poll that found their message.
-                entry_ps: ps(if msg.backedge_interval_cycles > 0 {
-                    msg.poll_dispatch_cycles
-                } else {
-                    msg.interrupt_entry_cycles
-                }),
-                exit_ps: if msg.backedge_interval_cycles > 0 { 0 } else { ps(msg.interrupt_exit_cycles) },
+                entry_ps: if msg.backedge_interval_ps > 0 { msg.poll_dispatch_ps } else { msg.interrupt_entry_ps },
+                exit_ps: if msg.backedge_interval_ps > 0 { 0 } else { msg.interrupt_exit_ps },
             })
         }
     }
@@ -821,7 +822,9 @@ impl MachineConfig {
         check_bounds(&spec)?;
         let clock = spec.processor.clock_mhz;
         let scale = m.overhead_scale;
-        let scaled = |cycles: u64| (cycles as f64 * scale).round() as u64;
+        let cycle_ps = 1e6 / clock;
+        // An overhead key in cycles, times `messaging.overhead_scale`, in picoseconds.
+        let scaled = |cycles: u64| cycles_to_ps(cycle_ps, cycles as f64 * scale);
         let bw = n.link_bytes_per_ns;
         let topology = Topology::new(topology_kind(n)?).map_err(|e| ConfigError::key("network", e))?;
         let ct = &spec.cross_traffic;
@@ -842,10 +845,9 @@ impl MachineConfig {
                 format!("must be at most {:.0} (the picoseconds must fit in 62 bits)", u64::MAX as f64 / 4.0 / 1e9),
             ));
         }
-        check_times_fit(&spec, 1e6 / clock, max_time_ps)?;
-        let cycle_ps = 1e6 / clock;
-        let msg = messaging_costs(m, &scaled, smp_nodes)?;
-        let poll = poll_costs(m, clock, &scaled, smp_nodes)?;
+        check_times_fit(&spec, cycle_ps, max_time_ps)?;
+        let msg = messaging_costs(m, &scaled, cycle_ps, smp_nodes)?;
+        let poll = poll_costs(m, &scaled, smp_nodes)?;
         let memory = memory_config(&spec, cache_lines, &msg, cycle_ps)?;
         let coherence = coherence_model(&spec, software, tag_lock_cycles, &msg, cycle_ps);
         let remote = remote_config(&spec, cycle_ps)?;

@@ -53,55 +53,56 @@ pub struct MachineConfig {
     pub poll: Option<PollCosts>,
 }
 
-/// Messaging costs in processor cycles (see [`keys`](super::keys) for meanings), already multiplied by
-/// `messaging.overhead_scale` where the key is a send or receive overhead. They stay in cycles
-/// because a handler's cycles are summed before they are converted to picoseconds.
+/// Messaging costs in picoseconds (see [`keys`](super::keys) for meanings: each key is in
+/// cycles, converted here once, after `messaging.overhead_scale` multiplies the send and receive
+/// overheads), so nothing that charges them converts.
 #[derive(Clone, Debug)]
 pub struct MessagingCosts {
-    pub send_overhead_cycles: u64,
-    pub send_per_arg_word_cycles: u64,
+    pub send_overhead_ps: u64,
+    pub send_per_arg_word_ps: u64,
     pub max_arg_words: u64,
-    pub interrupt_entry_cycles: u64,
-    pub interrupt_exit_cycles: u64,
+    pub interrupt_entry_ps: u64,
+    pub interrupt_exit_ps: u64,
     /// A handler reading one 32-bit argument word (`messaging.receive_per_arg_word_cycles`).
-    pub receive_per_arg_word_cycles: u64,
-    pub poll_cycles: u64,
-    pub poll_dispatch_cycles: u64,
-    pub dma_setup_cycles: u64,
-    pub dma_per_region_cycles: u64,
-    pub dma_bytes_per_cycle: f64,
+    pub receive_per_arg_word_ps: u64,
+    pub poll_ps: u64,
+    pub poll_dispatch_ps: u64,
+    pub dma_setup_ps: u64,
+    pub dma_per_region_ps: u64,
+    /// The DMA engine's time per byte (`messaging.dma_bytes_per_cycle`'s inverse).
+    pub dma_ps_per_byte: f64,
     pub dma_align_bytes: u64,
     pub barrier_arity: u64,
     /// The message barrier handler's body (`messaging.barrier_handler_cycles`).
-    pub barrier_handler_cycles: u64,
+    pub barrier_handler_ps: u64,
     /// A processor waiting in the message barrier takes its messages by interrupt.
     pub barrier_wait_interrupts: bool,
     /// Flow-control window in messages (0: off).
     pub flow_window_messages: u64,
     /// Copying a message into the software queue of flow control.
-    pub flow_buffer_cycles: u64,
-    /// Polls at loop back-edges, one per this many cycles of computation (0: messages interrupt).
-    pub backedge_interval_cycles: u64,
+    pub flow_buffer_ps: u64,
+    /// Polls at loop back-edges, one per this much computation (0: messages interrupt).
+    pub backedge_interval_ps: u64,
     /// The network overflow trap (`messaging.overflow_*`), if the machine has one.
     pub overflow: Option<OverflowCosts>,
 }
 
-/// The network overflow trap's timeout and costs in processor cycles (the costs scaled by
+/// The network overflow trap's timeout and costs in picoseconds (the costs scaled by
 /// `messaging.overhead_scale`, as the receive overheads they are; the timeout is not a cost).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OverflowCosts {
-    pub timeout_cycles: u64,
-    pub entry_cycles: u64,
-    pub drain_per_message_cycles: u64,
-    pub drain_per_word_cycles: u64,
-    pub exit_cycles: u64,
-    pub dispatch_cycles: u64,
+    pub timeout_ps: u64,
+    pub entry_ps: u64,
+    pub drain_per_message_ps: u64,
+    pub drain_per_word_ps: u64,
+    pub exit_ps: u64,
+    pub dispatch_ps: u64,
 }
 
 impl OverflowCosts {
     /// Copying a message of `words64` u64 arguments and payload words into the buffer.
-    pub fn drain_cycles(&self, words64: usize) -> u64 {
-        self.drain_per_message_cycles + self.drain_per_word_cycles * 2 * words64 as u64
+    pub fn drain_ps(&self, words64: usize) -> u64 {
+        self.drain_per_message_ps + self.drain_per_word_ps * 2 * words64 as u64
     }
 }
 
@@ -119,17 +120,22 @@ pub enum CrossArbitration {
 impl MessagingCosts {
     /// Send cost of a message with `arg_words64` u64 arguments and `regions` DMA regions
     /// (`None` for a plain active message).
-    pub fn send_cost_cycles(&self, arg_words64: usize, regions: Option<usize>) -> u64 {
-        let mut c = self.send_overhead_cycles + self.send_per_arg_word_cycles * 2 * arg_words64 as u64;
+    pub fn send_cost_ps(&self, arg_words64: usize, regions: Option<usize>) -> u64 {
+        let mut c = self.send_overhead_ps + self.send_per_arg_word_ps * 2 * arg_words64 as u64;
         if let Some(r) = regions {
-            c += self.dma_setup_cycles + self.dma_per_region_cycles * r as u64;
+            c += self.dma_setup_ps + self.dma_per_region_ps * r as u64;
         }
         c
     }
 
+    /// The DMA engine's time for `bytes` of bulk data.
+    pub fn dma_ps(&self, bytes: u64) -> u64 {
+        round_to_u64(bytes as f64 * self.dma_ps_per_byte)
+    }
+
     /// Receive cost of reading a message's `arg_words64` u64 arguments.
-    pub fn receive_cost_cycles(&self, arg_words64: usize) -> u64 {
-        self.receive_per_arg_word_cycles * 2 * arg_words64 as u64
+    pub fn receive_cost_ps(&self, arg_words64: usize) -> u64 {
+        self.receive_per_arg_word_ps * 2 * arg_words64 as u64
     }
 }
 
@@ -463,13 +469,10 @@ impl MachineConfig {
         self.topology.nprocs()
     }
 
-    /// Cycles of a cache hit in the first level a processor looks in: `hierarchy.l1.hit_cycles`
-    /// when the machine has inner levels, `memory.hit_cycles` otherwise.
-    pub fn first_hit_cycles(&self) -> u64 {
-        match self.spec.hierarchy.as_ref().and_then(|h| h.l1.as_ref()) {
-            Some(l1) => l1.hit_cycles,
-            None => self.spec.memory.hit_cycles,
-        }
+    /// A cache hit in the first level a processor looks in: the innermost level's when the
+    /// machine has a hierarchy (`hierarchy.l1.hit_cycles`), `memory.hit_cycles` otherwise.
+    pub fn first_hit_ps(&self) -> u64 {
+        self.mem.hierarchy.as_ref().map_or(self.mem.hit_ps, |h| h.levels[0].hit_ps)
     }
 
     /// Fan-in of the machine's combining-tree barrier of `kind` (`messaging.barrier_arity` or
@@ -478,6 +481,17 @@ impl MachineConfig {
         match kind {
             BarrierKind::Messages => self.msg.barrier_arity as usize,
             BarrierKind::SharedMemory => self.mem.barrier_arity,
+        }
+    }
+
+    /// Between two cross-traffic messages of one I/O pair (0: no cross-traffic): the configured
+    /// rate shared equally by the pairs.
+    pub fn cross_traffic_interval_ps(&self) -> u64 {
+        if self.cross_traffic_bytes_per_cycle > 0.0 {
+            let per_pair = self.cross_traffic_bytes_per_cycle / self.topology.io_pairs().len() as f64;
+            self.cycles_to_ps(self.cross_traffic_message_bytes as f64 / per_pair).max(1)
+        } else {
+            0
         }
     }
 

@@ -161,34 +161,33 @@ pub struct PollCosts {
     pub failed_ps: u64,
     pub update_ps: u64,
     pub burst: bool,
-    /// Successful polls in whole cycles (charged as the handler's entry).
-    pub seen_cycles: u64,
-    pub seen_in_burst_cycles: u64,
+    /// A successful poll (charged as the handler's entry).
+    pub seen_ps: u64,
+    pub seen_in_burst_ps: u64,
     pub clear_ps: u64,
     pub notify_ps: u64,
     pub bus_wait_ps: u64,
     pub bus_burst_bytes: u64,
     /// `messaging.poll_receive_cycles` (scaled as a receive overhead).
-    pub receive_cycles: u64,
+    pub receive_ps: u64,
 }
 
 impl PollCosts {
-    pub fn new(mechanism: PollMechanism, clock_mhz: f64, receive_cycles: u64) -> PollCosts {
+    pub fn new(mechanism: PollMechanism, receive_ps: u64) -> PollCosts {
         let t = mechanism.table();
         let ps = |us: f64| (us * 1e6).round() as u64;
-        let cycles = |us: f64| (us * clock_mhz).round() as u64;
         PollCosts {
             mechanism,
             failed_ps: ps(t.failed_us).max(1),
             update_ps: ps(t.update_us),
             burst: t.burst,
-            seen_cycles: cycles(t.seen_us),
-            seen_in_burst_cycles: cycles(t.seen_in_burst_us),
+            seen_ps: ps(t.seen_us),
+            seen_in_burst_ps: ps(t.seen_in_burst_us),
             clear_ps: ps(t.clear_us),
             notify_ps: ps(t.notify_us),
             bus_wait_ps: ps(t.bus_wait_us),
             bus_burst_bytes: t.bus_burst_bytes,
-            receive_cycles,
+            receive_ps,
         }
     }
 

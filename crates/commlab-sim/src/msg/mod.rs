@@ -37,7 +37,7 @@ pub(crate) struct MessageRecord {
     /// `messaging.poll_mechanism` on an SMP node: when the protocol processor's poll can first
     /// see it, and what the poll that sees it costs (0 without a mechanism).
     pub visible_ps: u64,
-    pub poll_seen_cycles: u64,
+    pub poll_seen_ps: u64,
     /// Counted in its sender's `sent` since the counts were last reset (a program or runtime
     /// message launched in the timed region): only such a message counts as received, so that
     /// a message in flight when timing begins does not unbalance the timed traffic.
@@ -54,7 +54,7 @@ impl MessageRecord {
             in_memory: false,
             sent_ps: 0,
             visible_ps: 0,
-            poll_seen_cycles: 0,
+            poll_seen_ps: 0,
             counted: false,
         }
     }
@@ -100,14 +100,14 @@ pub(crate) fn barrier_tree(p: usize, n: usize, arity: usize) -> (Option<usize>, 
     (parent, first..last)
 }
 
-/// A send requested by a running handler, `at_cycles` after the handler started.
+/// A send requested by a running handler, `at_ps` after the handler started.
 pub(crate) struct HandlerSend {
     pub dest: ProcId,
     pub target: Target,
     pub args: Vec<u64>,
     /// The DMA payload (empty for a plain active message).
     pub payload: Vec<u64>,
-    pub at_cycles: u64,
+    pub at_ps: u64,
 }
 
 /// The context a handler runs in. Handler time is counted from the handler's start (which
@@ -119,7 +119,8 @@ pub(crate) struct Ctx<'a> {
     pub handlers: usize,
     pub cfg: &'a MachineConfig,
     pub start_ps: u64,
-    pub offset_cycles: u64,
+    /// The handler's time so far, from its start.
+    pub offset_ps: u64,
     pub sends: Vec<HandlerSend>,
     pub error: Option<String>,
     /// The message layer's flow control (its sends on a full window are buffered).
@@ -136,13 +137,14 @@ impl HandlerCtx for Ctx<'_> {
         self.nprocs
     }
     fn now_cycles(&self) -> f64 {
-        self.cfg.ps_to_cycles(self.start_ps) + self.offset_cycles as f64
+        self.cfg.ps_to_cycles(self.start_ps + self.offset_ps)
     }
     fn compute(&mut self, cycles: u64) {
-        self.offset_cycles += cycles;
+        // The program's own unit: its computation is given in cycles.
+        self.offset_ps += self.cfg.cycles_to_ps(cycles as f64);
     }
     fn private_hits(&mut self, words: u64) {
-        self.offset_cycles += words.saturating_mul(self.cfg.first_hit_cycles());
+        self.offset_ps += words.saturating_mul(self.cfg.first_hit_ps());
     }
     fn send_am(&mut self, dest: ProcId, handler: HandlerId, args: &[u64]) {
         self.push_send(dest, handler, args, Vec::new(), None);
@@ -192,7 +194,7 @@ impl HandlerCtx for Ctx<'_> {
             (AccessTag::ReadOnly, AccessTag::Writable) => sw.tag_valid_base_ps,
             _ => per_block(sw.tag_valid_base_ps, sw.tag_valid_ps),
         };
-        self.offset_cycles += self.cfg.ps_to_cycles(ps).ceil() as u64;
+        self.offset_ps += ps;
     }
     fn tag(&mut self, block: Addr) -> AccessTag {
         match self.user_block(block, "tag") {
@@ -227,7 +229,7 @@ impl Ctx<'_> {
     fn copy_cost(&mut self, lines: u64) {
         self.mem.tempest.block_copies += 1;
         let sw = self.mem.sw.expect("user regions exist only under software DSM");
-        self.offset_cycles += self.cfg.ps_to_cycles(sw.copy_block_ps * lines).ceil() as u64;
+        self.offset_ps += sw.copy_block_ps * lines;
     }
 
     /// Check a handler's send, charge its cost to the handler and queue it.
@@ -247,27 +249,27 @@ impl Ctx<'_> {
             ));
             return;
         }
-        self.offset_cycles += self.cfg.msg.send_cost_cycles(args.len(), regions);
+        self.offset_ps += self.cfg.msg.send_cost_ps(args.len(), regions);
         let target = Target::App(handler);
         if self.flow.applies(self.id, dest, target) && self.flow.decide(self.id, dest, false) == Decision::Buffer {
-            self.offset_cycles += self.cfg.msg.flow_buffer_cycles;
+            self.offset_ps += self.cfg.msg.flow_buffer_ps;
             self.flow.buffer(self.id, dest, Buffered { target, args: args.to_vec(), payload, regions });
             return;
         }
-        self.sends.push(HandlerSend { dest, target, args: args.to_vec(), payload, at_cycles: self.offset_cycles });
+        self.sends.push(HandlerSend { dest, target, args: args.to_vec(), payload, at_ps: self.offset_ps });
     }
 
     /// Credits from `src` came back to this processor: inject what its queue to `src` now has
     /// room for, paying each message's send cost.
     pub(crate) fn drain_to(&mut self, src: ProcId) {
         while let Some(b) = self.flow.drain_one(self.id, src) {
-            self.offset_cycles += self.cfg.msg.send_cost_cycles(b.args.len(), b.regions);
+            self.offset_ps += self.cfg.msg.send_cost_ps(b.args.len(), b.regions);
             self.sends.push(HandlerSend {
                 dest: src,
                 target: b.target,
                 args: b.args,
                 payload: b.payload,
-                at_cycles: self.offset_cycles,
+                at_ps: self.offset_ps,
             });
         }
     }
@@ -279,14 +281,14 @@ impl Ctx<'_> {
         if self.flow.ack_due(self.id, src)
             && !self.sends.iter().any(|s| s.dest == src && self.flow.applies(self.id, src, s.target))
         {
-            self.offset_cycles += self.cfg.msg.send_cost_cycles(0, None);
+            self.offset_ps += self.cfg.msg.send_cost_ps(0, None);
             self.flow.stats.acks += 1;
             self.sends.push(HandlerSend {
                 dest: src,
                 target: Target::FlowAck,
                 args: Vec::new(),
                 payload: Vec::new(),
-                at_cycles: self.offset_cycles,
+                at_ps: self.offset_ps,
             });
         }
     }

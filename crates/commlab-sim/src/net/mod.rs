@@ -251,7 +251,7 @@ impl Network {
         let (ps_per_byte, router_ps, ni_ps) = (cfg.link_ps_per_byte, cfg.router_latency_ps, cfg.ni_latency_ps);
         let (in_cap, out_cap) = (cfg.ni_input_queue_packets, cfg.ni_output_queue_packets);
         let cross_priority = cfg.cross_traffic_arbitration == CrossArbitration::Priority;
-        let overflow_ps = cfg.msg.overflow.map_or(0, |o| cfg.cycles_to_ps(o.timeout_cycles as f64));
+        let overflow_ps = cfg.msg.overflow.map_or(0, |o| o.timeout_ps);
         let mut endpoint_of = vec![u32::MAX; topo.nlinks()];
         for ep in 0..topo.nendpoints() {
             endpoint_of[topo.injection_link(ep) as usize] = ep as u32;
