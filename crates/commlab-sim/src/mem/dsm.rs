@@ -84,9 +84,9 @@ impl SoftwareDsm {
     /// block on it is): the kernel performs it. Returns its cost (0 otherwise, and for a
     /// `private` line).
     #[inline]
-    pub(crate) fn emulated_write_ps(&mut self, p: usize, line: Line, private: bool) -> u64 {
+    pub(crate) fn emulated_write_ps(&mut self, p: usize, line: Line, private: impl FnOnce() -> bool) -> u64 {
         let Some(pages) = &mut self.pages else { return 0 };
-        if !pages.page_read_only(p, line) || private {
+        if !pages.page_read_only(p, line) || private() {
             return 0;
         }
         pages.emulated_writes += 1;

@@ -17,9 +17,10 @@
 //! overflow beyond `hw_pointers`, the prefetch buffers, the pinned-line rule (a line filled for a
 //! demand access is held until that access performs; requests that reach it meanwhile are deferred
 //! and replayed right after the access), software DSM (`dsm.rs`: access checks, traps, handlers on
-//! the compute or a protocol processor, block copies and tag changes), Tempest user regions
-//! (`tempest.rs`), the opt-in hierarchy (`hier.rs`) and the checker (`check.rs`, handed each line's
-//! states, data and directory entry through `check_line` rather than reading `Memory`).
+//! the compute or a protocol processor, block copies and tag changes, as a cost model: see
+//! below), Tempest user regions (`tempest.rs`), the opt-in hierarchy (`hier.rs`) and the checker
+//! (`check.rs`, handed each line's states, data and directory entry through `check_line`, and
+//! the regions and memory at a barrier, rather than reading `Memory`).
 //!
 //! It never touches the event queue: what it needs done goes as `MemEffect`s into its outbox
 //! (send a protocol message over the network, deliver one locally, in order; a processor may
@@ -27,9 +28,23 @@
 //! engine carries out in order right after the call (`engine/effects.rs`, `mem_call`). The
 //! engine calls methods (`proc_access`, `demand_miss`, `prefetch`, `performed`,
 //! `load_word`/`store_word`/`rmw_word`, `unpin`, `receive`, `user_access`,
-//! `write_one_sided`, `reset_counts`, ...); it also still reads and writes some fields directly
-//! (`sw`, `stats`, `pp_busy`, `data`, `now`, `outbox`, `tempest`, `pages`, `handler_end`):
-//! making them private is issue 30's first item.
+//! `write_one_sided`, `reset_counts`, ...) and accessors (`set_now`, `take_outbox`, `stats`,
+//! `pp_busy`, `handler_end`, `word`, `software`, `pages`, `tempest`, ...); `Memory`'s fields are
+//! private.
+//!
+//! ## Cost models
+//! Hardware coherence and software DSM run the same protocol; where they differ is one trait,
+//! `costs::CostModel`, with two implementations: `costs::Hardware` and `dsm::SoftwareDsm` (which
+//! owns software DSM's costs, Blizzard-E's pages and the home's answer to itself). `Memory` owns
+//! one as the enum `model::Model` (static dispatch) and asks it at each point (`access_check_ps`,
+//! `miss_trap_ps`, `request_send_ps`, `handlers`, `reply_ps`, `invalidation_send_ps`,
+//! `forward_send_ps`, `answer_ps`, `writeback_send_ps`, `fill_ps`, `retag`,
+//! `resident_at_home`, `home_loses_access`); a model reads the memory only through
+//! `costs::LineView` (`Lines`). Where a handler runs (`costs::Handlers`) decides how `receive`
+//! and `unpin` time it; the machinery (a handler's clock, `handler_end`, `pp_busy`) is
+//! `Memory`'s. `is_software()` remains only for what exists only under software DSM: Tempest
+//! user regions (`alloc_user`) and the engine's fault and protocol-handler timing
+//! (`software()`, the costs it times them with).
 //!
 //! ## Protocol choices
 //! - Dirty data returns through the home (4-hop), matching Alewife's 3-party cost; a replaced
@@ -75,6 +90,7 @@ pub(crate) mod check;
 mod costs;
 mod dsm;
 pub(crate) mod hier;
+mod model;
 pub mod protocol;
 pub(crate) mod tempest;
 
@@ -82,6 +98,7 @@ use crate::machine::{DsmCosts, MachineConfig, MemoryConfig};
 use cache::{Caches, Line};
 use commlab_api::{AccessTag, Placement};
 use costs::{CostModel, Handlers, LineView};
+use model::Model;
 use protocol::{
     cache_transition, dir_transition, proc_transition, CacheAction, CacheEvent, CacheState, DirAction, DirEvent,
     DirGuard, DirState, Impossible, Pending, ProcAction, ProcEvent, ProcGuard, ProtoKind,
@@ -1343,84 +1360,6 @@ impl Memory {
     }
 }
 
-/// The cost model `Memory` owns: the hardware controller's or software DSM's, forwarding to
-/// the one it is (static dispatch: one match per call, as the `Option` it replaces). There is
-/// one per run, so the software variant's size costs nothing and stays unboxed (no indirection
-/// on the hot path).
-#[allow(clippy::large_enum_variant)]
-enum Model {
-    Hardware(costs::Hardware),
-    Software(dsm::SoftwareDsm),
-}
-
-/// `$e` with `$x` bound to whichever model `$m` is.
-macro_rules! each {
-    ($m:expr, $x:ident => $e:expr) => {
-        match $m {
-            Model::Hardware($x) => $e,
-            Model::Software($x) => $e,
-        }
-    };
-}
-
-impl CostModel for Model {
-    #[inline]
-    fn access_check_ps(&self, write: bool) -> u64 {
-        each!(self, m => m.access_check_ps(write))
-    }
-    #[inline]
-    fn miss_trap_ps(&self, upgrade: bool) -> u64 {
-        each!(self, m => m.miss_trap_ps(upgrade))
-    }
-    #[inline]
-    fn request_send_ps(&self) -> u64 {
-        each!(self, m => m.request_send_ps())
-    }
-    #[inline]
-    fn handlers(&self) -> Handlers {
-        each!(self, m => m.handlers())
-    }
-    #[inline]
-    fn reply_ps(&mut self, home: usize, requester: usize, ev: DirEvent, exclusive: bool, had_copy: bool) -> u64 {
-        each!(self, m => m.reply_ps(home, requester, ev, exclusive, had_copy))
-    }
-    #[inline]
-    fn invalidation_send_ps(&self) -> u64 {
-        each!(self, m => m.invalidation_send_ps())
-    }
-    #[inline]
-    fn forward_send_ps(&self) -> u64 {
-        each!(self, m => m.forward_send_ps())
-    }
-    #[inline]
-    fn answer_ps<V: LineView>(&mut self, p: usize, line: Line, ev: CacheEvent, next: CacheState, v: &V) -> (u64, u64) {
-        each!(self, m => m.answer_ps(p, line, ev, next, v))
-    }
-    #[inline]
-    fn writeback_send_ps(&self) -> u64 {
-        each!(self, m => m.writeback_send_ps())
-    }
-    #[inline]
-    fn fill_ps<V: LineView>(&mut self, p: usize, line: Line, with_data: bool, v: &V) -> u64 {
-        each!(self, m => m.fill_ps(p, line, with_data, v))
-    }
-    #[inline]
-    fn retag<V: LineView>(&mut self, p: usize, line: Line, cs: CacheState, v: &V) -> (u64, bool) {
-        each!(self, m => m.retag(p, line, cs, v))
-    }
-    #[inline]
-    fn resident_at_home<V: LineView>(&self, p: usize, line: Line, write: bool, v: &V) -> bool {
-        each!(self, m => m.resident_at_home(p, line, write, v))
-    }
-    #[inline]
-    fn home_loses_access(&self, home: usize, requester: usize) -> bool {
-        each!(self, m => m.home_loses_access(home, requester))
-    }
-    fn reset_counts(&mut self) {
-        each!(self, m => m.reset_counts())
-    }
-}
-
 /// What the cost model reads of the memory (`costs::LineView`; see `lines!`).
 struct Lines<'a> {
     home: &'a [u32],
@@ -1454,25 +1393,19 @@ impl Memory {
     /// protocol-handler timing exist only there.
     #[inline]
     pub(crate) fn is_software(&self) -> bool {
-        matches!(self.model, Model::Software(_))
+        self.model.is_software()
     }
 
     /// Software DSM's costs (None: coherence in hardware), for the engine's timing of faults
     /// and protocol handlers and for Tempest's handler operations.
     #[inline]
     pub(crate) fn software(&self) -> Option<DsmCosts> {
-        match &self.model {
-            Model::Software(s) => Some(s.costs()),
-            Model::Hardware(_) => None,
-        }
+        self.model.software()
     }
 
     /// Blizzard-E's page protection and its counts, if this machine has it.
     pub(crate) fn pages(&self) -> Option<&dsm::Pages> {
-        match &self.model {
-            Model::Software(s) => s.pages(),
-            Model::Hardware(_) => None,
-        }
+        self.model.pages()
     }
 
     /// Whether home `p`'s own access to shared `line` performs at once on its memory (software
@@ -1501,23 +1434,15 @@ impl Memory {
     /// Blizzard-E: a Tempest handler at `p` changes user block `line`'s tag from `old` to `new`
     /// (`dsm::SoftwareDsm::user_retag`); 0 without page protection.
     pub(crate) fn user_retag(&mut self, p: usize, line: Line, old: AccessTag, new: AccessTag, ecc_ps: u64) -> u64 {
-        match &mut self.model {
-            Model::Software(s) => s.user_retag(p, line, old, new, ecc_ps),
-            Model::Hardware(_) => 0,
-        }
+        self.model.user_retag(p, line, old, new, ecc_ps)
     }
 
     /// Blizzard-E: a store by `p` to `line` whose page is read-only is performed by the
     /// kernel; its cost (0 otherwise; `dsm::SoftwareDsm::emulated_write_ps`).
     #[inline]
     pub(crate) fn emulated_write_ps(&mut self, p: usize, line: Line) -> u64 {
-        match &mut self.model {
-            Model::Software(s) => {
-                let private = (self.private_first[0]..self.private_first[self.private_first.len() - 1]).contains(&line);
-                s.emulated_write_ps(p, line, private)
-            }
-            Model::Hardware(_) => 0,
-        }
+        let private = self.private_lines();
+        self.model.emulated_write_ps(p, line, || private.contains(&line))
     }
 }
 
