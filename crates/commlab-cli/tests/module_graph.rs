@@ -408,11 +408,10 @@ fn file_graph(name: &str) -> BTreeMap<String, BTreeSet<String>> {
     graph
 }
 
-/// Pairs of files that still import each other, each as `crate: a <-> b`: `mem/dsm.rs`, whose
-/// `impl Memory` blocks reach back into `mem/mod.rs` (issue 30 item 1 makes the software-DSM
-/// cost model a component `Memory` owns, as the hierarchy is). The test fails when a listed
-/// pair is gone too, so this list only shrinks.
-const KNOWN_PAIRS: &[&str] = &["commlab-sim: mem <-> mem::dsm"];
+/// Pairs of files that still import each other, each as `crate: a <-> b` (none left: the last,
+/// `mem <-> mem::dsm`, went when software DSM became a cost model `Memory` owns). The test fails
+/// when a listed pair is gone too, so this list only shrinks.
+const KNOWN_PAIRS: &[&str] = &[];
 
 #[test]
 fn no_crate_has_a_file_import_cycle() {

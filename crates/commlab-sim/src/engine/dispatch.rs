@@ -56,7 +56,7 @@ impl<S> World<S> {
         if self.cfg.smp_nodes {
             // The protocol processor's dispatch loop polls all the time: a handler starts as
             // soon as it is done with what it is doing (a default-protocol handler included).
-            let free = self.poll_start(p, self.mem.pp_busy[p]);
+            let free = self.poll_start(p, self.mem.pp_busy(p));
             if free <= self.now {
                 self.start_handler(p, false);
             } else if !self.procs[p].dispatch_queued {
@@ -159,7 +159,7 @@ impl<S> World<S> {
     fn entry_ps(&self, p: usize, rec: &MessageRecord, interrupt: bool) -> u64 {
         let cfg = &self.cfg;
         let read = if rec.target.is_software_message() { cfg.msg.receive_cost_ps(rec.args.len()) } else { 0 };
-        match (rec.target.entry_exit(), self.mem.sw) {
+        match (rec.target.entry_exit(), self.mem.software()) {
             // A block-access fault enters its handler as the default protocol's miss does: the
             // trap, and for a store to a read-only block the upgrade fault's extra on top.
             (EntryExit::Fault { write, line }, Some(_)) => self.fault_entry_ps(p, line, write),
@@ -174,7 +174,7 @@ impl<S> World<S> {
     /// Leaving the handler of `rec`: a fault handler resumes the faulting access, an interrupt
     /// returns from the interrupt (nothing after a poll or a dispatch from memory).
     fn exit_ps(&self, rec: &MessageRecord, interrupt: bool) -> u64 {
-        match (rec.target.entry_exit(), self.mem.sw) {
+        match (rec.target.entry_exit(), self.mem.software()) {
             (EntryExit::Fault { .. }, Some(sw)) => sw.resume_ps,
             _ if rec.in_memory => 0,
             _ if interrupt => self.cfg.msg.interrupt_exit_ps,
@@ -251,7 +251,7 @@ impl<S> World<S> {
         requester: usize,
     ) {
         let (now, cfg) = (self.now, Arc::clone(&self.cfg));
-        let sw = self.mem.sw.expect("software DSM");
+        let sw = self.mem.software().expect("software DSM");
         // On an SMP node's protocol processor it costs what it costs on a dedicated one.
         // With a polling mechanism, it is seen by a poll and received as any message.
         let (entry_ps, exit_ps) = match cfg.poll {
@@ -264,15 +264,15 @@ impl<S> World<S> {
             mem.run_software_handler(p, from, kind, line, requester, body_end);
             mem.check_line(line);
         });
-        let duration_ps = self.mem.handler_end - now + exit_ps;
+        let duration_ps = self.mem.handler_end() - now + exit_ps;
         self.finish_handler_start(p, now, duration_ps, Vec::new());
     }
 
     /// Entering a block-access fault's handler, as the default protocol's miss enters its
     /// handler: the trap, and for a store to a read-only block the upgrade fault's extra.
     fn fault_entry_ps(&self, p: usize, line: u64, write: bool) -> u64 {
-        let sw = self.mem.sw.expect("user regions exist only under software DSM");
-        let upgrade = write && self.mem.tempest.tag(p, line, self.mem.home_of(line)) == AccessTag::ReadOnly;
+        let sw = self.mem.software().expect("user regions exist only under software DSM");
+        let upgrade = write && self.mem.tempest().tag(p, line, self.mem.home_of(line)) == AccessTag::ReadOnly;
         sw.miss_trap_ps + if upgrade { sw.upgrade_fault_ps } else { 0 }
     }
 
@@ -282,7 +282,7 @@ impl<S> World<S> {
     pub(super) fn run_fault_on_compute(&mut self, p: usize, line: u64, write: bool) -> u64 {
         let cfg = Arc::clone(&self.cfg);
         let entry = self.fault_entry_ps(p, line, write);
-        let sw = self.mem.sw.expect("user regions exist only under software DSM");
+        let sw = self.mem.software().expect("user regions exist only under software DSM");
         let mut ctx = Ctx {
             id: p,
             nprocs: self.procs.len(),
@@ -305,7 +305,7 @@ impl<S> World<S> {
             let at = self.now + s.at_ps;
             self.launch(p, s.dest, s.target, s.args, s.payload, at);
         }
-        self.mem.stats.handler_ps_compute += duration_ps;
+        self.mem.add_handler_ps_compute(duration_ps);
         duration_ps
     }
 
@@ -326,11 +326,11 @@ impl<S> World<S> {
     pub(super) fn occupy(&mut self, p: usize, now: u64, duration_ps: u64) {
         if self.cfg.smp_nodes {
             // On the protocol processor, which default-protocol handlers share.
-            self.mem.stats.handler_ps_protocol += duration_ps;
-            self.mem.pp_busy[p] = now + duration_ps;
+            self.mem.add_handler_ps_protocol(duration_ps);
+            self.mem.set_pp_busy(p, now + duration_ps);
             return;
         }
-        self.mem.stats.handler_ps_compute += duration_ps;
+        self.mem.add_handler_ps_compute(duration_ps);
         // The interrupted main thread loses the handler's time; a blocked one is re-woken
         // when the handler is done.
         let main = self.procs[p].main;

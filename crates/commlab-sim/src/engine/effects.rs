@@ -17,7 +17,7 @@ use std::sync::Arc;
 impl<S> World<S> {
     /// Call the memory controller at the current time, then carry out its effects in order.
     pub(crate) fn mem_call<R>(&mut self, f: impl FnOnce(&mut Memory) -> R) -> R {
-        self.mem.now = self.now;
+        self.mem.set_now(self.now);
         let r = f(&mut self.mem);
         self.apply_mem_effects();
         r
@@ -37,7 +37,7 @@ impl<S> World<S> {
     }
 
     pub(super) fn apply_mem_effects(&mut self) {
-        let mut effects = std::mem::take(&mut self.mem.outbox);
+        let mut effects = self.mem.take_outbox();
         for effect in effects.drain(..) {
             match effect {
                 MemEffect::Send { from, to, kind, line, requester, at } => {
@@ -75,7 +75,7 @@ impl<S> World<S> {
             }
         }
         // Keep the buffer's allocation for the next call.
-        self.mem.outbox = effects;
+        self.mem.restore_outbox(effects);
     }
 
     /// Send a protocol message over the network as one packet: header, plus a line of data
@@ -149,7 +149,7 @@ impl<S> World<S> {
                     }
                     // (An SMP node's protocol processor takes the default protocol's messages
                     // in arrival order with the program's, from its inbox.)
-                    let via_inbox = self.mem.sw.is_some_and(|sw| sw.on_compute()) || self.cfg.smp_nodes;
+                    let via_inbox = self.mem.software().is_some_and(|sw| sw.on_compute()) || self.cfg.smp_nodes;
                     if arrival == Arrival::Controller && !via_inbox {
                         // The memory controller (or protocol processor) takes protocol
                         // messages off the NI at once (software DSM on the compute processor:

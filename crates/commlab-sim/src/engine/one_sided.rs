@@ -90,7 +90,7 @@ impl<S> World<S> {
         self.one_sided.requests += 1;
         self.one_sided.words += words;
         let (args, payload, data) = if put {
-            let values = local.iter().map(|&a| self.mem.data[(a / 8) as usize]).collect();
+            let values = local.iter().map(|&a| self.mem.word(a)).collect();
             (remote.to_vec(), values, 8 * words)
         } else {
             ([remote, local].concat(), Vec::new(), 0)
@@ -153,7 +153,7 @@ impl<S> World<S> {
             (Vec::new(), Vec::new(), 0)
         } else {
             let (remote, local) = rec.args.split_at(words as usize);
-            let values: Vec<u64> = remote.iter().map(|&a| self.mem.data[(a / 8) as usize]).collect();
+            let values: Vec<u64> = remote.iter().map(|&a| self.mem.word(a)).collect();
             (local.to_vec(), values, 8 * words as u64)
         };
         let reply = MessageRecord::new(node as u32, Target::OneSidedReply { put, words }, args, payload);
@@ -161,7 +161,7 @@ impl<S> World<S> {
     }
 
     fn one_sided_writes(&mut self, addrs: &[u64], values: &[u64]) {
-        self.mem.now = self.now;
+        self.mem.set_now(self.now);
         for (&a, &v) in addrs.iter().zip(values) {
             match self.mem.write_one_sided(a, v) {
                 Ok(dropped) => self.one_sided.invalidations += dropped,

@@ -75,7 +75,7 @@ impl<S> World<S> {
             return;
         }
         self.poll_nodes[p].flag_set = false;
-        self.mem.pp_busy[p] = self.mem.pp_busy[p].max(self.now) + pc.clear_ps;
+        self.mem.set_pp_busy(p, self.mem.pp_busy(p).max(self.now) + pc.clear_ps);
     }
 
     /// When `p`'s compute thread, blocked on `wait`, learns of a protocol handler that ended

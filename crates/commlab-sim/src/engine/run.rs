@@ -87,7 +87,7 @@ pub fn run<P: Program>(
         world.sample_until(end.saturating_add(len - 1));
     }
     let stats = collect_stats(&world, events, started.elapsed().as_secs_f64())?;
-    let memory = std::mem::take(&mut world.mem.data);
+    let memory = world.mem.take_data();
     let states = world.procs.into_iter().map(|p| p.state).collect();
     Ok(RunOutput { states, memory, stats })
 }
@@ -270,10 +270,8 @@ impl<S> World<S> {
                             let addr = line * self.cfg.mem.line_bytes;
                             let holder = self
                                 .mem
-                                .lock_holders
-                                .range(addr..addr + self.cfg.mem.line_bytes)
-                                .next()
-                                .map(|(_, h)| format!(", held by P{h}"))
+                                .lock_holder(addr..addr + self.cfg.mem.line_bytes)
+                                .map(|h| format!(", held by P{h}"))
                                 .unwrap_or_default();
                             format!("spins in {what} on line {line} (address {addr:#x}{holder})")
                         }

@@ -85,7 +85,7 @@ fn traffic_counters<S>(w: &World<S>, timed_ps: u64, counters: &mut Counters) {
 
 /// The caches and the coherence protocol (when any access reached the caches).
 fn memory_counters<S>(w: &World<S>, counters: &mut Counters) {
-    let ms = &w.mem.stats;
+    let ms = w.mem.stats();
     if ms.hits + ms.misses > 0 {
         counters.insert("cache_hits".to_string(), ms.hits as f64);
         counters.insert("cache_misses".to_string(), ms.misses as f64);
@@ -118,15 +118,15 @@ fn mechanism_counters<S>(w: &World<S>, counters: &mut Counters) {
         counters.insert("one_sided_words".to_string(), w.one_sided.words as f64);
         counters.insert("one_sided_invalidations".to_string(), w.one_sided.invalidations as f64);
     }
-    if let Some(sw) = w.mem.sw.filter(|sw| sw.load_check_ps + sw.store_check_ps > 0) {
+    if let Some(sw) = w.mem.software().filter(|sw| sw.load_check_ps + sw.store_check_ps > 0) {
         let sum = |k: usize| w.procs.iter().map(|p| p.checked[k]).sum::<u64>();
         counters.insert("access_checked_loads".to_string(), sum(0) as f64);
         counters.insert("access_checked_stores".to_string(), sum(1) as f64);
         let ps = sum(0) * sw.load_check_ps + sum(1) * sw.store_check_ps;
         counters.insert("access_check_cycles".to_string(), w.cfg.ps_to_cycles(ps));
     }
-    if w.mem.sw.is_some() || w.cfg.smp_nodes {
-        let ms = &w.mem.stats;
+    if w.mem.is_software() || w.cfg.smp_nodes {
+        let ms = w.mem.stats();
         counters.insert("handler_cycles_compute".to_string(), w.cfg.ps_to_cycles(ms.handler_ps_compute));
         counters.insert("handler_cycles_protocol".to_string(), w.cfg.ps_to_cycles(ms.handler_ps_protocol));
     }
@@ -143,13 +143,13 @@ fn mechanism_counters<S>(w: &World<S>, counters: &mut Counters) {
         counters.insert("backedge_failed_polls".to_string(), polls as f64);
         counters.insert("backedge_dispatches".to_string(), dispatched as f64);
     }
-    if let Some(pg) = &w.mem.pages {
+    if let Some(pg) = w.mem.pages() {
         counters.insert("page_protection_changes".to_string(), pg.protection_changes as f64);
         counters.insert("page_protection_changes_with_ecc".to_string(), pg.combined_changes as f64);
         counters.insert("ecc_invalidations".to_string(), pg.ecc_invalidations as f64);
         counters.insert("emulated_writes".to_string(), pg.emulated_writes as f64);
     }
-    let t = &w.mem.tempest;
+    let t = w.mem.tempest();
     if t.in_use() {
         counters.insert("tempest_faults".to_string(), t.faults as f64);
         counters.insert("tempest_tag_changes".to_string(), t.tag_changes as f64);
@@ -189,7 +189,7 @@ fn link_counters<S>(w: &World<S>, timed_ps: u64, counters: &mut Counters) {
 
 /// Each processor's messages, misses and traps.
 fn node_counters<S>(w: &World<S>) -> Vec<NodeCounters> {
-    let ms = &w.mem.stats;
+    let ms = w.mem.stats();
     w.procs
         .iter()
         .enumerate()

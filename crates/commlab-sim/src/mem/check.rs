@@ -9,15 +9,17 @@
 //!   was filled with and updates it on its own stores; every load compares the shadow word
 //!   with memory. A cache that kept a copy it should have lost would return a stale value.
 //!
-//! The checker is handed each line's states, data and directory entry (`Memory::check_line`)
-//! rather than reading `Memory`. Tempest user blocks are checked at barriers
-//! (`Memory::check_tempest_at_barrier`, in `mod.rs`): when a barrier's root sees every
-//! processor arrive, every readable non-home copy of a user block equals the home's, so a
+//! The checker is a component `Memory` owns (when switched on). It is handed what it checks as
+//! arguments (each line's states, data and directory entry: `Memory::check_line`; a fill's data,
+//! a load's or store's word) and never reads `Memory`. Tempest user blocks are checked at
+//! barriers (`tempest_at_barrier`, handed the regions and the memory by
+//! `Memory::check_tempest_at_barrier`): when a barrier's root sees every processor arrive, every readable non-home copy of a user block equals the home's, so a
 //! reader never sees a value older than the last write before the barrier it synchronised with;
 //! protocols that keep stale readable copies on purpose must run unchecked.
 
 use super::cache::Line;
 use super::protocol::{CacheState, DirState};
+use super::tempest::Tempest;
 use std::collections::BTreeMap;
 
 /// A line's directory entry as the checker sees it (outside a transaction).
@@ -122,4 +124,34 @@ impl Checker {
             _ => Ok(()),
         }
     }
+}
+
+/// Tempest's invariant at a barrier every processor has entered: every readable copy of a user
+/// block equals its home's copy (`data` is the backing store, which holds the homes' copies;
+/// `home_of` gives a line's home), so no reader can see a value older than the last write
+/// before the barrier it synchronised with. This is what the update protocol promises (the
+/// writer waits for its updates to be acknowledged before synchronising); a user protocol that
+/// lets readers keep stale copies on purpose must run unchecked.
+pub(crate) fn tempest_at_barrier(
+    tempest: &Tempest,
+    data: &[u64],
+    nprocs: usize,
+    line_words: usize,
+    home_of: impl Fn(Line) -> usize,
+) -> Result<(), String> {
+    for (line, block_lines) in tempest.blocks() {
+        let home = home_of(line);
+        for p in (0..nprocs).filter(|&p| p != home && tempest.readable(p, line, home)) {
+            for w in 0..line_words * block_lines as usize {
+                let mine = tempest.read(data, p, line, home, w);
+                let theirs = tempest.read(data, home, line, home, w);
+                if mine != theirs {
+                    return Err(format!(
+                        "at a barrier P{p}'s readable copy of user block {line} has word {w} = {mine}, its home P{home} has {theirs}"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }

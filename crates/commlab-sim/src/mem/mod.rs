@@ -17,9 +17,10 @@
 //! overflow beyond `hw_pointers`, the prefetch buffers, the pinned-line rule (a line filled for a
 //! demand access is held until that access performs; requests that reach it meanwhile are deferred
 //! and replayed right after the access), software DSM (`dsm.rs`: access checks, traps, handlers on
-//! the compute or a protocol processor, block copies and tag changes), Tempest user regions
-//! (`tempest.rs`), the opt-in hierarchy (`hier.rs`) and the checker (`check.rs`, handed each line's
-//! states, data and directory entry through `check_line` rather than reading `Memory`).
+//! the compute or a protocol processor, block copies and tag changes, as a cost model: see
+//! below), Tempest user regions (`tempest.rs`), the opt-in hierarchy (`hier.rs`) and the checker
+//! (`check.rs`, handed each line's states, data and directory entry through `check_line`, and
+//! the regions and memory at a barrier, rather than reading `Memory`).
 //!
 //! It never touches the event queue: what it needs done goes as `MemEffect`s into its outbox
 //! (send a protocol message over the network, deliver one locally, in order; a processor may
@@ -27,9 +28,23 @@
 //! engine carries out in order right after the call (`engine/effects.rs`, `mem_call`). The
 //! engine calls methods (`proc_access`, `demand_miss`, `prefetch`, `performed`,
 //! `load_word`/`store_word`/`rmw_word`, `unpin`, `receive`, `user_access`,
-//! `write_one_sided`, `reset_counts`, ...); it also still reads and writes some fields directly
-//! (`sw`, `stats`, `pp_busy`, `data`, `now`, `outbox`, `tempest`, `pages`, `handler_end`):
-//! making them private is issue 30's first item.
+//! `write_one_sided`, `reset_counts`, ...) and accessors (`set_now`, `take_outbox`, `stats`,
+//! `pp_busy`, `handler_end`, `word`, `software`, `pages`, `tempest`, ...); `Memory`'s fields are
+//! private.
+//!
+//! ## Cost models
+//! Hardware coherence and software DSM run the same protocol; where they differ is one trait,
+//! `costs::CostModel`, with two implementations: `costs::Hardware` and `dsm::SoftwareDsm` (which
+//! owns software DSM's costs, Blizzard-E's pages and the home's answer to itself). `Memory` owns
+//! one as the enum `model::Model` (static dispatch) and asks it at each point (`access_check_ps`,
+//! `miss_trap_ps`, `request_send_ps`, `handlers`, `reply_ps`, `invalidation_send_ps`,
+//! `forward_send_ps`, `answer_ps`, `writeback_send_ps`, `fill_ps`, `retag`,
+//! `resident_at_home`, `home_loses_access`); a model reads the memory only through
+//! `costs::LineView` (`Lines`). Where a handler runs (`costs::Handlers`) decides how `receive`
+//! and `unpin` time it; the machinery (a handler's clock, `handler_end`, `pp_busy`) is
+//! `Memory`'s. `is_software()` remains only for what exists only under software DSM: Tempest
+//! user regions (`alloc_user`) and the engine's fault and protocol-handler timing
+//! (`software()`, the costs it times them with).
 //!
 //! ## Protocol choices
 //! - Dirty data returns through the home (4-hop), matching Alewife's 3-party cost; a replaced
@@ -72,19 +87,36 @@
 
 pub(crate) mod cache;
 pub(crate) mod check;
+mod costs;
 mod dsm;
 pub(crate) mod hier;
+mod model;
 pub mod protocol;
 pub(crate) mod tempest;
 
 use crate::machine::{DsmCosts, MachineConfig, MemoryConfig};
 use cache::{Caches, Line};
-use commlab_api::Placement;
+use commlab_api::{AccessTag, Placement};
+use costs::{CostModel, Handlers, LineView};
+use model::Model;
 use protocol::{
     cache_transition, dir_transition, proc_transition, CacheAction, CacheEvent, CacheState, DirAction, DirEvent,
     DirGuard, DirState, Impossible, Pending, ProcAction, ProcEvent, ProcGuard, ProtoKind,
 };
 use std::collections::{BTreeMap, VecDeque};
+
+/// The memory's lines as the cost model sees them (`Lines`, a `costs::LineView`), borrowing
+/// only the fields it reads, so the model (another field) can be borrowed mutably beside it.
+macro_rules! lines {
+    ($m:expr) => {
+        Lines {
+            home: &$m.home,
+            dir: &$m.dir,
+            procs: &$m.procs,
+            private: $m.private_first[0]..$m.private_first[$m.private_first.len() - 1],
+        }
+    };
+}
 
 #[derive(Clone, Debug)]
 struct DirEntry {
@@ -158,24 +190,24 @@ struct Region {
 
 /// Per-processor memory-side state.
 #[derive(Default, Clone)]
-pub(crate) struct ProcMem {
+struct ProcMem {
     /// Line of this processor's outstanding demand miss.
-    pub waiting: Option<Line>,
+    waiting: Option<Line>,
     /// Lines with a prefetch in flight.
-    pub prefetches: Vec<Line>,
+    prefetches: Vec<Line>,
     /// Allocations this processor has made (its index into the region list).
-    pub allocs: usize,
+    allocs: usize,
     /// A line filled for a demand miss, held until the processor has performed its access
     /// (otherwise a forward arriving before the processor resumes could take it away, again
     /// and again: a livelock). Invalidations and forwards for it wait in `deferred`.
-    pub pinned: Option<Line>,
-    pub deferred: Vec<(CacheEvent, usize)>,
+    pinned: Option<Line>,
+    deferred: Vec<(CacheEvent, usize)>,
 }
 
 impl ProcMem {
     /// Whether this processor has a request in flight for `line` (a demand miss or a
     /// prefetch) or holds it for an access it has not performed yet.
-    pub fn engaged_with(&self, line: Line) -> bool {
+    fn engaged_with(&self, line: Line) -> bool {
         self.pinned == Some(line) || self.waiting == Some(line) || self.prefetches.contains(&line)
     }
 
@@ -262,40 +294,38 @@ pub(crate) enum MemEffect {
 
 pub(crate) struct Memory {
     t: MemoryConfig,
-    /// Software DSM costs (None: coherence in hardware).
-    pub sw: Option<DsmCosts>,
+    /// The cost model: the hardware controller's or software DSM's (`costs.rs`, `dsm.rs`).
+    model: Model,
     /// Picoseconds per processor cycle (for messages that name a cycle).
     cycle_ps: f64,
     /// The simulated time of the call in progress (the engine sets it before every call).
-    pub now: u64,
+    now: u64,
     /// Effects of the call in progress, for the engine to carry out in order.
-    pub outbox: Vec<MemEffect>,
+    outbox: Vec<MemEffect>,
     /// While a software protocol handler runs: its clock (handler start + entry + body, plus
     /// what its actions have cost so far); protocol actions are timed from it.
     handler_clock: Option<u64>,
     /// The latest time a software handler's actions reached (its end).
-    pub handler_end: u64,
+    handler_end: u64,
     /// Per node: its dedicated protocol processor is busy until this time.
-    pub(crate) pp_busy: Vec<u64>,
+    pp_busy: Vec<u64>,
     /// Whether the fill being installed carried the block (not just permission).
     fill_has_data: bool,
-    /// Software DSM: the home answers itself with data an owner just returned (`mem/dsm.rs`).
-    home_fill_from_owner: bool,
     /// Per node: when its last message to itself arrives (they arrive in order).
     local_fifo: Vec<u64>,
-    pub data: Vec<u64>,
+    data: Vec<u64>,
     line_words: u64,
     /// log2 of the line in bytes (`memory.line_bytes` is a power of two): `line_of` shifts.
     line_shift: u32,
     home: Vec<u32>,
     dir: Vec<DirEntry>,
     txns: BTreeMap<Line, Txn>,
-    pub caches: Caches,
-    pub procs: Vec<ProcMem>,
+    caches: Caches,
+    procs: Vec<ProcMem>,
     /// Per node: the directory controller is busy until this time.
     ctrl_busy: Vec<u64>,
     regions: Vec<Region>,
-    pub stats: MemStats,
+    stats: MemStats,
     /// Private memory (every processor's private arrays, allocated together before the run,
     /// processor by processor; never shared, so no coherence traffic, see `alloc_private`):
     /// processor `p`'s lines are `private_first[p]..private_first[p + 1]`, all of it
@@ -304,17 +334,15 @@ pub(crate) struct Memory {
     /// thousand processors is a host cache miss on every private reference.
     private_first: Vec<Line>,
     /// Per processor: its private arrays as (base address, words).
-    pub private_arrays: Vec<Vec<(u64, usize)>>,
+    private_arrays: Vec<Vec<(u64, usize)>>,
     /// Lock word holders, for deadlock reports.
-    pub lock_holders: BTreeMap<u64, usize>,
+    lock_holders: BTreeMap<u64, usize>,
     /// Invariant checker (tests switch it on).
-    pub checker: Option<check::Checker>,
+    checker: Option<check::Checker>,
     /// The processors' memory hierarchies and the nodes' DRAMs (empty without `[hierarchy]`).
     hierarchy: hier::Hierarchy,
     /// Tempest user-protocol regions (software DSM only).
-    pub tempest: tempest::Tempest,
-    /// Blizzard-E's page protection (`dsm.page_bytes`; `mem/dsm.rs`).
-    pub(crate) pages: Option<dsm::Pages>,
+    tempest: tempest::Tempest,
 }
 
 impl Memory {
@@ -322,7 +350,10 @@ impl Memory {
         let n = cfg.nprocs();
         Memory {
             t: cfg.mem,
-            sw: cfg.coherence.software(),
+            model: match cfg.coherence.software() {
+                None => Model::Hardware(costs::Hardware { inv_send_ps: cfg.mem.inv_send_ps }),
+                Some(sw) => Model::Software(dsm::SoftwareDsm::new(sw, n)),
+            },
             cycle_ps: cfg.cycle_ps,
             now: 0,
             outbox: Vec::new(),
@@ -330,7 +361,6 @@ impl Memory {
             handler_end: 0,
             pp_busy: vec![0; n],
             fill_has_data: true,
-            home_fill_from_owner: false,
             local_fifo: vec![0; n],
             data: Vec::new(),
             line_words: cfg.mem.line_bytes / 8,
@@ -361,7 +391,6 @@ impl Memory {
             checker: checked.then(|| check::Checker::new(n)),
             hierarchy: hier::Hierarchy::new(cfg.mem.hierarchy, cfg.mem.line_bytes, n),
             tempest: tempest::Tempest::new(n, (cfg.mem.line_bytes / 8) as usize),
-            pages: cfg.coherence.software().and_then(|sw| sw.pages).map(|c| dsm::Pages::new(c, n)),
         }
     }
 
@@ -502,7 +531,7 @@ impl Memory {
         nprocs: usize,
         block_bytes: usize,
     ) -> Result<u64, String> {
-        if self.sw.is_none() {
+        if !self.is_software() {
             return Err("Tempest user regions need fine-grain access control in software (memory.model = \"software\", e.g. blizzard-s/e/t); this machine keeps coherence in hardware".to_string());
         }
         let line_bytes = self.line_words as usize * 8;
@@ -632,7 +661,7 @@ impl Memory {
     /// hardware).
     #[inline]
     pub(crate) fn access_check_ps(&self, write: bool) -> u64 {
-        self.sw.map_or(0, |sw| if write { sw.store_check_ps } else { sw.load_check_ps })
+        self.model.access_check_ps(write)
     }
 
     /// The base address of processor `p`'s `k`-th private array, or how many it has.
@@ -654,9 +683,7 @@ impl Memory {
     pub(crate) fn reset_counts(&mut self, nprocs: usize) {
         self.stats = MemStats::new(nprocs);
         self.tempest.reset_counts();
-        if let Some(pages) = &mut self.pages {
-            pages.reset_counts();
-        }
+        self.model.reset_counts();
     }
 
     /// Whether `addr` lies in a Tempest user region.
@@ -701,32 +728,13 @@ impl Memory {
         true
     }
 
-    /// At a barrier every processor has entered, with the checker on: Tempest's invariant.
+    /// At a barrier every processor has entered, with the checker on: Tempest's invariant
+    /// (`check::tempest_at_barrier`).
     pub(crate) fn check_tempest_at_barrier(&self, nprocs: usize) -> Result<(), String> {
         if self.checker.is_none() {
             return Ok(());
         }
-        // Every readable copy of a user block equals its home's copy, so no reader can see a
-        // value older than the last write before the barrier it synchronised with. This is
-        // what the update protocol promises (the writer waits for its updates to be
-        // acknowledged before synchronising); a user protocol that lets readers keep stale
-        // copies on purpose must run unchecked.
-        let lw = self.line_words();
-        for (line, block_lines) in self.tempest.blocks() {
-            let home = self.home_of(line);
-            for p in (0..nprocs).filter(|&p| p != home && self.tempest.readable(p, line, home)) {
-                for w in 0..lw * block_lines as usize {
-                    let mine = self.tempest.read(&self.data, p, line, home, w);
-                    let theirs = self.tempest.read(&self.data, home, line, home, w);
-                    if mine != theirs {
-                        return Err(format!(
-                            "at a barrier P{p}'s readable copy of user block {line} has word {w} = {mine}, its home P{home} has {theirs}"
-                        ));
-                    }
-                }
-            }
-        }
-        Ok(())
+        check::tempest_at_barrier(&self.tempest, &self.data, nprocs, self.line_words(), |l| self.home_of(l))
     }
 }
 
@@ -811,13 +819,13 @@ impl Memory {
         let upgrade = kind == ProtoKind::UpgradeRequest;
         // Software DSM: the failed check traps to a handler (a write to a readable block may
         // fault differently), which then sends the request as an active message.
-        let trap = self.sw.map_or(0, |sw| sw.miss_trap_ps + if upgrade { sw.upgrade_fault_ps } else { 0 });
+        let trap = self.model.miss_trap_ps(upgrade);
         self.stats.handler_ps_compute += trap;
         if home == p {
             self.stats.local_misses += 1;
             self.send_proto(p, p, kind, line, p, self.now + trap);
         } else {
-            let send = self.sw.map_or(0, |sw| sw.send_small_ps);
+            let send = self.model.request_send_ps();
             let at = self.now + self.t.miss_issue_ps + trap + send;
             self.send_proto(p, home, kind, line, p, at);
         }
@@ -829,17 +837,19 @@ impl Memory {
             // A private fill is the cache's own business, also on a software-DSM machine.
             return self.handle(at_node, from, kind, line, requester);
         }
-        match self.sw {
+        match self.model.handlers() {
             // Software DSM with protocol processors: handlers queue for the node's processor.
-            Some(sw) if !sw.on_compute() => {
+            Handlers::ProtocolProcessor { body_ps } => {
                 let start = self.now.max(self.pp_busy[at_node]);
-                self.run_software_handler(at_node, from, kind, line, requester, start + sw.handler_ps);
+                self.run_software_handler(at_node, from, kind, line, requester, start + body_ps);
                 self.pp_busy[at_node] = self.handler_end;
                 self.stats.handler_ps_protocol += self.handler_end - start;
             }
             // Local protocol steps of software DSM (the requester is its own home).
-            Some(sw) => self.run_software_handler(at_node, from, kind, line, requester, self.now + sw.handler_ps),
-            None => self.handle(at_node, from, kind, line, requester),
+            Handlers::Compute { body_ps, .. } => {
+                self.run_software_handler(at_node, from, kind, line, requester, self.now + body_ps)
+            }
+            Handlers::Hardware => self.handle(at_node, from, kind, line, requester),
         }
     }
 
@@ -1029,9 +1039,7 @@ impl Memory {
 
     /// ReplySharedData: send the requester a shared copy.
     fn reply_shared_data(&mut self, s: &DirStep, mut t: u64) -> u64 {
-        if let Some(sw) = self.sw {
-            t += self.dsm_reply_ps(&sw, s.home, s.requester, s.ev, false, false);
-        }
+        t += self.model.reply_ps(s.home, s.requester, s.ev, false, false);
         self.send_proto(s.home, s.requester, ProtoKind::DataShared, s.line, s.requester, t);
         t
     }
@@ -1040,9 +1048,7 @@ impl Memory {
     fn reply_exclusive_data(&mut self, s: &DirStep, mut t: u64) -> u64 {
         let kind = if s.requester_had_copy { ProtoKind::PermissionExclusive } else { ProtoKind::DataExclusive };
         self.home_access_lost(s.home, s.line, s.requester);
-        if let Some(sw) = self.sw {
-            t += self.dsm_reply_ps(&sw, s.home, s.requester, s.ev, true, s.requester_had_copy);
-        }
+        t += self.model.reply_ps(s.home, s.requester, s.ev, true, s.requester_had_copy);
         self.send_proto(s.home, s.requester, kind, s.line, s.requester, t);
         t
     }
@@ -1061,7 +1067,7 @@ impl Memory {
         t = t.max(s.start + m.dir_ps);
         self.txns.get_mut(&s.line).expect("write transaction").acks_left = others.len() as u32;
         for x in others {
-            t += self.sw.map_or(m.inv_send_ps, |sw| sw.send_small_ps);
+            t += self.model.invalidation_send_ps();
             self.stats.invalidations += 1;
             self.send_proto(s.home, x as usize, ProtoKind::Invalidate, s.line, s.requester, t);
         }
@@ -1074,7 +1080,7 @@ impl Memory {
         let owner = self.dir[s.line as usize].owner as usize;
         let kind = if s.write { ProtoKind::ForwardWrite } else { ProtoKind::ForwardRead };
         self.stats.forwards += 1;
-        t += self.sw.map_or(0, |sw| sw.send_small_ps);
+        t += self.model.forward_send_ps();
         if self.t.snooping {
             // A snooping bus: the owning cache sees the request as the memory does, so it is
             // asked now; the memory's read (up to `t`) goes on beside it and the reply waits
@@ -1132,31 +1138,10 @@ impl Memory {
         }
         let home = self.home_of(line);
         let mut respond = self.action_time() + if p == home { self.t.home_cache_ps } else { self.t.owner_ps };
-        let mut after_ps = 0;
-        if let Some(sw) = self.sw {
-            let loses_access =
-                matches!(ev, CacheEvent::Invalidate | CacheEvent::ForwardRead | CacheEvent::ForwardWrite);
-            // The tag change: the invalidation's cost, or with Blizzard-E's pages what `retag`
-            // charges (bad ECC only if the block was accessible, a protection change only if
-            // its page's protection flips; a downgrade's after the answer).
-            let tag_ps = match (loses_access, self.pages.is_some()) {
-                (false, _) => 0,
-                (true, false) => sw.tag_invalidate_ps,
-                (true, true) => match self.retag(p, line, next) {
-                    (ps, true) => ps,
-                    (ps, false) => {
-                        after_ps = ps;
-                        0
-                    }
-                },
-            };
-            respond += tag_ps
-                + match ev {
-                    CacheEvent::Invalidate => sw.send_small_ps,
-                    CacheEvent::ForwardRead | CacheEvent::ForwardWrite => sw.copy_block_ps + sw.send_data_ps,
-                    _ => 0,
-                };
-        }
+        // Software DSM: the handler's tag change and its answer's send (`dsm.rs`, `answer_ps`).
+        let view = lines!(self);
+        let (before_ps, after_ps) = self.model.answer_ps(p, line, ev, next, &view);
+        respond += before_ps;
         for &a in actions {
             match a {
                 CacheAction::SendInvalidationAck => {
@@ -1219,10 +1204,12 @@ impl Memory {
             }
         }
         let mut resume = self.action_time() + self.t.fill_ps;
-        if let Some(sw) = self.sw.filter(|_| !self.is_private(line)) {
-            // Copy the block in (unless only permission came), open its access tag, return from
-            // the miss handler.
-            let reply = self.dsm_fill_ps(&sw, p, line, with_data) + self.retag(p, line, self.caches.state(p, line)).0;
+        if !self.is_private(line) {
+            // Software DSM: copy the block in (unless only permission came), open its access
+            // tag, return from the miss handler (0 in hardware, where no handler runs).
+            let view = lines!(self);
+            let fill = self.model.fill_ps(p, line, with_data, &view);
+            let reply = fill + self.retag(p, line, self.caches.state(p, line)).0;
             self.stats.handler_ps_compute += reply;
             resume += reply;
             self.handler_reaches(resume);
@@ -1238,27 +1225,33 @@ impl Memory {
         let Some(line) = self.procs[p].pinned.take() else { return 0 };
         let mut stolen = 0;
         for (ev, from) in std::mem::take(&mut self.procs[p].deferred) {
-            match self.sw {
-                None => self.cache_event(p, line, ev, from),
-                Some(sw) => {
-                    let start = if sw.on_compute() { self.now + stolen } else { self.now.max(self.pp_busy[p]) };
-                    let body = start + if sw.on_compute() { sw.entry_ps } else { 0 } + sw.handler_ps;
-                    self.handler_clock = Some(body);
-                    self.handler_end = body;
-                    self.cache_event(p, line, ev, from);
-                    self.handler_clock = None;
-                    if sw.on_compute() {
-                        stolen = self.handler_end + sw.exit_ps - self.now;
-                        self.stats.handler_ps_compute += self.handler_end + sw.exit_ps - start;
-                    } else {
-                        self.pp_busy[p] = self.handler_end;
-                        self.stats.handler_ps_protocol += self.handler_end - start;
-                    }
+            match self.model.handlers() {
+                Handlers::Hardware => self.cache_event(p, line, ev, from),
+                Handlers::Compute { entry_ps, body_ps, exit_ps } => {
+                    let start = self.now + stolen;
+                    self.run_deferred_handler(p, line, ev, from, start + entry_ps + body_ps);
+                    stolen = self.handler_end + exit_ps - self.now;
+                    self.stats.handler_ps_compute += self.handler_end + exit_ps - start;
+                }
+                Handlers::ProtocolProcessor { body_ps } => {
+                    let start = self.now.max(self.pp_busy[p]);
+                    self.run_deferred_handler(p, line, ev, from, start + body_ps);
+                    self.pp_busy[p] = self.handler_end;
+                    self.stats.handler_ps_protocol += self.handler_end - start;
                 }
             }
             self.check_line(line);
         }
         stolen
+    }
+
+    /// A software handler for request `ev` from `from`, deferred on `p`'s pinned `line`, whose
+    /// body ends at `clock`; `handler_end` tells when its last action is done.
+    fn run_deferred_handler(&mut self, p: usize, line: Line, ev: CacheEvent, from: usize, clock: u64) {
+        self.handler_clock = Some(clock);
+        self.handler_end = clock;
+        self.cache_event(p, line, ev, from);
+        self.handler_clock = None;
     }
 
     /// A one-sided write (a put at its target, a get's value at its requester): the memory
@@ -1328,13 +1321,10 @@ impl Memory {
         self.handler_clock = clock;
         if home != p {
             // In software DSM the evicting handler copies the block out and sends it.
-            let mut at = self.action_time();
-            if let Some(sw) = self.sw {
-                at += sw.copy_block_ps + sw.send_data_ps;
-                self.handler_reaches(at);
-                if let Some(c) = &mut self.handler_clock {
-                    *c = (*c).max(at);
-                }
+            let at = self.action_time() + self.model.writeback_send_ps();
+            self.handler_reaches(at);
+            if let Some(c) = &mut self.handler_clock {
+                *c = (*c).max(at);
             }
             let at = self.coherent_bus(at);
             self.outbox.push(MemEffect::Send { from: p, to: home, kind: ProtoKind::Writeback, line, requester: p, at });
@@ -1367,6 +1357,186 @@ impl Memory {
             let cycle = self.now as f64 / self.cycle_ps;
             self.fail_internal(format!("coherence invariant at cycle {cycle:.1}: {e}"));
         }
+    }
+}
+
+/// What the cost model reads of the memory (`costs::LineView`; see `lines!`).
+struct Lines<'a> {
+    home: &'a [u32],
+    dir: &'a [DirEntry],
+    procs: &'a [ProcMem],
+    private: std::ops::Range<Line>,
+}
+
+impl LineView for Lines<'_> {
+    #[inline]
+    fn home_of(&self, line: Line) -> usize {
+        self.home[line as usize] as usize
+    }
+    #[inline]
+    fn is_private(&self, line: Line) -> bool {
+        self.private.contains(&line)
+    }
+    #[inline]
+    fn dir_state(&self, line: Line) -> DirState {
+        self.dir[line as usize].state
+    }
+    #[inline]
+    fn engaged_with(&self, p: usize, line: Line) -> bool {
+        self.procs[p].engaged_with(line)
+    }
+}
+
+/// The cost model's queries for the protocol and the engine.
+impl Memory {
+    /// Whether coherence is software DSM: Tempest user regions and the engine's fault and
+    /// protocol-handler timing exist only there.
+    #[inline]
+    pub(crate) fn is_software(&self) -> bool {
+        self.model.is_software()
+    }
+
+    /// Software DSM's costs (None: coherence in hardware), for the engine's timing of faults
+    /// and protocol handlers and for Tempest's handler operations.
+    #[inline]
+    pub(crate) fn software(&self) -> Option<DsmCosts> {
+        self.model.software()
+    }
+
+    /// Blizzard-E's page protection and its counts, if this machine has it.
+    pub(crate) fn pages(&self) -> Option<&dsm::Pages> {
+        self.model.pages()
+    }
+
+    /// Whether home `p`'s own access to shared `line` performs at once on its memory (software
+    /// DSM's home blocks, `dsm.rs`; never in hardware).
+    #[inline]
+    pub(crate) fn resident_at_home(&self, p: usize, line: Line, write: bool) -> bool {
+        self.model.resident_at_home(p, line, write, &lines!(self))
+    }
+
+    /// A remote `requester` takes `line` exclusive at its home: under software DSM the home's
+    /// tag becomes invalid, so a home spinning on it (reading its own memory) is woken to fault.
+    fn home_access_lost(&mut self, home: usize, line: Line, requester: usize) {
+        if self.model.home_loses_access(home, requester) {
+            self.outbox.push(MemEffect::LineLost { p: home, line });
+        }
+    }
+
+    /// Bring `p`'s record of `line`'s access tag up to date, its cache state being `cs`
+    /// (Blizzard-E's pages; `(0, false)` elsewhere): what `p` pays, and whether it lost access.
+    #[inline]
+    fn retag(&mut self, p: usize, line: Line, cs: CacheState) -> (u64, bool) {
+        let view = lines!(self);
+        self.model.retag(p, line, cs, &view)
+    }
+
+    /// Blizzard-E: a Tempest handler at `p` changes user block `line`'s tag from `old` to `new`
+    /// (`dsm::SoftwareDsm::user_retag`); 0 without page protection.
+    pub(crate) fn user_retag(&mut self, p: usize, line: Line, old: AccessTag, new: AccessTag, ecc_ps: u64) -> u64 {
+        self.model.user_retag(p, line, old, new, ecc_ps)
+    }
+
+    /// Blizzard-E: a store by `p` to `line` whose page is read-only is performed by the
+    /// kernel; its cost (0 otherwise; `dsm::SoftwareDsm::emulated_write_ps`).
+    #[inline]
+    pub(crate) fn emulated_write_ps(&mut self, p: usize, line: Line) -> u64 {
+        let private = self.private_lines();
+        self.model.emulated_write_ps(p, line, || private.contains(&line))
+    }
+}
+
+/// What the engine reads and sets of the memory besides its calls (`engine/`, `msg/mod.rs`).
+impl Memory {
+    /// The simulated time of the call about to be made.
+    #[inline]
+    pub(crate) fn set_now(&mut self, now: u64) {
+        self.now = now;
+    }
+
+    /// The effects of the call just made, in order (`restore_outbox` gives the buffer back).
+    #[inline]
+    pub(crate) fn take_outbox(&mut self) -> Vec<MemEffect> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// The outbox's buffer back, emptied, keeping its allocation for the next call.
+    #[inline]
+    pub(crate) fn restore_outbox(&mut self, outbox: Vec<MemEffect>) {
+        debug_assert!(outbox.is_empty() && self.outbox.is_empty());
+        self.outbox = outbox;
+    }
+
+    /// When the last software handler's actions were done.
+    pub(crate) fn handler_end(&self) -> u64 {
+        self.handler_end
+    }
+
+    /// When node `p`'s protocol processor is free.
+    #[inline]
+    pub(crate) fn pp_busy(&self, p: usize) -> u64 {
+        self.pp_busy[p]
+    }
+
+    /// Node `p`'s protocol processor is busy until `t`.
+    pub(crate) fn set_pp_busy(&mut self, p: usize, t: u64) {
+        self.pp_busy[p] = t;
+    }
+
+    /// The counts of the run so far.
+    pub(crate) fn stats(&self) -> &MemStats {
+        &self.stats
+    }
+
+    /// A handler ran `ps` on a compute processor (`MemStats::handler_ps_compute`).
+    pub(crate) fn add_handler_ps_compute(&mut self, ps: u64) {
+        self.stats.handler_ps_compute += ps;
+    }
+
+    /// A handler ran `ps` on a protocol processor (`MemStats::handler_ps_protocol`).
+    pub(crate) fn add_handler_ps_protocol(&mut self, ps: u64) {
+        self.stats.handler_ps_protocol += ps;
+    }
+
+    /// The word at `addr` in memory (a one-sided access reads memory, not a cache).
+    #[inline]
+    pub(crate) fn word(&self, addr: u64) -> u64 {
+        self.data[(addr / 8) as usize]
+    }
+
+    /// The final memory, at the end of the run.
+    pub(crate) fn take_data(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.data)
+    }
+
+    /// The holder of a lock whose word lies in `addrs`, if any (for deadlock reports).
+    pub(crate) fn lock_holder(&self, addrs: std::ops::Range<u64>) -> Option<usize> {
+        self.lock_holders.range(addrs).next().map(|(_, &h)| h)
+    }
+
+    /// Tempest's user regions (tags, copies, counts).
+    pub(crate) fn tempest(&self) -> &tempest::Tempest {
+        &self.tempest
+    }
+
+    /// Word `w` of user block `line` (homed at `home`) in node `p`'s copy.
+    pub(crate) fn user_read(&self, p: usize, line: Line, home: usize, w: usize) -> u64 {
+        self.tempest.read(&self.data, p, line, home, w)
+    }
+
+    /// Word `w` of user block `line` (homed at `home`) in node `p`'s copy becomes `v`.
+    pub(crate) fn user_write(&mut self, p: usize, line: Line, home: usize, w: usize, v: u64) {
+        self.tempest.write(&mut self.data, p, line, home, w, v);
+    }
+
+    /// Node `p`'s tag of user block `line` becomes `tag`.
+    pub(crate) fn set_user_tag(&mut self, p: usize, line: Line, tag: AccessTag) {
+        self.tempest.set_tag(p, line, tag);
+    }
+
+    /// A handler copied a user block (counter `tempest_block_copies`).
+    pub(crate) fn count_block_copy(&mut self) {
+        self.tempest.block_copies += 1;
     }
 }
 

@@ -157,24 +157,23 @@ impl HandlerCtx for Ctx<'_> {
         let Some((line, home, lines)) = self.user_block(block, "block_read") else { return };
         let words = lines as usize * self.mem.line_words();
         for (w, o) in out.iter_mut().enumerate().take(words) {
-            *o = self.mem.tempest.read(&self.mem.data, self.id, line, home, w);
+            *o = self.mem.user_read(self.id, line, home, w);
         }
         self.copy_cost(lines);
     }
     fn block_write(&mut self, block: Addr, data: &[u64]) {
         let Some((line, home, lines)) = self.user_block(block, "block_write") else { return };
         let words = lines as usize * self.mem.line_words();
-        let mem = &mut *self.mem;
         for (w, &v) in data.iter().enumerate().take(words) {
-            mem.tempest.write(&mut mem.data, self.id, line, home, w, v);
+            self.mem.user_write(self.id, line, home, w, v);
         }
         self.copy_cost(lines);
     }
     fn set_tag(&mut self, block: Addr, tag: AccessTag) {
         let Some((line, home, lines)) = self.user_block(block, "set_tag") else { return };
-        let old = self.mem.tempest.tag(self.id, line, home);
-        self.mem.tempest.set_tag(self.id, line, tag);
-        let sw = self.mem.sw.expect("user regions exist only under software DSM");
+        let old = self.mem.tempest().tag(self.id, line, home);
+        self.mem.set_user_tag(self.id, line, tag);
+        let sw = self.mem.software().expect("user regions exist only under software DSM");
         // As the default protocol prices them, for each line's granules: opening a block opens
         // every granule's tag, a read-only block made writable changes its permission only.
         let per_block = |base: u64, one_line: u64| base + (one_line - base) * lines;
@@ -182,7 +181,7 @@ impl HandlerCtx for Ctx<'_> {
         let ps = match (old, tag) {
             // Blizzard-E: bad ECC only where the block was accessible, mprotect only when its
             // page's protection flips (`mem/dsm.rs`).
-            _ if self.mem.pages.is_some() => {
+            _ if self.mem.pages().is_some() => {
                 let open = match (old, tag) {
                     (_, AccessTag::Invalid) => 0,
                     (AccessTag::ReadOnly, AccessTag::Writable) => sw.tag_valid_base_ps,
@@ -198,7 +197,7 @@ impl HandlerCtx for Ctx<'_> {
     }
     fn tag(&mut self, block: Addr) -> AccessTag {
         match self.user_block(block, "tag") {
-            Some((line, home, _)) => self.mem.tempest.tag(self.id, line, home),
+            Some((line, home, _)) => self.mem.tempest().tag(self.id, line, home),
             // The handler's error ends the run; the answer is never used.
             None => AccessTag::Invalid,
         }
@@ -211,8 +210,8 @@ impl Ctx<'_> {
     fn user_block(&mut self, block: Addr, what: &str) -> Option<(u64, usize, u64)> {
         let line = self.mem.line_of(block.0);
         let lb = 8 * self.mem.line_words() as u64;
-        let lines = (self.mem.valid(block.0) && block.0.is_multiple_of(lb) && self.mem.tempest.is_user(line))
-            .then(|| self.mem.tempest.block_of(line))
+        let lines = (self.mem.valid(block.0) && block.0.is_multiple_of(lb) && self.mem.tempest().is_user(line))
+            .then(|| self.mem.tempest().block_of(line))
             .and_then(|(first, lines)| (first == line).then_some(lines));
         let Some(lines) = lines else {
             self.error.get_or_insert(format!(
@@ -227,8 +226,8 @@ impl Ctx<'_> {
     /// One block of `lines` lines copied between a node's copy and a handler's buffer
     /// (`dsm.copy_bytes_per_cycle`).
     fn copy_cost(&mut self, lines: u64) {
-        self.mem.tempest.block_copies += 1;
-        let sw = self.mem.sw.expect("user regions exist only under software DSM");
+        self.mem.count_block_copy();
+        let sw = self.mem.software().expect("user regions exist only under software DSM");
         self.offset_ps += sw.copy_block_ps * lines;
     }
 
