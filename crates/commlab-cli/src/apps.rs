@@ -42,22 +42,26 @@ pub(crate) fn to_json(a: &AppInfo) -> serde_json::Value {
     serde_json::json!({"name": a.name, "summary": a.summary, "variants": a.variants, "params": params})
 }
 
-/// `commlab counters [APP]`: the engine's counters, then every application's (or `app`'s), as
-/// text or (`json`) one JSON object per table.
+/// `commlab counters [APP]`: the engine's counters, then every application's (or only `app`'s),
+/// then (without `app`) those a run on the host adds; as text or (`json`) one JSON object per
+/// table. An app's counter replaces the engine's of the same name.
 pub fn counters(app: Option<&str>, json: bool) -> Result<(), Failure> {
     let apps: Vec<&AppInfo> = match app {
         Some(name) => vec![app_info(name).map_err(|e| crate::failure::input(e.to_string()))?],
         None => APPS.iter().collect(),
     };
     let engine = "engine: reported by every run on the simulator, each when its mechanism is present";
-    let tables = std::iter::once(("engine", engine, ENGINE_COUNTERS)).chain(
-        apps.iter().map(|a| (a.name, "its own, beside the engine's (one of the same name replaces it)", a.counters)),
-    );
-    for (name, about, table) in tables {
+    let host = "host: added to am-latency's and bulk-bw's on --machine host";
+    let mut tables = vec![("engine", engine, ENGINE_COUNTERS)];
+    tables.extend(apps.iter().map(|a| (a.name, a.name, a.counters)));
+    if app.is_none() {
+        tables.push(("host", host, crate::host::HOST_COUNTERS));
+    }
+    for (name, heading, table) in tables {
         if json {
             println!("{}", counters_json(name, table));
         } else {
-            print!("{}", counters_text(if name == "engine" { about } else { name }, table));
+            print!("{}", counters_text(heading, table));
         }
     }
     Ok(())
@@ -75,7 +79,8 @@ fn counters_text(heading: &str, table: &[Counter]) -> String {
     out
 }
 
-/// One table as JSON: `{"table": "engine" or the app, "counters": [{name, unit, meaning}]}`.
+/// One table as JSON: `{"table": "engine", the app or "host", "counters": [{name, unit,
+/// meaning}]}`.
 fn counters_json(table_name: &str, table: &[Counter]) -> serde_json::Value {
     let counters: Vec<serde_json::Value> =
         table.iter().map(|c| serde_json::json!({"name": c.name, "unit": c.unit, "meaning": c.meaning})).collect();

@@ -89,7 +89,7 @@ commlab_api::counters! {
     LEAVES = "leaves", "count",
         "leaf tasks that ran";
     SCHEDULER_MESSAGES_SENT = "scheduler_messages_sent", "messages",
-        "messages the scheduler sent (steal requests and replies, joins), all processors";
+        "messages the scheduler's code sent (steal requests, joins, the done broadcast), all processors";
     SCHEDULER_MESSAGES_HANDLED = "scheduler_messages_handled", "messages",
         "scheduler messages handled, all processors";
 }
@@ -100,6 +100,7 @@ commlab_api::counters! {
     EVALUATIONS = "evaluations", "count",
         "function evaluations the tree's tasks made, all processors (aq)";
 }
+
 /// Argument words of `mp`'s join message.
 const JOIN_ARGS: usize = 2;
 
