@@ -20,6 +20,10 @@
 //!
 //! Nothing in this crate knows about time, caches or networks; those are the backend's.
 
+mod counter;
+
+pub use counter::{Counter, SetCounter, BACKEND_COUNTERS, MESSAGES};
+
 use std::collections::BTreeMap;
 
 /// Index of a processor, `0..nprocs`.

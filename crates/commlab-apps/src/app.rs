@@ -24,6 +24,8 @@ pub struct AppInfo {
     /// Variants in the order `--variant all` runs them.
     pub variants: &'static [&'static str],
     pub params: &'static [ParamDoc],
+    /// The counters the app reports beside the engine's, each declared once.
+    pub counters: &'static [commlab_api::Counter],
 }
 
 impl AppInfo {
@@ -205,5 +207,36 @@ mod figure_tests {
         assert_eq!(cycles_figure(1052.53336, 1000.0), 1052.53);
         assert_eq!(cycles_figure(-1e-14, 20.0).to_string(), "0");
         assert!(cycles_figure(f64::NAN, 20.0).is_nan());
+    }
+}
+
+/// Counters several apps report with one meaning, declared once here; each app's table
+/// (`COUNTERS`) lists those it reports.
+pub mod common {
+    commlab_api::counters! {
+        /// Every shared counter.
+        pub SHARED_COUNTERS;
+        HOPS = "hops", "hops",
+            "network hops between the two processors the measurement involves (the resolved `hops` parameter: processor 0 and its partner, the line's home, or the invokee)";
+        SPEEDUP = "speedup", "ratio",
+            "the sequential baseline's cycles (`serial_cycles` or `sequential_cycles`) over this run's parallel cycles";
+        SERIAL_CYCLES = "serial_cycles", "cycles",
+            "cycles of the app's sequential baseline: a sequential program on one processor of the same machine (the app's module doc names which)";
+        SEQUENTIAL_CYCLES = "sequential_cycles", "cycles",
+            "cycles of the sequential program on one processor of the same machine (the speedup's baseline)";
+        CYCLES_PER_ITERATION = "cycles_per_iteration", "cycles",
+            "the timed region's cycles over the iterations it timed";
+        APP_MESSAGES = "app_messages", "messages",
+            "messages the application's own code sent, by its tally (the engine's `messages` also counts barriers', runtimes' and flow control's)";
+        SYNCHRONIZATION_CYCLES_MEAN = "synchronization_cycles_mean", "cycles",
+            "mean over processors of time in the synchronization category (barriers, locks, waiting for flags and counters)";
+        REMOTE_MISSES = "remote_misses", "count",
+            "the engine's `cache_misses` minus `local_misses`: misses served by another node (when any access reached the caches)";
+        LOCK_ACQUISITIONS = "lock_acquisitions", "count",
+            "locks the application's code acquired, all processors";
+        LOCK_RELEASES = "lock_releases", "count",
+            "locks the application's code released, all processors";
+        PREFETCHES_ISSUED = "prefetches_issued", "count",
+            "prefetches the application's code issued (prefetch variants), whether or not the line was already held";
     }
 }

@@ -50,14 +50,26 @@
 
 use crate::app::{cost, result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::Params;
+use commlab_api::SetCounter;
 use commlab_api::{Addr, Backend, BarrierKind, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters copy-transfer`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS;
+    MBYTES_PER_S = "mbytes_per_s", "MB/s",
+        "bytes moved over all passes over the timed processor's time (the producer's for put), at the machine's clock";
+    PASS_CYCLES = "pass_cycles", "cycles",
+        "the timed processor's time over the passes";
+}
 
 pub const INFO: AppInfo = AppInfo {
     name: "copy-transfer",
     summary: "MB/s of strided loads (load-sum) and strided copies (copy-sload, copy-sstore): local, fetched through coherence, or moved by one-sided get/put; counters.mbytes_per_s",
     variants: &["local", "fetch", "get", "put"],
+    counters: COUNTERS,
     params: &[
         ParamDoc { name: "kernel", default: "load-sum", doc: "load-sum, copy-sload or copy-sstore" },
         ParamDoc { name: "stride", default: "1", doc: "words between consecutive references (1 to 4096)" },
@@ -397,8 +409,8 @@ pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Resu
     let cycles = out.states[variant.timed()].cycles;
     let mbytes_per_s = (bytes * passes) as f64 / (cycles / backend.cycles_per_us());
     let mut counters = BTreeMap::new();
-    counters.insert("mbytes_per_s".into(), mbytes_per_s);
-    counters.insert("pass_cycles".into(), cycles / passes as f64);
+    counters.set(&MBYTES_PER_S, mbytes_per_s);
+    counters.set(&PASS_CYCLES, cycles / passes as f64);
     let (ok, detail) = match kernel {
         Kernel::LoadSum => {
             let want: Vec<u64> = (1..=passes)

@@ -68,6 +68,7 @@
 use crate::app::{barrier_kind_of, cost, result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::Params;
 use crate::private::{Arrays, Shape};
+use commlab_api::SetCounter;
 use commlab_api::{
     Addr, Backend, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program, ReceiveMode,
 };
@@ -78,10 +79,37 @@ use rustfft::{Fft, FftPlanner};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters fft2d`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS;
+    FLOPS = "flops", "flops",
+        "floating-point operations of the 2-D FFT: 5 n^2 log2(n^2)";
+    MFLOPS = "mflops", "Mflop/s",
+        "`flops` over the run's time in microseconds";
+    FFT_CYCLES = "fft_cycles", "cycles",
+        "the longest processor's time in the row FFTs";
+    TRANSPOSE_CYCLES = "transpose_cycles", "cycles",
+        "the longest processor's time in the transposes";
+    ROWS_PER_PROCESSOR_MAX = "rows_per_processor_max", "count",
+        "rows of the largest processor's share";
+    BUTTERFLIES_PER_PROCESSOR_MAX = "butterflies_per_processor_max", "count",
+        "butterflies the largest share computes over both passes";
+    BLOCKS_SENT = "blocks_sent", "count",
+        "transpose blocks sent as bulk messages, all processors (bulk)";
+    BLOCKS_RECEIVED = "blocks_received", "count",
+        "transpose blocks received (bulk)";
+    BLOCK_BYTES = "block_bytes", "bytes",
+        "bytes of the blocks sent (bulk)";
+    BLOCK_BYTES_RECEIVED = "block_bytes_received", "bytes",
+        "bytes of the blocks received (bulk)";
+}
+
 pub const INFO: AppInfo = AppInfo {
     name: "fft2d",
     summary: "2-D complex FFT by rows with two global transposes: coherent loads, DMA blocks, one-sided fetch/deposit, packed or strided",
     variants: &["sm", "bulk", "fetch", "deposit", "pack-fetch", "pack-deposit"],
+    counters: COUNTERS,
     params: &[ParamDoc {
         name: "n",
         default: "256",
@@ -577,18 +605,18 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     let mut counters = BTreeMap::new();
     let flops = 5.0 * (n * n) as f64 * (2.0 * n.trailing_zeros() as f64);
     let us = out.stats.cycles / backend.cycles_per_us();
-    counters.insert("flops".into(), flops);
-    counters.insert("mflops".into(), if us > 0.0 { flops / us } else { 0.0 });
+    counters.set(&FLOPS, flops);
+    counters.set(&MFLOPS, if us > 0.0 { flops / us } else { 0.0 });
     let max = |f: fn(&State) -> f64| out.states.iter().map(f).fold(0.0, f64::max);
-    counters.insert("fft_cycles".into(), max(|s| s.fft_cycles));
-    counters.insert("transpose_cycles".into(), max(|s| s.transpose_cycles));
-    counters.insert("rows_per_processor_max".into(), rows.max() as f64);
-    counters.insert("butterflies_per_processor_max".into(), (2 * rows.max() as u64 * butterflies(n)) as f64);
+    counters.set(&FFT_CYCLES, max(|s| s.fft_cycles));
+    counters.set(&TRANSPOSE_CYCLES, max(|s| s.transpose_cycles));
+    counters.set(&ROWS_PER_PROCESSOR_MAX, rows.max() as f64);
+    counters.set(&BUTTERFLIES_PER_PROCESSOR_MAX, (2 * rows.max() as u64 * butterflies(n)) as f64);
     if kind == Kind::Bulk {
-        counters.insert("blocks_sent".into(), sent as f64);
-        counters.insert("blocks_received".into(), received as f64);
-        counters.insert("block_bytes".into(), (8 * sum(|s| s.words_sent)) as f64);
-        counters.insert("block_bytes_received".into(), (8 * sum(|s| s.words_received)) as f64);
+        counters.set(&BLOCKS_SENT, sent as f64);
+        counters.set(&BLOCKS_RECEIVED, received as f64);
+        counters.set(&BLOCK_BYTES, (8 * sum(|s| s.words_sent)) as f64);
+        counters.set(&BLOCK_BYTES_RECEIVED, (8 * sum(|s| s.words_received)) as f64);
     }
     let mut detail = format!(
         "{n} x {n} 2-D FFT on {nprocs} processors vs sequential rustfft rows-then-columns: max error {max_error:.2e} relative to the largest magnitude (tolerance {TOLERANCE:.0e})"

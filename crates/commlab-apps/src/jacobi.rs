@@ -54,20 +54,53 @@
 //! machine: `mp` with one block, so private data, no border and no barrier; counter
 //! `sequential_cycles`) over the run's.
 
+use crate::app::common::{CYCLES_PER_ITERATION, SEQUENTIAL_CYCLES, SPEEDUP};
 use crate::app::{cost, result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::{Params, ITERATIONS};
 use crate::private::{Arrays, Shape};
 use crate::runtime::sched::Sched;
+use commlab_api::SetCounter;
 use commlab_api::{
     Addr, Backend, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program, ReceiveMode,
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters jacobi`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS [CYCLES_PER_ITERATION, SEQUENTIAL_CYCLES, SPEEDUP];
+    PROC_ROWS = "proc_rows", "count",
+        "rows of the processor grid";
+    PROC_COLS = "proc_cols", "count",
+        "columns of the processor grid";
+    BLOCK_ROWS_MAX = "block_rows_max", "count",
+        "grid rows in the tallest block";
+    BLOCK_COLS_MAX = "block_cols_max", "count",
+        "grid columns in the widest block";
+    POINTS_PER_PROCESSOR_MAX = "points_per_processor_max", "count",
+        "grid points in the largest block";
+    CYCLES_PER_POINT = "cycles_per_point", "cycles",
+        "`cycles_per_iteration` over `points_per_processor_max`";
+    BORDERS_PER_ITERATION = "borders_per_iteration", "count",
+        "block borders exchanged each iteration, all processors";
+    BORDER_WORDS_PER_ITERATION = "border_words_per_iteration", "words",
+        "words of those borders";
+    BORDER_MESSAGES = "border_messages", "messages",
+        "border messages sent, all processors (mp)";
+    BORDER_MESSAGES_RECEIVED = "border_messages_received", "messages",
+        "border messages received, all processors (mp)";
+    BORDER_BYTES = "border_bytes", "bytes",
+        "bytes of border data sent (mp)";
+    BORDER_BYTES_RECEIVED = "border_bytes_received", "bytes",
+        "bytes of border data received (mp)";
+}
+
 pub const INFO: AppInfo = AppInfo {
     name: "jacobi",
     summary: "Jacobi relaxation on an n x n grid in blocks; shared-memory border reads (sm) vs one DMA copy per border (mp)",
     variants: &["sm", "mp"],
+    counters: COUNTERS,
     params: &[
         ParamDoc {
             name: "n",
@@ -668,24 +701,24 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
 
     let mut counters = BTreeMap::new();
     let cycles_per_iteration = out.stats.cycles / iterations as f64;
-    counters.insert("cycles_per_iteration".into(), cycles_per_iteration);
-    counters.insert("sequential_cycles".into(), sequential_cycles);
-    counters.insert("speedup".into(), sequential_cycles / out.stats.cycles);
-    counters.insert("proc_rows".into(), blocks.pr as f64);
-    counters.insert("proc_cols".into(), blocks.pc as f64);
+    counters.set(&CYCLES_PER_ITERATION, cycles_per_iteration);
+    counters.set(&SEQUENTIAL_CYCLES, sequential_cycles);
+    counters.set(&SPEEDUP, sequential_cycles / out.stats.cycles);
+    counters.set(&PROC_ROWS, blocks.pr as f64);
+    counters.set(&PROC_COLS, blocks.pc as f64);
     let max_rows = (0..nprocs).map(|id| blocks.block(id).1).max().unwrap_or(0);
     let max_cols = (0..nprocs).map(|id| blocks.block(id).3).max().unwrap_or(0);
-    counters.insert("block_rows_max".into(), max_rows as f64);
-    counters.insert("block_cols_max".into(), max_cols as f64);
-    counters.insert("points_per_processor_max".into(), largest as f64);
-    counters.insert("cycles_per_point".into(), cycles_per_iteration / largest as f64);
-    counters.insert("borders_per_iteration".into(), blocks.border_count() as f64);
-    counters.insert("border_words_per_iteration".into(), blocks.border_words() as f64);
+    counters.set(&BLOCK_ROWS_MAX, max_rows as f64);
+    counters.set(&BLOCK_COLS_MAX, max_cols as f64);
+    counters.set(&POINTS_PER_PROCESSOR_MAX, largest as f64);
+    counters.set(&CYCLES_PER_POINT, cycles_per_iteration / largest as f64);
+    counters.set(&BORDERS_PER_ITERATION, blocks.border_count() as f64);
+    counters.set(&BORDER_WORDS_PER_ITERATION, blocks.border_words() as f64);
     if mp {
-        counters.insert("border_messages".into(), sent as f64);
-        counters.insert("border_messages_received".into(), received as f64);
-        counters.insert("border_bytes".into(), (8 * sum(|s| s.words_sent)) as f64);
-        counters.insert("border_bytes_received".into(), (8 * sum(|s| s.words_received)) as f64);
+        counters.set(&BORDER_MESSAGES, sent as f64);
+        counters.set(&BORDER_MESSAGES_RECEIVED, received as f64);
+        counters.set(&BORDER_BYTES, (8 * sum(|s| s.words_sent)) as f64);
+        counters.set(&BORDER_BYTES_RECEIVED, (8 * sum(|s| s.words_received)) as f64);
     }
     let mut detail = format!(
         "{n} x {n} grid on {} x {} blocks after {iterations} iterations vs sequential: {differing} of {} values differ in any bit, max relative difference {max_error:.2e}",

@@ -15,16 +15,19 @@ pub mod fft2d;
 pub mod iccg;
 pub mod jacobi;
 pub mod lazy;
-mod micro;
+pub mod micro;
 pub mod moldyn;
 mod params;
 mod private;
 mod registry;
-mod runtime;
+pub mod runtime;
 pub mod sparse;
 pub mod unstruc;
 pub mod validate;
 
+/// The counters several apps report with one meaning (each app's table, `AppInfo::counters`,
+/// lists those it reports).
+pub use app::common as shared_counters;
 pub use app::{AppError, AppInfo, AppResult, Check, ParamDoc};
 pub use estimate::data_bytes_estimate;
 pub use params::Params;

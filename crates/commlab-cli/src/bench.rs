@@ -370,13 +370,15 @@ fn print_row(
     ratio: Option<f64>,
 ) {
     let events = r.stats.events as f64;
-    let msgs = r.counters.get("messages").copied().unwrap_or(0.0);
+    let msgs = r.counters.get(commlab_sim::counters::MESSAGES.name).copied().unwrap_or(0.0);
     // Shared references: hits + misses of the timed region (set-up excluded).
-    let hits = r.counters.get("cache_hits").copied().unwrap_or(0.0);
-    let misses = r.counters.get("cache_misses").copied().unwrap_or(0.0);
+    let hits = r.counters.get(commlab_sim::counters::CACHE_HITS.name).copied().unwrap_or(0.0);
+    let misses = r.counters.get(commlab_sim::counters::CACHE_MISSES.name).copied().unwrap_or(0.0);
     let counter = |k: &str| r.counters.get(k).copied().unwrap_or(0.0);
-    let remote_misses = misses - counter("local_misses");
-    let all_msgs = msgs + counter("protocol_messages") + counter("one_sided_requests");
+    let remote_misses = misses - counter(commlab_sim::counters::LOCAL_MISSES.name);
+    let all_msgs = msgs
+        + counter(commlab_sim::counters::PROTOCOL_MESSAGES.name)
+        + counter(commlab_sim::counters::ONE_SIDED_REQUESTS.name);
     let per = |n: f64| (n > 0.0).then(|| events / n);
     let (per_miss, per_msg) = (per(remote_misses), per(all_msgs));
     let cell = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.2}"));

@@ -79,7 +79,7 @@ use std::path::{Path, PathBuf};
 /// rate is not 0). Without the counter: no cross-traffic, or a record of an older version, which
 /// gave cross-traffic priority at every link, so it took exactly its configured rate.
 fn achieved_cross_traffic(r: &Row) -> f64 {
-    r.record.counters.get("cross_traffic_bytes_per_cycle").copied().unwrap_or(r.vary)
+    r.record.counters.get(commlab_sim::counters::CROSS_TRAFFIC_BYTES_PER_CYCLE.name).copied().unwrap_or(r.vary)
 }
 
 /// Each curve also sampled, by linear interpolation, at the x of the other curves' points that
@@ -527,8 +527,8 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
     if a.name == Name::Aggregation {
         let n_of = |r: &Row| r.record.variant.strip_prefix("buffer-").and_then(|n| n.parse().ok()).unwrap_or(1.0);
         let counter = |c: &'static str| move |r: &ResultRecord| r.counter(c);
-        let speedup = curves(&rows, &|r| n_of(r), &counter("speedup"));
-        let length = curves(&rows, &|r| n_of(r), &counter("edges_per_message"));
+        let speedup = curves(&rows, &|r| n_of(r), &counter(commlab_apps::shared_counters::SPEEDUP.name));
+        let length = curves(&rows, &|r| n_of(r), &counter(commlab_apps::iccg::EDGES_PER_MESSAGE.name));
         let flatten = |c: &[(String, Vec<(f64, f64)>)], name: &str| {
             let mut pts: Vec<(f64, f64)> = c.iter().flat_map(|(_, p)| p.clone()).collect();
             pts.sort_by(|p, q| p.0.total_cmp(&q.0));
@@ -600,14 +600,14 @@ fn param_curve(name: Name) -> ParamCurve {
             key: "l",
             values: vec![0, 1, 3, 10, 30, 100, 300, 1000],
             x_label: "leaf delay l (cycles, log scale; l = 0 is in the summary)",
-            counter: "speedup",
+            counter: commlab_apps::shared_counters::SPEEDUP.name,
             y_label: "speedup over the sequential program",
         },
         Name::Memcpy => ParamCurve {
             key: "bytes",
             values: (4..=14).map(|k| 1u64 << k).collect(),
             x_label: "block size (bytes, log scale)",
-            counter: "mbytes_per_s",
+            counter: commlab_apps::runtime::memcpy::MBYTES_PER_S.name,
             y_label: "copy bandwidth (MB/s at the machine's clock)",
         },
         other => unreachable!("{other:?} is not a parameter-curve experiment"),

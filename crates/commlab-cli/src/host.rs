@@ -11,10 +11,27 @@ use crate::detail_stats;
 use crate::failure::{failed, input, Failure};
 use crate::output;
 use crate::record::{ResultRecord, RunMeta};
-use commlab_api::Backend;
+use commlab_api::{Backend, SetCounter};
 use commlab_apps::AppError;
 use commlab_native::NativeBackend;
 use std::io::Write;
+
+commlab_api::counters! {
+    /// The counters a run on the host adds to am-latency's and bulk-bw's (the host's references,
+    /// measured on the same cores; none when the two processors share a core).
+    pub HOST_COUNTERS;
+    ONE_WAY_NS = "one_way_ns", "ns", "am-latency: `one_way_cycles` in nanoseconds at the host's clock";
+    CORE_TO_CORE_NS = "core_to_core_ns", "ns",
+        "am-latency: the host's core-to-core one-way latency between the two cores (a cache-line ping-pong, as `characterize --quick`)";
+    ONE_WAY_OVER_CORE_TO_CORE = "one_way_over_core_to_core", "ratio", "am-latency: `one_way_ns` over `core_to_core_ns`";
+    TWO_LINE_NS = "two_line_ns", "ns",
+        "am-latency: the same through two lines, one each way: the floor of a message through a polled queue";
+    ONE_WAY_OVER_TWO_LINE = "one_way_over_two_line", "ratio", "am-latency: `one_way_ns` over `two_line_ns`";
+    MB_PER_S = "mb_per_s", "MB/s", "bulk-bw: `bytes_per_cycle` at the host's clock";
+    MEMCPY_MB_PER_S = "memcpy_mb_per_s", "MB/s",
+        "bulk-bw: the host's memcpy bandwidth for copies of the same size on the sending core (warm buffers, best of 5)";
+    BULK_OVER_MEMCPY = "bulk_over_memcpy", "ratio", "bulk-bw: `mb_per_s` over `memcpy_mb_per_s`";
+}
 
 /// The `--machine` name of the host.
 pub(crate) const MACHINE: &str = crate::machine_arg::HOST;
@@ -131,30 +148,30 @@ fn add_references(backend: &NativeBackend, r: &mut commlab_apps::AppResult) {
     let mhz = backend.cycles_per_us();
     match r.app {
         "am-latency" => {
-            let partner = r.counters.get("partner").map_or(1, |&p| p as usize);
+            let partner = r.counters.get(commlab_apps::micro::am_latency::PARTNER.name).map_or(1, |&p| p as usize);
             let (Some(a), Some(b)) = (backend.core_of(0), backend.core_of(partner)) else { return };
-            let Some(&cycles) = r.counters.get("one_way_cycles") else { return };
+            let Some(&cycles) = r.counters.get(commlab_apps::micro::am_latency::ONE_WAY_CYCLES.name) else { return };
             if a == b {
                 return;
             }
             let one_way = cycles * 1e3 / mhz;
             let c2c = reference::core_to_core_ns(a, b);
             let floor = reference::two_line_ns(a, b);
-            r.counters.insert("one_way_ns".into(), one_way);
-            r.counters.insert("core_to_core_ns".into(), c2c);
-            r.counters.insert("one_way_over_core_to_core".into(), one_way / c2c);
-            r.counters.insert("two_line_ns".into(), floor);
-            r.counters.insert("one_way_over_two_line".into(), one_way / floor);
+            r.counters.set(&ONE_WAY_NS, one_way);
+            r.counters.set(&CORE_TO_CORE_NS, c2c);
+            r.counters.set(&ONE_WAY_OVER_CORE_TO_CORE, one_way / c2c);
+            r.counters.set(&TWO_LINE_NS, floor);
+            r.counters.set(&ONE_WAY_OVER_TWO_LINE, one_way / floor);
         }
         "bulk-bw" => {
             let Some(core) = backend.core_of(0) else { return };
-            let Some(&per_cycle) = r.counters.get("bytes_per_cycle") else { return };
+            let Some(&per_cycle) = r.counters.get(commlab_apps::micro::bulk_bw::BYTES_PER_CYCLE.name) else { return };
             let Some(bytes) = r.params.get("bytes").and_then(|b| b.parse::<usize>().ok()) else { return };
             let mb = per_cycle * mhz;
             let memcpy = reference::memcpy_mb_per_s(core, bytes);
-            r.counters.insert("mb_per_s".into(), mb);
-            r.counters.insert("memcpy_mb_per_s".into(), memcpy);
-            r.counters.insert("bulk_over_memcpy".into(), mb / memcpy);
+            r.counters.set(&MB_PER_S, mb);
+            r.counters.set(&MEMCPY_MB_PER_S, memcpy);
+            r.counters.set(&BULK_OVER_MEMCPY, mb / memcpy);
         }
         _ => {}
     }

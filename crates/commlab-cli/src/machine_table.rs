@@ -102,7 +102,7 @@ pub fn measure_at(name: &str, procs: Option<usize>) -> Result<MachineRow, Failur
         if !r.check.ok {
             return Err(fail(format!("answer check failed: {}", r.check.detail)));
         }
-        Ok(r.counters["miss_cycles"])
+        Ok(r.counters[commlab_apps::micro::miss_latency::MISS_CYCLES.name])
     };
     row.remote_best = miss("store-remote", near)?;
     row.remote_worst = miss("store-remote", far)?;

@@ -57,6 +57,14 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List the counters results report, with unit and meaning: the engine's and each app's.
+    Counters {
+        /// Only this application's counters (after the engine's).
+        app: Option<String>,
+        /// One JSON object per table (JSON Lines): {"table", "counters": [{name, unit, meaning}]}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run an application on a simulated machine.
     Run(run::RunArgs),
     /// Run an application over a range or grid of machine keys and app parameters; find crossovers.
@@ -158,6 +166,7 @@ fn main() -> ExitCode {
         }
         Command::Machine { action: MachineAction::Diff { a, b, set, procs } } => machines::diff(&a, &b, &set, procs),
         Command::Apps { json } => apps::list(json),
+        Command::Counters { app, json } => apps::counters(app.as_deref(), json),
         Command::Run(args) => run::run(args),
         Command::Sweep(args) => sweep::run(args),
         Command::Plot(args) => plot::run(args),
@@ -191,6 +200,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Machine { action: MachineAction::Show { .. } } => "machine show",
         Command::Machine { action: MachineAction::Diff { .. } } => "machine diff",
         Command::Apps { .. } => "apps",
+        Command::Counters { .. } => "counters",
         Command::Run(_) => "run",
         Command::Sweep(_) => "sweep",
         Command::Plot(_) => "plot",

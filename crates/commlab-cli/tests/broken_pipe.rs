@@ -23,6 +23,7 @@ fn closed_early(args: &[&str]) {
 fn every_listing_command_ends_quietly_on_a_closed_pipe() {
     for args in [
         &["apps"][..],
+        &["counters"],
         &["machines"],
         &["machine", "show", "alewife"],
         &["validate"],

@@ -248,3 +248,46 @@ fn csv_carries_the_provenance_of_json() {
     assert_eq!(field("commlab_version"), env!("CARGO_PKG_VERSION"));
     assert_eq!(field("counter_messages"), "162");
 }
+
+#[test]
+fn counters_lists_every_table_aligned_and_as_json() {
+    let apps: Vec<String> =
+        ok(&["apps"]).lines().filter(|l| !l.is_empty() && !l.starts_with(' ')).map(String::from).collect();
+    let out = ok(&["counters"]);
+    let blocks: Vec<&str> = out.split("\n\n").filter(|b| !b.trim().is_empty()).collect();
+    let headings: Vec<&str> = blocks.iter().map(|b| b.lines().next().unwrap().split(':').next().unwrap()).collect();
+    let mut want = vec!["engine".to_string()];
+    want.extend(apps);
+    want.push("host".into());
+    assert_eq!(headings, want, "one table each: the engine, every app, the host");
+    for block in &blocks {
+        // Name, unit and meaning each start at one column within a table.
+        let rows: Vec<&str> = block.lines().skip(1).collect();
+        assert!(!rows.is_empty(), "{block}");
+        let col = |l: &str, k: usize| {
+            let mut at = 2;
+            for _ in 0..k {
+                at += l[at..].find("  ").unwrap();
+                at += l[at..].find(|c: char| c != ' ').unwrap();
+            }
+            at
+        };
+        for k in 1..=2 {
+            let cols: Vec<usize> = rows.iter().map(|l| col(l, k)).collect();
+            assert!(cols.windows(2).all(|w| w[0] == w[1]), "column {k} not aligned:\n{block}");
+        }
+    }
+    assert!(out.contains("\n  messages "), "{out}");
+    let json = ok(&["counters", "em3d", "--json"]);
+    let tables: Vec<Value> = json.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(tables.iter().map(|t| t["table"].as_str().unwrap()).collect::<Vec<_>>(), ["engine", "em3d"]);
+    for t in &tables {
+        for c in t["counters"].as_array().unwrap() {
+            assert!(["name", "unit", "meaning"].iter().all(|k| c[k].as_str().is_some_and(|s| !s.is_empty())), "{c}");
+        }
+    }
+    let em3d: Vec<&str> =
+        tables[1]["counters"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert!(em3d.contains(&"ghost_values_received") && em3d.contains(&"speedup"), "{em3d:?}");
+    bad_input(&["counters", "no-such-app"], &["unknown app `no-such-app`", "em3d"]);
+}

@@ -157,7 +157,9 @@ mod shared;
 pub use clock::{host_clock, HostClock};
 pub use error::NativeError;
 
-use commlab_api::{Backend, BarrierKind, NodeCounters, ProcId, ProcTimes, Program, RunOutput, RunStats, TrafficClass};
+use commlab_api::{
+    Backend, BarrierKind, NodeCounters, ProcId, ProcTimes, Program, RunOutput, RunStats, SetCounter, TrafficClass,
+};
 use node::{NativeNode, ProcResult};
 use shared::{Abort, Shared};
 use std::collections::BTreeMap;
@@ -399,7 +401,7 @@ fn collect_stats<S>(shared: &Shared, results: &[ProcResult<S>], wall: f64) -> Ru
     }
     let messages: u64 = results.iter().map(|r| r.counts.sent).sum();
     let mut counters = BTreeMap::new();
-    counters.insert("messages".to_string(), messages as f64);
+    counters.set(&commlab_api::MESSAGES, messages as f64);
     let nodes = results
         .iter()
         .map(|r| NodeCounters {

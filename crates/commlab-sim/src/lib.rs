@@ -58,6 +58,7 @@ mod stats;
 pub mod topology;
 
 pub use engine::{RunControl, SimError, STACK_BYTES, STACK_USE_BYTES};
+pub use stats::counters;
 pub use stats::trace::TraceOptions;
 
 use commlab_api::{Backend, BarrierKind, Program, RunOutput};

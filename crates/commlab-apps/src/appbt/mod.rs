@@ -46,18 +46,41 @@
 mod kernel;
 mod math;
 
+use crate::app::common::{
+    APP_MESSAGES, CYCLES_PER_ITERATION, REMOTE_MISSES, SERIAL_CYCLES, SPEEDUP, SYNCHRONIZATION_CYCLES_MEAN,
+};
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::Params;
+use commlab_api::SetCounter;
 use commlab_api::{Backend, Category};
 use kernel::{Costs, Kernel, Mode};
 use math::{Grid, COMP};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters appbt`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS [APP_MESSAGES, CYCLES_PER_ITERATION, SERIAL_CYCLES, SPEEDUP, SYNCHRONIZATION_CYCLES_MEAN, REMOTE_MISSES];
+    POINTS = "points", "count",
+        "grid points";
+    POINTS_SOLVED = "points_solved", "count",
+        "point solves (one backward-substitution step each), all processors and sweeps";
+    HANDOFFS_SENT = "handoffs_sent", "count",
+        "pipeline handoffs of the x sweep a processor passed on, all processors";
+    HANDOFFS_RECEIVED = "handoffs_received", "count",
+        "pipeline handoffs received (a signal or a counter seen)";
+    PLANES_SENT = "planes_sent", "count",
+        "boundary planes sent to neighbours, all processors";
+    SPIN_WAITS = "spin_waits", "count",
+        "waits spinning on a shared pipeline counter, all processors";
+}
+
 pub const INFO: AppInfo = AppInfo {
     name: "appbt",
     summary: "NAS BT ADI kernel: 5x5 block-tridiagonal sweeps on a 3-D grid, the x sweep pipelined across processors; shared counters (stache) or signal/wait messages (custom); counters.speedup",
     variants: &["stache", "custom"],
+    counters: COUNTERS,
     params: &[
         ParamDoc { name: "nx", default: "32", doc: "grid points along x (the axis the processors' slabs cut; at least one per processor)" },
         ParamDoc { name: "ny", default: "32", doc: "grid points along y (the pipeline's groups)" },
@@ -168,20 +191,20 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
         t.points_solved += a.points_solved;
     }
     let mut c = BTreeMap::new();
-    c.insert("points".into(), points as f64);
-    c.insert("points_solved".into(), t.points_solved as f64);
-    c.insert("handoffs_sent".into(), t.handoffs_sent as f64);
-    c.insert("handoffs_received".into(), t.handoffs_received as f64);
-    c.insert("app_messages".into(), t.messages as f64);
-    c.insert("planes_sent".into(), t.planes_sent as f64);
-    c.insert("spin_waits".into(), t.spin_waits as f64);
-    c.insert("cycles_per_iteration".into(), out.stats.cycles / iterations as f64);
-    c.insert("serial_cycles".into(), serial.stats.cycles);
-    c.insert("speedup".into(), serial.stats.cycles / out.stats.cycles);
-    c.insert("synchronization_cycles_mean".into(), out.stats.mean(Category::Synchronization));
+    c.set(&POINTS, points as f64);
+    c.set(&POINTS_SOLVED, t.points_solved as f64);
+    c.set(&HANDOFFS_SENT, t.handoffs_sent as f64);
+    c.set(&HANDOFFS_RECEIVED, t.handoffs_received as f64);
+    c.set(&APP_MESSAGES, t.messages as f64);
+    c.set(&PLANES_SENT, t.planes_sent as f64);
+    c.set(&SPIN_WAITS, t.spin_waits as f64);
+    c.set(&CYCLES_PER_ITERATION, out.stats.cycles / iterations as f64);
+    c.set(&SERIAL_CYCLES, serial.stats.cycles);
+    c.set(&SPEEDUP, serial.stats.cycles / out.stats.cycles);
+    c.set(&SYNCHRONIZATION_CYCLES_MEAN, out.stats.mean(Category::Synchronization));
     let s = &out.stats.counters;
     if let (Some(all), Some(local)) = (s.get("cache_misses"), s.get("local_misses")) {
-        c.insert("remote_misses".into(), all - local);
+        c.set(&REMOTE_MISSES, all - local);
     }
     Ok(result(out.stats, c, check))
 }

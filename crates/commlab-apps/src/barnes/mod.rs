@@ -40,8 +40,13 @@
 mod kernel;
 mod physics;
 
+use crate::app::common::{
+    APP_MESSAGES, CYCLES_PER_ITERATION, LOCK_ACQUISITIONS, LOCK_RELEASES, REMOTE_MISSES, SERIAL_CYCLES, SPEEDUP,
+    SYNCHRONIZATION_CYCLES_MEAN,
+};
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::Params;
+use commlab_api::SetCounter;
 use commlab_api::{Backend, Category, RunOutput};
 pub(crate) use kernel::BODIES_ARGS;
 use kernel::{Costs, Kernel, Mode};
@@ -49,10 +54,39 @@ use physics::{Sim, V3};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters barnes`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS [LOCK_ACQUISITIONS, LOCK_RELEASES, APP_MESSAGES, CYCLES_PER_ITERATION, SERIAL_CYCLES, SPEEDUP, SYNCHRONIZATION_CYCLES_MEAN, REMOTE_MISSES];
+    BODIES = "bodies", "count",
+        "bodies simulated";
+    TREE_CELLS_MAX = "tree_cells_max", "count",
+        "the most cells any of the sequential reference's trees had";
+    TREE_DEPTH_MAX = "tree_depth_max", "count",
+        "the deepest insertion in the sequential reference's trees";
+    ROOT_HALF_SIDE = "root_half_side", "length",
+        "half the side of the root cell";
+    FORCE_ERROR = "force_error", "fraction",
+        "RMS of |a_tree - a_direct| over RMS |a_direct| on the initial positions (the reference's tree approximation)";
+    CELLS_CREATED = "cells_created", "count",
+        "tree cells the processors created, all steps";
+    INTERACTIONS = "interactions", "count",
+        "body-body and body-cell interactions computed, all processors";
+    INTERACTIONS_PER_BODY = "interactions_per_body", "count",
+        "`interactions` over bodies times steps";
+    CELLS_OPENED = "cells_opened", "count",
+        "cells opened in the force walks, all processors";
+    BODIES_SENT = "bodies_sent", "count",
+        "bodies sent in bulk messages (custom)";
+    BODIES_RECEIVED = "bodies_received", "count",
+        "bodies received in bulk messages (custom)";
+}
+
 pub const INFO: AppInfo = AppInfo {
     name: "barnes",
     summary: "Barnes-Hut N-body: a shared oct-tree built under per-cell locks (stache), or the tree built privately from bodies exchanged in bulk messages (custom); counters.speedup",
     variants: &["stache", "custom"],
+    counters: COUNTERS,
     params: &[
         ParamDoc { name: "bodies", default: "2048", doc: "bodies of the Plummer sphere (at least 2, and 1 per processor); the study ran 8192" },
         ParamDoc { name: "iterations", default: "4", doc: "time steps, the first not timed (at least 2); the study ran 8" },
@@ -273,27 +307,27 @@ fn counters(
     }
     let timed = (iterations - 1) as f64;
     let mut c = BTreeMap::new();
-    c.insert("bodies".into(), n as f64);
-    c.insert("tree_cells_max".into(), reference.max_cells as f64);
-    c.insert("tree_depth_max".into(), reference.max_depth as f64);
-    c.insert("root_half_side".into(), sim.root_half);
-    c.insert("force_error".into(), reference.force_error);
-    c.insert("cells_created".into(), t.cells as f64);
-    c.insert("interactions".into(), t.interactions as f64);
-    c.insert("interactions_per_body".into(), t.interactions as f64 / (n * iterations) as f64);
-    c.insert("cells_opened".into(), t.opened as f64);
-    c.insert("lock_acquisitions".into(), t.lock_acquisitions as f64);
-    c.insert("lock_releases".into(), t.lock_releases as f64);
-    c.insert("app_messages".into(), t.messages as f64);
-    c.insert("bodies_sent".into(), t.bodies_sent as f64);
-    c.insert("bodies_received".into(), t.bodies_received as f64);
-    c.insert("cycles_per_iteration".into(), out.stats.cycles / timed);
-    c.insert("serial_cycles".into(), serial.stats.cycles);
-    c.insert("speedup".into(), serial.stats.cycles / out.stats.cycles);
-    c.insert("synchronization_cycles_mean".into(), out.stats.mean(Category::Synchronization));
+    c.set(&BODIES, n as f64);
+    c.set(&TREE_CELLS_MAX, reference.max_cells as f64);
+    c.set(&TREE_DEPTH_MAX, reference.max_depth as f64);
+    c.set(&ROOT_HALF_SIDE, sim.root_half);
+    c.set(&FORCE_ERROR, reference.force_error);
+    c.set(&CELLS_CREATED, t.cells as f64);
+    c.set(&INTERACTIONS, t.interactions as f64);
+    c.set(&INTERACTIONS_PER_BODY, t.interactions as f64 / (n * iterations) as f64);
+    c.set(&CELLS_OPENED, t.opened as f64);
+    c.set(&LOCK_ACQUISITIONS, t.lock_acquisitions as f64);
+    c.set(&LOCK_RELEASES, t.lock_releases as f64);
+    c.set(&APP_MESSAGES, t.messages as f64);
+    c.set(&BODIES_SENT, t.bodies_sent as f64);
+    c.set(&BODIES_RECEIVED, t.bodies_received as f64);
+    c.set(&CYCLES_PER_ITERATION, out.stats.cycles / timed);
+    c.set(&SERIAL_CYCLES, serial.stats.cycles);
+    c.set(&SPEEDUP, serial.stats.cycles / out.stats.cycles);
+    c.set(&SYNCHRONIZATION_CYCLES_MEAN, out.stats.mean(Category::Synchronization));
     let s = &out.stats.counters;
     if let (Some(all), Some(local)) = (s.get("cache_misses"), s.get("local_misses")) {
-        c.insert("remote_misses".into(), all - local);
+        c.set(&REMOTE_MISSES, all - local);
     }
     c
 }

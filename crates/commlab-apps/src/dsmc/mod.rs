@@ -48,18 +48,54 @@
 mod kernel;
 mod physics;
 
+use crate::app::common::{
+    APP_MESSAGES, CYCLES_PER_ITERATION, LOCK_ACQUISITIONS, LOCK_RELEASES, REMOTE_MISSES, SERIAL_CYCLES, SPEEDUP,
+    SYNCHRONIZATION_CYCLES_MEAN,
+};
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::{Params, POSITIVE};
+use commlab_api::SetCounter;
 use commlab_api::{Backend, Category, RunOutput};
 use kernel::{Costs, Kernel, Mode};
 use physics::{Grid, Particle, RECORD_WORDS};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters dsmc`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS [APP_MESSAGES, LOCK_ACQUISITIONS, LOCK_RELEASES, CYCLES_PER_ITERATION, SERIAL_CYCLES, SPEEDUP, SYNCHRONIZATION_CYCLES_MEAN, REMOTE_MISSES];
+    PARTICLES = "particles", "count",
+        "particles in the box";
+    CELLS = "cells", "count",
+        "cells of the box";
+    PARTICLE_STEPS = "particle_steps", "count",
+        "particle moves over all steps, all processors";
+    PARTICLES_SENT = "particles_sent", "count",
+        "particles that left a processor's cells for another processor's, all processors";
+    PARTICLES_RECEIVED = "particles_received", "count",
+        "migrated particles received, all processors";
+    MIGRATION_FRACTION = "migration_fraction", "fraction",
+        "`particles_sent` over `particle_steps`";
+    REFERENCE_MIGRATIONS = "reference_migrations", "count",
+        "migrations the sequential reference makes over the same steps";
+    CANDIDATES = "candidates", "count",
+        "collision candidate pairs drawn, all processors";
+    COLLISIONS = "collisions", "count",
+        "collisions accepted, all processors";
+    REFERENCE_COLLISIONS = "reference_collisions", "count",
+        "collisions the sequential reference makes";
+    ENERGY_DRIFT = "energy_drift", "fraction",
+        "(final energy - initial energy) / initial energy of the particles (conserved up to rounding)";
+    COLLISION_MOMENTUM_CHANGE = "collision_momentum_change", "fraction",
+        "the collisions' change of their cells' total momentum, summed over cells and steps, over the initial velocities' sum (conserved up to rounding)";
+}
+
 pub const INFO: AppInfo = AppInfo {
     name: "dsmc",
     summary: "DSMC: Monte Carlo gas in a box of cells, particles migrate between processors; transparent shared memory (stache) or bulk messages (custom); counters.speedup",
     variants: &["stache", "custom"],
+    counters: COUNTERS,
     params: &[
         ParamDoc { name: "particles", default: "8192", doc: "simulated particles" },
         ParamDoc { name: "cells_x", default: "16", doc: "cells along x (the axis the processors' slabs cut)" },
@@ -291,28 +327,28 @@ fn counters(
         t.collisions += a.collisions;
     }
     let mut c = BTreeMap::new();
-    c.insert("particles".into(), particles as f64);
-    c.insert("cells".into(), cells as f64);
-    c.insert("particle_steps".into(), t.moved as f64);
-    c.insert("particles_sent".into(), t.sent as f64);
-    c.insert("particles_received".into(), t.received as f64);
-    c.insert("migration_fraction".into(), t.sent as f64 / t.moved.max(1) as f64);
-    c.insert("reference_migrations".into(), reference.migrations as f64);
-    c.insert("candidates".into(), t.candidates as f64);
-    c.insert("collisions".into(), t.collisions as f64);
-    c.insert("reference_collisions".into(), reference.collisions as f64);
-    c.insert("app_messages".into(), t.messages as f64);
-    c.insert("lock_acquisitions".into(), t.lock_acquisitions as f64);
-    c.insert("lock_releases".into(), t.lock_releases as f64);
-    c.insert("energy_drift".into(), energy_drift);
-    c.insert("collision_momentum_change".into(), momentum_change);
-    c.insert("cycles_per_iteration".into(), out.stats.cycles / iterations as f64);
-    c.insert("serial_cycles".into(), serial.stats.cycles);
-    c.insert("speedup".into(), serial.stats.cycles / out.stats.cycles);
-    c.insert("synchronization_cycles_mean".into(), out.stats.mean(Category::Synchronization));
+    c.set(&PARTICLES, particles as f64);
+    c.set(&CELLS, cells as f64);
+    c.set(&PARTICLE_STEPS, t.moved as f64);
+    c.set(&PARTICLES_SENT, t.sent as f64);
+    c.set(&PARTICLES_RECEIVED, t.received as f64);
+    c.set(&MIGRATION_FRACTION, t.sent as f64 / t.moved.max(1) as f64);
+    c.set(&REFERENCE_MIGRATIONS, reference.migrations as f64);
+    c.set(&CANDIDATES, t.candidates as f64);
+    c.set(&COLLISIONS, t.collisions as f64);
+    c.set(&REFERENCE_COLLISIONS, reference.collisions as f64);
+    c.set(&APP_MESSAGES, t.messages as f64);
+    c.set(&LOCK_ACQUISITIONS, t.lock_acquisitions as f64);
+    c.set(&LOCK_RELEASES, t.lock_releases as f64);
+    c.set(&ENERGY_DRIFT, energy_drift);
+    c.set(&COLLISION_MOMENTUM_CHANGE, momentum_change);
+    c.set(&CYCLES_PER_ITERATION, out.stats.cycles / iterations as f64);
+    c.set(&SERIAL_CYCLES, serial.stats.cycles);
+    c.set(&SPEEDUP, serial.stats.cycles / out.stats.cycles);
+    c.set(&SYNCHRONIZATION_CYCLES_MEAN, out.stats.mean(Category::Synchronization));
     let s = &out.stats.counters;
     if let (Some(all), Some(local)) = (s.get("cache_misses"), s.get("local_misses")) {
-        c.insert("remote_misses".into(), all - local);
+        c.set(&REMOTE_MISSES, all - local);
     }
     c
 }

@@ -49,12 +49,14 @@
 mod graph;
 mod private;
 
+use crate::app::common::{CYCLES_PER_ITERATION, SERIAL_CYCLES, SPEEDUP};
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
 use crate::app::{ParamDoc, Variant};
 use crate::params::Params;
 use crate::params::POSITIVE;
 use crate::private::{Arrays, Shape};
 use crate::runtime::update::{self, HasUpdate, UpdateState};
+use commlab_api::SetCounter;
 use commlab_api::{
     Addr, Backend, BarrierKind, FaultHandler, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId,
     Program, ReceiveMode, RunOutput,
@@ -64,10 +66,29 @@ use private::Array;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters em3d`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS [CYCLES_PER_ITERATION, SERIAL_CYCLES, SPEEDUP];
+    EDGES = "edges", "count",
+        "edges of the E/H graph";
+    REMOTE_EDGE_FRACTION = "remote_edge_fraction", "fraction",
+        "edges whose two ends live on different processors, over all edges";
+    GHOST_VALUES_PER_ITERATION = "ghost_values_per_iteration", "count",
+        "remote values the processors need each iteration, all processors";
+    VALUES_PER_MESSAGE = "values_per_message", "count",
+        "values one fine-grain message carries (mp-int and mp-poll)";
+    GHOST_VALUES_RECEIVED = "ghost_values_received", "count",
+        "ghost E and H values the processors received, all processors";
+    UPDATES_PUSHED = "updates_pushed", "count",
+        "acknowledgements of pushed updates the writers received (custom, Tempest's update protocol)";
+}
+
 pub const INFO: AppInfo = AppInfo {
     name: "em3d",
     summary: "EM3D: bipartite E/H graph relaxation; shared memory, prefetch, fine-grain messages, bulk DMA, Tempest update protocol",
     variants: &["sm", "sm-pf", "mp-int", "mp-poll", "bulk", "stache", "custom"],
+    counters: COUNTERS,
     params: &[
         ParamDoc { name: "nodes", default: "10000", doc: "total E and H nodes (at least 2 per processor)" },
         ParamDoc { name: "degree", default: "10", doc: "in-edges per node" },
@@ -531,22 +552,22 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
     let (ok, max_error) = check_answer(&g, &out, &prog);
     let edges = g.edges();
     let mut counters = BTreeMap::new();
-    counters.insert("edges".into(), edges as f64);
-    counters.insert("remote_edge_fraction".into(), g.remote_edges() as f64 / edges as f64);
-    counters.insert("ghost_values_per_iteration".into(), ghost_values as f64);
+    counters.set(&EDGES, edges as f64);
+    counters.set(&REMOTE_EDGE_FRACTION, g.remote_edges() as f64 / edges as f64);
+    counters.set(&GHOST_VALUES_PER_ITERATION, ghost_values as f64);
     if matches!(variant, Variant::MpInt | Variant::MpPoll) {
-        counters.insert("values_per_message".into(), prog.per_message as f64);
+        counters.set(&VALUES_PER_MESSAGE, prog.per_message as f64);
     }
-    counters.insert("cycles_per_iteration".into(), out.stats.cycles / iterations as f64);
+    counters.set(&CYCLES_PER_ITERATION, out.stats.cycles / iterations as f64);
     let received: u64 = out.states.iter().map(|s| s.received[E] + s.received[H]).sum();
-    counters.insert("ghost_values_received".into(), received as f64);
+    counters.set(&GHOST_VALUES_RECEIVED, received as f64);
     if let Some(serial) = serial {
-        counters.insert("serial_cycles".into(), serial);
-        counters.insert("speedup".into(), serial / out.stats.cycles);
+        counters.set(&SERIAL_CYCLES, serial);
+        counters.set(&SPEEDUP, serial / out.stats.cycles);
     }
     if study == Some(Study::Custom) {
         let acks: u64 = out.states.iter().map(|s| s.up.acks).sum();
-        counters.insert("updates_pushed".into(), acks as f64);
+        counters.set(&UPDATES_PUSHED, acks as f64);
     }
     let check = Check {
         ok,

@@ -71,15 +71,59 @@ mod baseline;
 mod dag;
 mod kernel;
 
+use crate::app::common::{APP_MESSAGES, SERIAL_CYCLES, SPEEDUP};
 use crate::app::ParamDoc;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
 use crate::params::Params;
 use crate::sparse::{self, Compression, LowerFactor, Partitioner, SymMatrix};
 use commlab_api::Backend;
+use commlab_api::SetCounter;
 use dag::{Dag, Direction};
 use kernel::{Costs, Kernel, Variant};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters iccg`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS [SERIAL_CYCLES, SPEEDUP, APP_MESSAGES];
+    MATRIX_ORDER = "matrix_order", "count",
+        "unknowns of the matrix";
+    MATRIX_NONZEROS = "matrix_nonzeros", "count",
+        "nonzeros of the matrix";
+    COLOURS = "colours", "count",
+        "colours of the matrix's reordering";
+    GROUPS = "groups", "count",
+        "groups of unknowns colouring and partitioning treat as one (identical rows with compress=on, else one unknown each)";
+    LARGEST_GROUP = "largest_group", "count",
+        "unknowns in the largest group";
+    PARTITION_IMBALANCE = "partition_imbalance", "ratio",
+        "the largest part's unknowns times the processors over all unknowns";
+    DAG_EDGES = "dag_edges", "count",
+        "edges of the triangular solve's dependence DAG";
+    NONLOCAL_EDGE_FRACTION = "nonlocal_edge_fraction", "fraction",
+        "DAG edges between unknowns on different processors, over all edges";
+    PCG_ITERATIONS = "pcg_iterations", "count",
+        "iterations of the sequential PCG check to meet its tolerance";
+    PCG_REL_RESIDUAL = "pcg_rel_residual", "ratio",
+        "the sequential PCG's final relative residual";
+    NONLOCAL_EDGES = "nonlocal_edges", "count",
+        "DAG edges between unknowns on different processors";
+    EDGES_SENT = "edges_sent", "count",
+        "DAG edge values sent to other processors, all processors";
+    EDGES_RECEIVED = "edges_received", "count",
+        "DAG edge values received, all processors";
+    EDGES_PER_MESSAGE = "edges_per_message", "count",
+        "`edges_sent` over `app_messages` (0 without messages)";
+    IDLE_CYCLES_PER_NODE = "idle_cycles_per_node", "cycles",
+        "processors' idle time summed, over the DAG nodes solved (unknowns times solves)";
+    NONLOCAL_EDGE_CYCLES = "nonlocal_edge_cycles", "cycles",
+        "time of non-local computation and its handlers summed, per non-local edge and solve (the study's non-local computation)";
+    PATTERN_VALUES = "pattern_values", "flag",
+        "1 when the matrix file gave only its pattern (values made up), else 0";
+    CUT_SWAPS = "cut_swaps", "count",
+        "swaps of groups between processors that raised the non-local edge fraction to `nonlocal` (partition=cut only)";
+}
 
 pub const INFO: AppInfo = AppInfo {
     name: "iccg",
@@ -96,6 +140,7 @@ pub const INFO: AppInfo = AppInfo {
         "buffer-8",
         "buffer-16",
     ],
+    counters: COUNTERS,
     params: &[
         ParamDoc {
             name: "matrix",
@@ -596,32 +641,29 @@ pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Resu
     let sum = |f: fn(&kernel::State) -> f64| out.states.iter().map(f).sum::<f64>();
     let (messages, edges_sent) = (sum(|s| s.messages as f64), sum(|s| s.edges_sent as f64));
     let mut counters = BTreeMap::new();
-    counters.insert("matrix_order".into(), p.n as f64);
-    counters.insert("matrix_nonzeros".into(), p.nnz as f64);
-    counters.insert("colours".into(), p.colours as f64);
-    counters.insert("groups".into(), p.groups as f64);
-    counters.insert("largest_group".into(), p.largest_group as f64);
-    counters.insert("partition_imbalance".into(), p.imbalance);
-    counters.insert("dag_edges".into(), edges as f64);
-    counters.insert("nonlocal_edge_fraction".into(), nonlocal as f64 / edges.max(1) as f64);
-    counters.insert("serial_cycles".into(), serial_cycles);
-    counters.insert("speedup".into(), serial_cycles / out.stats.cycles);
-    counters.insert("pcg_iterations".into(), p.pcg_iterations as f64);
-    counters.insert("pcg_rel_residual".into(), p.pcg_rel_residual);
-    counters.insert("app_messages".into(), messages);
-    counters.insert("nonlocal_edges".into(), nonlocal as f64);
-    counters.insert("edges_sent".into(), edges_sent);
-    counters.insert("edges_received".into(), sum(|s| s.edges_received as f64));
-    counters.insert("edges_per_message".into(), if messages > 0.0 { edges_sent / messages } else { 0.0 });
-    counters.insert("idle_cycles_per_node".into(), sum(|s| s.idle_cycles) / (solves * p.n) as f64);
+    counters.set(&MATRIX_ORDER, p.n as f64);
+    counters.set(&MATRIX_NONZEROS, p.nnz as f64);
+    counters.set(&COLOURS, p.colours as f64);
+    counters.set(&GROUPS, p.groups as f64);
+    counters.set(&LARGEST_GROUP, p.largest_group as f64);
+    counters.set(&PARTITION_IMBALANCE, p.imbalance);
+    counters.set(&DAG_EDGES, edges as f64);
+    counters.set(&NONLOCAL_EDGE_FRACTION, nonlocal as f64 / edges.max(1) as f64);
+    counters.set(&SERIAL_CYCLES, serial_cycles);
+    counters.set(&SPEEDUP, serial_cycles / out.stats.cycles);
+    counters.set(&PCG_ITERATIONS, p.pcg_iterations as f64);
+    counters.set(&PCG_REL_RESIDUAL, p.pcg_rel_residual);
+    counters.set(&APP_MESSAGES, messages);
+    counters.set(&NONLOCAL_EDGES, nonlocal as f64);
+    counters.set(&EDGES_SENT, edges_sent);
+    counters.set(&EDGES_RECEIVED, sum(|s| s.edges_received as f64));
+    counters.set(&EDGES_PER_MESSAGE, if messages > 0.0 { edges_sent / messages } else { 0.0 });
+    counters.set(&IDLE_CYCLES_PER_NODE, sum(|s| s.idle_cycles) / (solves * p.n) as f64);
     let nonlocal_work = sum(|s| s.nonlocal_cycles + s.handler_cycles);
-    counters.insert(
-        "nonlocal_edge_cycles".into(),
-        if nonlocal > 0 { nonlocal_work / (solves * nonlocal) as f64 } else { 0.0 },
-    );
-    counters.insert("pattern_values".into(), if p.pattern { 1.0 } else { 0.0 });
+    counters.set(&NONLOCAL_EDGE_CYCLES, if nonlocal > 0 { nonlocal_work / (solves * nonlocal) as f64 } else { 0.0 });
+    counters.set(&PATTERN_VALUES, if p.pattern { 1.0 } else { 0.0 });
     if let Some(swaps) = p.cut_swaps {
-        counters.insert("cut_swaps".into(), swaps as f64);
+        counters.set(&CUT_SWAPS, swaps as f64);
     }
     let check = Check {
         ok,

@@ -27,12 +27,22 @@ use super::tree::{Expansion, Kind, Task, Tree, TASK_WORDS};
 use crate::app::{cost, AppError, AppInfo, AppResult, ParamDoc};
 use crate::params::Params;
 use commlab_api::Backend;
+use commlab_api::SetCounter;
 use std::sync::Arc;
+
+commlab_api::counters! {
+    /// The counters aq reports beside the engine's (`commlab counters aq`): the tree's, and the
+    /// integral.
+    pub COUNTERS [super::PARALLEL_CYCLES, super::STEALS_ATTEMPTED, super::STEALS_SUCCEEDED, super::TASKS_MIGRATED, super::INLINED_TASKS, super::LEAVES, super::SCHEDULER_MESSAGES_SENT, super::SCHEDULER_MESSAGES_HANDLED, super::EVALUATIONS, crate::app::common::SEQUENTIAL_CYCLES, crate::app::common::SPEEDUP];
+    INTEGRAL = "integral", "value",
+        "the computed integral";
+}
 
 pub const INFO: AppInfo = AppInfo {
     name: "aq",
     summary: "lazy task creation: adaptive quadrature of two Gaussian bumps on the unit square; counters.speedup",
     variants: &["sm", "mp"],
+    counters: COUNTERS,
     params: &[ParamDoc {
         name: "tolerance",
         default: "1e-8",
@@ -147,6 +157,6 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     }
     let out = run_tree(backend, variant, Arc::new(Aq { tolerance, eval_cycles }), lazy_call)?;
     let mut r = out.result;
-    r.counters.insert("integral".into(), f64::from_bits(out.value));
+    r.counters.set(&INTEGRAL, f64::from_bits(out.value));
     Ok(r)
 }

@@ -20,6 +20,7 @@ pub const INFO: AppInfo = AppInfo {
     name: "grain",
     summary: "lazy task creation: a binary tree of delay loops summed by divide and conquer; counters.speedup, steals",
     variants: &["sm", "mp"],
+    counters: super::TREE_COUNTERS,
     params: &[
         ParamDoc { name: "n", default: "12", doc: "depth of the tree (0 to 20; a complete tree has 2^n leaves)" },
         ParamDoc { name: "l", default: "0", doc: "cycles of each leaf's delay loop (0 to 1000000)" },

@@ -64,11 +64,42 @@ pub mod grain;
 mod scheduler;
 mod tree;
 
+use crate::app::common::{SEQUENTIAL_CYCLES, SPEEDUP};
 use crate::app::{result, run_err, AppError, AppResult, Check};
 use commlab_api::Backend;
+use commlab_api::SetCounter;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tree::{Kind, Task, Tree};
+
+commlab_api::counters! {
+    /// The counters of both lazy-task-creation apps (grain and aq), beside the engine's, each
+    /// declared once; `run_tree` sets them through these declarations.
+    pub TREE_COUNTERS [SEQUENTIAL_CYCLES, SPEEDUP];
+    PARALLEL_CYCLES = "parallel_cycles", "cycles",
+        "from the first processor's start to the root's completion";
+    STEALS_ATTEMPTED = "steals_attempted", "count",
+        "steal attempts by idle processors, all processors";
+    STEALS_SUCCEEDED = "steals_succeeded", "count",
+        "steal attempts that took a task";
+    TASKS_MIGRATED = "tasks_migrated", "count",
+        "tasks that ran away from their creator: continuations stolen, and joins into a frame another processor made";
+    INLINED_TASKS = "inlined_tasks", "count",
+        "forks run inline because no frame was free";
+    LEAVES = "leaves", "count",
+        "leaf tasks that ran";
+    SCHEDULER_MESSAGES_SENT = "scheduler_messages_sent", "messages",
+        "messages the scheduler's code sent (steal requests, joins, the done broadcast), all processors";
+    SCHEDULER_MESSAGES_HANDLED = "scheduler_messages_handled", "messages",
+        "scheduler messages handled, all processors";
+}
+
+commlab_api::counters! {
+    /// The counter of trees that count their evaluations (aq).
+    pub EVALUATION_COUNTERS;
+    EVALUATIONS = "evaluations", "count",
+        "function evaluations the tree's tasks made, all processors (aq)";
+}
 
 /// Argument words of `mp`'s join message.
 const JOIN_ARGS: usize = 2;
@@ -177,16 +208,16 @@ pub(crate) fn run_tree<B: Backend, T: Tree>(
         faults.push(format!("{errors} scheduler invariant violations"));
     }
     let mut counters = BTreeMap::new();
-    counters.insert("sequential_cycles".into(), sequential_cycles);
-    counters.insert("parallel_cycles".into(), parallel_cycles);
-    counters.insert("speedup".into(), sequential_cycles / parallel_cycles);
-    counters.insert("steals_attempted".into(), sum(|s| s.steals_attempted) as f64);
-    counters.insert("steals_succeeded".into(), sum(|s| s.steals_succeeded) as f64);
-    counters.insert("tasks_migrated".into(), sum(|s| s.migrated) as f64);
-    counters.insert("inlined_tasks".into(), sum(|s| s.inlined) as f64);
-    counters.insert("leaves".into(), leaves.len() as f64);
-    counters.insert("scheduler_messages_sent".into(), sum(|s| s.sent) as f64);
-    counters.insert("scheduler_messages_handled".into(), sum(|s| s.handled) as f64);
+    counters.set(&SEQUENTIAL_CYCLES, sequential_cycles);
+    counters.set(&PARALLEL_CYCLES, parallel_cycles);
+    counters.set(&SPEEDUP, sequential_cycles / parallel_cycles);
+    counters.set(&STEALS_ATTEMPTED, sum(|s| s.steals_attempted) as f64);
+    counters.set(&STEALS_SUCCEEDED, sum(|s| s.steals_succeeded) as f64);
+    counters.set(&TASKS_MIGRATED, sum(|s| s.migrated) as f64);
+    counters.set(&INLINED_TASKS, sum(|s| s.inlined) as f64);
+    counters.set(&LEAVES, leaves.len() as f64);
+    counters.set(&SCHEDULER_MESSAGES_SENT, sum(|s| s.sent) as f64);
+    counters.set(&SCHEDULER_MESSAGES_HANDLED, sum(|s| s.handled) as f64);
     let ok = faults.is_empty();
     let check = Check {
         ok,
@@ -202,7 +233,7 @@ pub(crate) fn run_tree<B: Backend, T: Tree>(
     };
     let mut r = result(out.stats, counters, check);
     if T::COUNTS_EVALUATIONS {
-        r.counters.insert("evaluations".into(), evaluations as f64);
+        r.counters.set(&EVALUATIONS, evaluations as f64);
     }
     Ok(Outcome { value: value.unwrap_or(0), reference, result: r })
 }

@@ -7,16 +7,26 @@ use super::{receive_mode, MP_VARIANTS};
 use crate::app::ParamDoc;
 use crate::app::{component_seed, result, run_err, AppError, AppInfo, AppResult, Check};
 use crate::params::Params;
+use commlab_api::SetCounter;
 use commlab_api::{Backend, Handler, HandlerCtx, HandlerId, Message, Node, ProcId, Program, ReceiveMode};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters alltoall-stress`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS;
+    MESSAGES_PER_PROC = "messages_per_proc", "messages",
+        "messages each processor sends to pseudo-random destinations (the `messages` parameter)";
+}
+
 pub const INFO: AppInfo = AppInfo {
     name: "alltoall-stress",
     summary: "every node sends M messages to pseudo-random nodes; checks each is delivered exactly once",
     variants: MP_VARIANTS,
+    counters: COUNTERS,
     params: &[
         ParamDoc { name: "messages", default: "100", doc: "messages each processor sends" },
         ParamDoc { name: "args", default: "2", doc: "u64 arguments per message (at least 2: sender, sequence)" },
@@ -101,7 +111,7 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params, seed: u64) -
         }
     }
     let mut counters = BTreeMap::new();
-    counters.insert("messages_per_proc".into(), m as f64);
+    counters.set(&MESSAGES_PER_PROC, m as f64);
     let check = Check {
         ok: faults == 0,
         max_error: faults as f64,

@@ -10,17 +10,36 @@
 //! mean time from one ping's send to the next's.
 
 use super::{receive_mode, MP_VARIANTS};
+use crate::app::common::HOPS;
 use crate::app::ParamDoc;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
 use crate::params::Params;
+use commlab_api::SetCounter;
 use commlab_api::{Backend, Handler, HandlerCtx, HandlerId, Message, Node, ProcId, Program, ReceiveMode};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters am-latency`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS [HOPS];
+    ONE_WAY_CYCLES = "one_way_cycles", "cycles",
+        "mean over the measured rounds of a message's send start to its handler's entry at the partner (round 0, the warm-up, left out)";
+    ONE_WAY_SPREAD_CYCLES = "one_way_spread_cycles", "cycles",
+        "largest distance of one round's one-way time from their mean";
+    PARTNER = "partner", "processor",
+        "the processor that answers processor 0's pings";
+    ROUND_TRIP_CYCLES = "round_trip_cycles", "cycles",
+        "mean time from one ping's send to the next's over the measured rounds (only when round trips are asked for)";
+    ROUND_TRIP_US = "round_trip_us", "microseconds",
+        "`round_trip_cycles` in microseconds at the machine's clock";
+}
 
 pub const INFO: AppInfo = AppInfo {
     name: "am-latency",
     summary: "null active message ping-pong; counters.one_way_cycles = send start to handler entry",
     variants: MP_VARIANTS,
+    counters: COUNTERS,
     params: &[
         ParamDoc { name: "hops", default: "1", doc: "network hops between processor 0 and its partner (by default 1, or the nearest processor where none is 1 hop away, as natively: counters.hops)" },
         ParamDoc { name: "rounds", default: "20", doc: "ping-pong rounds measured" },
@@ -168,16 +187,16 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let mean = crate::app::cycles_figure(one_way.iter().sum::<f64>() / one_way.len().max(1) as f64, clock);
     let spread = crate::app::cycles_figure(one_way.iter().fold(0.0f64, |m, v| m.max((v - mean).abs())), clock);
     let mut counters = BTreeMap::new();
-    counters.insert("one_way_cycles".into(), mean);
-    counters.insert("one_way_spread_cycles".into(), spread);
-    counters.insert("hops".into(), backend.hops(0, partner) as f64);
-    counters.insert("partner".into(), partner as f64);
+    counters.set(&ONE_WAY_CYCLES, mean);
+    counters.set(&ONE_WAY_SPREAD_CYCLES, spread);
+    counters.set(&HOPS, backend.hops(0, partner) as f64);
+    counters.set(&PARTNER, partner as f64);
     if round_trip {
         // Ping to ping over the measured rounds (round 0, the warm-up, starts the first).
         let gaps: Vec<f64> = sent.windows(2).skip(1).map(|w| w[1] - w[0]).collect();
         let rt = gaps.iter().sum::<f64>() / gaps.len().max(1) as f64;
-        counters.insert("round_trip_cycles".into(), crate::app::cycles_figure(rt, clock));
-        counters.insert("round_trip_us".into(), crate::app::cycles_figure(rt, clock) / clock);
+        counters.set(&ROUND_TRIP_CYCLES, crate::app::cycles_figure(rt, clock));
+        counters.set(&ROUND_TRIP_US, crate::app::cycles_figure(rt, clock) / clock);
     }
     let check = Check {
         ok,

@@ -8,14 +8,28 @@ use crate::app::ParamDoc;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
 use crate::params::Params;
 use crate::params::{NON_NEGATIVE, POSITIVE};
+use commlab_api::SetCounter;
 use commlab_api::{Backend, Category, Handler, HandlerCtx, HandlerId, Message, Node, ProcId, Program, ReceiveMode};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters am-throughput`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS;
+    DELIVERED_PAYLOAD_BYTES_PER_CYCLE = "delivered_payload_bytes_per_cycle", "bytes/cycle",
+        "argument bytes of the messages delivered after the first, over the receiver's time from its first handler entry to its last";
+    MESSAGES_PER_KCYCLE = "messages_per_kcycle", "messages/1000 cycles",
+        "messages delivered after the first per thousand cycles of that same window";
+    SENDER_MEMORY_NI_WAIT_CYCLES = "sender_memory_ni_wait_cycles", "cycles",
+        "mean over the senders of their time in the memory/NI-wait category (stalls on a full network interface)";
+}
 
 pub const INFO: AppInfo = AppInfo {
     name: "am-throughput",
     summary: "K senders stream active messages to processor 0; delivered bytes/cycle and sender NI stalls",
     variants: MP_VARIANTS,
+    counters: COUNTERS,
     params: &[
         ParamDoc {
             name: "senders",
@@ -127,10 +141,10 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let window = (r.last_entry_cycles - r.first_entry_cycles).max(1e-9);
     let delivered = total.saturating_sub(1);
     let mut counters = BTreeMap::new();
-    counters.insert("delivered_payload_bytes_per_cycle".into(), (delivered * 8 * args as u64) as f64 / window);
-    counters.insert("messages_per_kcycle".into(), delivered as f64 * 1000.0 / window);
+    counters.set(&DELIVERED_PAYLOAD_BYTES_PER_CYCLE, (delivered * 8 * args as u64) as f64 / window);
+    counters.set(&MESSAGES_PER_KCYCLE, delivered as f64 * 1000.0 / window);
     let wait: f64 = (1..=senders).map(|p| out.stats.procs[p].get(Category::MemoryNiWait)).sum::<f64>() / senders as f64;
-    counters.insert("sender_memory_ni_wait_cycles".into(), wait);
+    counters.set(&SENDER_MEMORY_NI_WAIT_CYCLES, wait);
     let check = Check {
         ok,
         max_error: (total as f64 - r.received as f64).abs(),

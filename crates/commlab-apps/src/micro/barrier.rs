@@ -24,6 +24,7 @@ use crate::app::ParamDoc;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
 use crate::params::Params;
 use crate::params::POSITIVE;
+use commlab_api::SetCounter;
 use commlab_api::{Backend, BarrierKind, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -31,10 +32,23 @@ use std::sync::Arc;
 /// Cycles after the untimed barriers: longer than any barrier's wakeups take to arrive.
 const SETTLE_CYCLES: u64 = 20_000;
 
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters barrier`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS;
+    CYCLES_PER_BARRIER = "cycles_per_barrier", "cycles",
+        "the longest processor's time for all barriers over their number";
+    TREE_ARITY = "tree_arity", "count",
+        "the barrier tree's arity used (the machine's, the study's or the parameter's)";
+    TREE_LEVELS = "tree_levels", "count",
+        "levels of a tree of that arity over the machine's processors";
+}
+
 pub const INFO: AppInfo = AppInfo {
     name: "barrier",
     summary: "global barrier, shared-memory tree (sm) vs message tree (mp); counters.cycles_per_barrier",
     variants: &["sm", "mp"],
+    counters: COUNTERS,
     params: &[
         ParamDoc { name: "barriers", default: "10", doc: "barriers timed" },
         ParamDoc {
@@ -112,12 +126,9 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let elapsed = out.states.iter().map(|s| s.elapsed).fold(0.0, f64::max);
     let used = arity.unwrap_or_else(|| backend.barrier_arity(kind));
     let mut counters = BTreeMap::new();
-    counters.insert(
-        "cycles_per_barrier".into(),
-        crate::app::cycles_figure(elapsed / barriers as f64, backend.cycles_per_us()),
-    );
-    counters.insert("tree_arity".into(), used as f64);
-    counters.insert("tree_levels".into(), tree_levels(backend.nprocs(), used) as f64);
+    counters.set(&CYCLES_PER_BARRIER, crate::app::cycles_figure(elapsed / barriers as f64, backend.cycles_per_us()));
+    counters.set(&TREE_ARITY, used as f64);
+    counters.set(&TREE_LEVELS, tree_levels(backend.nprocs(), used) as f64);
     let check = Check {
         ok: early == 0,
         max_error: early as f64,

@@ -7,14 +7,26 @@ use super::{receive_mode, MP_VARIANTS};
 use crate::app::ParamDoc;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
 use crate::params::Params;
+use commlab_api::SetCounter;
 use commlab_api::{Backend, Handler, HandlerCtx, HandlerId, Message, Node, ProcId, Program, ReceiveMode};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters bisection-bw`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS;
+    APP_PAYLOAD_BYTES_PER_CYCLE = "app_payload_bytes_per_cycle", "bytes/cycle",
+        "payload bytes every processor sent to its bisection partner, over the time from the first processor's start to the last handler entry";
+    BISECTION_BYTES_PER_CYCLE = "bisection_bytes_per_cycle", "bytes/cycle",
+        "the network's bisection bandwidth as the backend states it (the ceiling)";
+}
 
 pub const INFO: AppInfo = AppInfo {
     name: "bisection-bw",
     summary: "all processors stream bulk messages across the bisection; app bytes crossing per cycle",
     variants: MP_VARIANTS,
+    counters: COUNTERS,
     params: &[
         ParamDoc { name: "bytes", default: "256", doc: "payload bytes per message (a multiple of 8)" },
         ParamDoc { name: "messages", default: "100", doc: "messages per processor" },
@@ -85,8 +97,8 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let ok = out.states.iter().all(|s| s.received == messages && s.bytes == (messages * bytes) as u64);
     let payload = (n * messages * bytes) as f64;
     let mut counters = BTreeMap::new();
-    counters.insert("app_payload_bytes_per_cycle".into(), payload / (end - start));
-    counters.insert("bisection_bytes_per_cycle".into(), backend.bisection_bytes_per_cycle());
+    counters.set(&APP_PAYLOAD_BYTES_PER_CYCLE, payload / (end - start));
+    counters.set(&BISECTION_BYTES_PER_CYCLE, backend.bisection_bytes_per_cycle());
     let check = Check {
         ok,
         max_error: if ok { 0.0 } else { 1.0 },

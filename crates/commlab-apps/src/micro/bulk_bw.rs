@@ -13,14 +13,32 @@ use super::{receive_mode, MP_VARIANTS};
 use crate::app::ParamDoc;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
 use crate::params::Params;
+use commlab_api::SetCounter;
 use commlab_api::{Backend, Handler, HandlerCtx, HandlerId, Message, Node, ProcId, Program, ReceiveMode};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters bulk-bw`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS;
+    STREAM_CYCLES = "stream_cycles", "cycles",
+        "from the first transfer's send start to the last's handler entry at the partner (only with `stream` > 0)";
+    STREAM_MB_PER_S = "stream_mb_per_s", "MB/s",
+        "bytes of the streamed transfers over `stream_cycles`, at the machine's clock";
+    TRANSFER_CYCLES = "transfer_cycles", "cycles",
+        "the fastest transfer: send start to handler entry at the partner";
+    FIRST_TRANSFER_CYCLES = "first_transfer_cycles", "cycles",
+        "the first transfer's send start to handler entry (only when `repeat` > 1)";
+    BYTES_PER_CYCLE = "bytes_per_cycle", "bytes/cycle",
+        "the transfer's bytes over `transfer_cycles`";
+}
 
 pub const INFO: AppInfo = AppInfo {
     name: "bulk-bw",
     summary: "one DMA bulk transfer; counters.bytes_per_cycle = bytes / (send start to handler entry)",
     variants: MP_VARIANTS,
+    counters: COUNTERS,
     params: &[
         ParamDoc { name: "bytes", default: "4096", doc: "bytes transferred (a multiple of 8)" },
         ParamDoc { name: "repeat", default: "1", doc: "transfers, one after another; the fastest is reported (natively the first pays for cold caches)" },
@@ -141,14 +159,14 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
             (Some(a), Some(b)) => crate::app::cycles_figure(b - a, clock),
             _ => f64::NAN,
         };
-        counters.insert("stream_cycles".into(), span);
-        counters.insert("stream_mb_per_s".into(), (stream * bytes) as f64 / (span / clock));
+        counters.set(&STREAM_CYCLES, span);
+        counters.set(&STREAM_MB_PER_S, (stream * bytes) as f64 / (span / clock));
     }
-    counters.insert("transfer_cycles".into(), cycles);
+    counters.set(&TRANSFER_CYCLES, cycles);
     if repeat > 1 {
-        counters.insert("first_transfer_cycles".into(), times.first().copied().unwrap_or(f64::NAN));
+        counters.set(&FIRST_TRANSFER_CYCLES, times.first().copied().unwrap_or(f64::NAN));
     }
-    counters.insert("bytes_per_cycle".into(), bytes as f64 / cycles);
+    counters.set(&BYTES_PER_CYCLE, bytes as f64 / cycles);
     let check = Check {
         ok,
         max_error: if ok { 0.0 } else { 1.0 },

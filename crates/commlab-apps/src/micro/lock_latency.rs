@@ -6,17 +6,28 @@
 //! must invalidate their copies, they read the line again, and the release invalidates them
 //! once more.
 
+use crate::app::common::HOPS;
 use crate::app::ParamDoc;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
 use crate::params::Params;
+use commlab_api::SetCounter;
 use commlab_api::{Backend, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters lock-latency`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS [HOPS];
+    LOCK_CYCLES = "lock_cycles", "cycles",
+        "mean time of one remote lock acquire plus release over the rounds";
+}
 
 pub const INFO: AppInfo = AppInfo {
     name: "lock-latency",
     summary: "remote lock acquire + release (--param kind=unshared|shared), lock homed --param hops away",
     variants: &["sm"],
+    counters: COUNTERS,
     params: &[
         ParamDoc {
             name: "kind",
@@ -125,8 +136,8 @@ pub fn run<B: Backend>(backend: &B, _variant: &str, params: &Params) -> Result<A
     });
     let ok = lat.len() == rounds && counts_ok;
     let mut counters = BTreeMap::new();
-    counters.insert("lock_cycles".into(), crate::app::cycles_figure(mean, backend.cycles_per_us()));
-    counters.insert("hops".into(), backend.hops(0, home) as f64);
+    counters.set(&LOCK_CYCLES, crate::app::cycles_figure(mean, backend.cycles_per_us()));
+    counters.set(&HOPS, backend.hops(0, home) as f64);
     let check = Check {
         ok,
         max_error: if ok { 0.0 } else { 1.0 },

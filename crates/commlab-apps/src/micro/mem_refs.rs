@@ -8,14 +8,24 @@ use crate::app::ParamDoc;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
 use crate::params::Params;
 use crate::params::POSITIVE;
+use commlab_api::SetCounter;
 use commlab_api::{Backend, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters mem-refs`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS;
+    REFS = "refs", "count",
+        "shared-memory references made, all processors (`refs` each)";
+}
 
 pub const INFO: AppInfo = AppInfo {
     name: "mem-refs",
     summary: "streams of shared-memory references that hit (pattern=hits) or miss (pattern=misses)",
     variants: &["sm"],
+    counters: COUNTERS,
     params: &[
         ParamDoc { name: "pattern", default: "hits", doc: "hits (cache-resident) or misses (remote, twice the cache)" },
         ParamDoc { name: "refs", default: "100000", doc: "references per processor" },
@@ -90,7 +100,7 @@ pub fn run<B: Backend>(backend: &B, _variant: &str, params: &Params) -> Result<A
     let expected = refs as u64;
     let bad = out.states.iter().filter(|s| s.sum != expected).count();
     let mut counters = BTreeMap::new();
-    counters.insert("refs".into(), (refs * backend.nprocs()) as f64);
+    counters.set(&REFS, (refs * backend.nprocs()) as f64);
     let check = Check {
         ok: bad == 0,
         max_error: bad as f64,

@@ -18,9 +18,11 @@
 //! The measured time runs from the start of the access to its completion (it includes the
 //! access's own hit cycle, as an instruction's latency would).
 
+use crate::app::common::HOPS;
 use crate::app::ParamDoc;
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check};
 use crate::params::Params;
+use commlab_api::SetCounter;
 use commlab_api::{Addr, Backend, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -41,10 +43,23 @@ pub const KINDS: &[&str] = &[
     "load-store",
 ];
 
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters miss-latency`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS [HOPS];
+    MISS_CYCLES = "miss_cycles", "cycles",
+        "mean latency of the measured miss over the rounds";
+    MISS_SPREAD_CYCLES = "miss_spread_cycles", "cycles",
+        "largest distance of one round's latency from their mean";
+    HOME = "home", "processor",
+        "the processor the missed lines are homed on";
+}
+
 pub const INFO: AppInfo = AppInfo {
     name: "miss-latency",
     summary: "latency of one class of shared-memory miss (--param kind=...), home --param hops away",
     variants: &["sm"],
+    counters: COUNTERS,
     params: &[
         ParamDoc {
             name: "kind",
@@ -208,10 +223,10 @@ pub fn run<B: Backend>(backend: &B, _variant: &str, params: &Params) -> Result<A
     let mean = crate::app::cycles_figure(lat.iter().sum::<f64>() / lat.len().max(1) as f64, clock);
     let spread = crate::app::cycles_figure(lat.iter().fold(0.0f64, |m, v| m.max((v - mean).abs())), clock);
     let mut counters = BTreeMap::new();
-    counters.insert("miss_cycles".into(), mean);
-    counters.insert("miss_spread_cycles".into(), spread);
-    counters.insert("home".into(), home as f64);
-    counters.insert("hops".into(), backend.hops(0, home) as f64);
+    counters.set(&MISS_CYCLES, mean);
+    counters.set(&MISS_SPREAD_CYCLES, spread);
+    counters.set(&HOME, home as f64);
+    counters.set(&HOPS, backend.hops(0, home) as f64);
     // The stores must have landed: every line holds the requester's last value (or the set-up's).
     let words_per_line = plan.stride_words;
     let base = (out.states[0].first / 8) as usize;

@@ -17,14 +17,28 @@
 
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::Params;
+use commlab_api::SetCounter;
 use commlab_api::{Addr, Backend, BarrierKind, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters remote-bw`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS;
+    TRANSFER_CYCLES = "transfer_cycles", "cycles",
+        "processor 0's time from the transfer's start to its end (one-sided get or put)";
+    BYTES_PER_CYCLE = "bytes_per_cycle", "bytes/cycle",
+        "the transfer's bytes over `transfer_cycles`";
+    MBYTES_PER_S = "mbytes_per_s", "MB/s",
+        "`bytes_per_cycle` at the machine's clock";
+}
 
 pub const INFO: AppInfo = AppInfo {
     name: "remote-bw",
     summary: "one-sided get/put bandwidth between two processors (machines with [remote]); counters.mbytes_per_s",
     variants: &["fetch", "deposit", "fetch-single", "deposit-single", "fetch-blocking"],
+    counters: COUNTERS,
     params: &[
         ParamDoc { name: "bytes", default: "65536", doc: "bytes transferred (a multiple of 8)" },
         ParamDoc { name: "stride", default: "1", doc: "words between consecutive remote words (1: contiguous)" },
@@ -149,9 +163,9 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let cycles = t1 - t0;
     let per_cycle = bytes as f64 / cycles;
     let mut counters = BTreeMap::new();
-    counters.insert("transfer_cycles".into(), cycles);
-    counters.insert("bytes_per_cycle".into(), per_cycle);
-    counters.insert("mbytes_per_s".into(), per_cycle * backend.cycles_per_us());
+    counters.set(&TRANSFER_CYCLES, cycles);
+    counters.set(&BYTES_PER_CYCLE, per_cycle);
+    counters.set(&MBYTES_PER_S, per_cycle * backend.cycles_per_us());
     let check = Check {
         ok: bad == 0,
         max_error: if bad == 0 { 0.0 } else { 1.0 },

@@ -54,19 +54,71 @@ mod physics;
 mod plan;
 mod private;
 
+use crate::app::common::{
+    APP_MESSAGES, CYCLES_PER_ITERATION, LOCK_ACQUISITIONS, LOCK_RELEASES, PREFETCHES_ISSUED, REMOTE_MISSES,
+    SERIAL_CYCLES, SPEEDUP, SYNCHRONIZATION_CYCLES_MEAN,
+};
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Variant};
 use crate::params::{Params, POSITIVE};
 use crate::private::Shape;
+use commlab_api::SetCounter;
 use commlab_api::{Backend, Category, RunOutput};
 use kernel::{Blizzard, Costs, Kernel, Layout, Tally};
 use physics::{Pair, Setup, Vec3s};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters moldyn`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS [CYCLES_PER_ITERATION, APP_MESSAGES, LOCK_ACQUISITIONS, LOCK_RELEASES, PREFETCHES_ISSUED, REMOTE_MISSES, SYNCHRONIZATION_CYCLES_MEAN, SERIAL_CYCLES, SPEEDUP];
+    LIST_PAIRS = "list_pairs", "count",
+        "pairs in a neighbour list, averaged over the list rebuilds";
+    CROSS_PAIR_FRACTION = "cross_pair_fraction", "fraction",
+        "pairs whose molecules live on different processors, over `list_pairs` (averaged over the rebuilds)";
+    REBUILDS = "rebuilds", "count",
+        "neighbour lists the run builds";
+    PAIRS_TESTED = "pairs_tested", "count",
+        "list pairs whose distance the processors tested";
+    PAIRS_WITHIN_CUTOFF = "pairs_within_cutoff", "count",
+        "tested pairs within the cutoff (forces computed)";
+    ENERGY_START = "energy_start", "energy (reduced units)",
+        "the system's total energy at the start";
+    ENERGY_END = "energy_end", "energy (reduced units)",
+        "the run's total energy at the end";
+    ENERGY_DRIFT = "energy_drift", "fraction",
+        "(energy_end - energy_start) / |energy_start|";
+    REFERENCE_ENERGY_DRIFT = "reference_energy_drift", "fraction",
+        "the sequential reference's relative energy drift over the same steps";
+    COORDINATE_MESSAGES = "coordinate_messages", "messages",
+        "messages carrying coordinates, all processors";
+    DELTA_MESSAGES = "delta_messages", "messages",
+        "messages carrying force deltas, all processors";
+    MOLECULES_SENT = "molecules_sent", "count",
+        "molecule coordinates sent, all processors";
+    MOLECULES_RECEIVED = "molecules_received", "count",
+        "molecule coordinates received, all processors";
+    DELTAS_SENT = "deltas_sent", "count",
+        "force deltas sent, all processors";
+    DELTAS_RECEIVED = "deltas_received", "count",
+        "force deltas received, all processors";
+    APP_BYTES_PER_MESSAGE = "app_bytes_per_message", "bytes",
+        "argument and payload bytes of the application's messages over their number";
+    MOLECULES_PER_MESSAGE = "molecules_per_message", "count",
+        "molecules one fine-grain message carries (mp-int and mp-poll)";
+    LOCK_ACQUIRE_CYCLES_MEAN = "lock_acquire_cycles_mean", "cycles",
+        "mean time from asking for a lock to holding it (the miss, and any wait for a holder)";
+    LOCK_ACQUIRE_CYCLES_PER_PROC = "lock_acquire_cycles_per_proc", "cycles",
+        "time asking for locks, summed over processors, over their number";
+    LOCAL_SHARED_MISSES = "local_shared_misses", "count",
+        "the engine's `local_misses` minus `private_misses`: shared lines served by the node's own memory";
+}
+
 pub const INFO: AppInfo = AppInfo {
     name: "moldyn",
     summary: "MOLDYN: Lennard-Jones molecular dynamics, RCB partition; locks in shared memory, prefetch, fine-grain messages, bulk DMA",
     variants: &["sm", "sm-pf", "mp-int", "mp-poll", "bulk", "stache", "custom"],
+    counters: COUNTERS,
     params: &[
         ParamDoc { name: "molecules", default: "2048", doc: "molecules in the box (at least 2 per processor)" },
         ParamDoc { name: "density", default: "0.8", doc: "molecules per unit volume (reduced units; the box side is (molecules/density)^(1/3))" },
@@ -355,48 +407,45 @@ fn counters(
     let mut c = BTreeMap::new();
     let list_pairs: usize = reference.lists.iter().map(|l| l.pairs.len()).sum::<usize>() / reference.lists.len();
     let cross: usize = prog.epochs.iter().flatten().map(|e| e.cross_pairs()).sum::<usize>() / prog.epochs.len();
-    c.insert("list_pairs".into(), list_pairs as f64);
-    c.insert("cross_pair_fraction".into(), cross as f64 / list_pairs.max(1) as f64);
-    c.insert("rebuilds".into(), reference.lists.len() as f64);
-    c.insert("pairs_tested".into(), t.pairs_tested as f64);
-    c.insert("pairs_within_cutoff".into(), t.pairs_within_cutoff as f64);
-    c.insert("energy_start".into(), reference.energy_start);
-    c.insert("energy_end".into(), energy_end);
-    c.insert("energy_drift".into(), (energy_end - reference.energy_start) / reference.energy_start.abs());
-    c.insert(
-        "reference_energy_drift".into(),
-        (reference.energy_end - reference.energy_start) / reference.energy_start.abs(),
-    );
-    c.insert("cycles_per_iteration".into(), out.stats.cycles / iterations as f64);
-    c.insert("app_messages".into(), (t.coord_messages + t.delta_messages) as f64);
-    c.insert("coordinate_messages".into(), t.coord_messages as f64);
-    c.insert("delta_messages".into(), t.delta_messages as f64);
-    c.insert("molecules_sent".into(), t.molecules_sent as f64);
-    c.insert("molecules_received".into(), t.molecules_received as f64);
-    c.insert("deltas_sent".into(), t.deltas_sent as f64);
-    c.insert("deltas_received".into(), t.deltas_received as f64);
+    c.set(&LIST_PAIRS, list_pairs as f64);
+    c.set(&CROSS_PAIR_FRACTION, cross as f64 / list_pairs.max(1) as f64);
+    c.set(&REBUILDS, reference.lists.len() as f64);
+    c.set(&PAIRS_TESTED, t.pairs_tested as f64);
+    c.set(&PAIRS_WITHIN_CUTOFF, t.pairs_within_cutoff as f64);
+    c.set(&ENERGY_START, reference.energy_start);
+    c.set(&ENERGY_END, energy_end);
+    c.set(&ENERGY_DRIFT, (energy_end - reference.energy_start) / reference.energy_start.abs());
+    c.set(&REFERENCE_ENERGY_DRIFT, (reference.energy_end - reference.energy_start) / reference.energy_start.abs());
+    c.set(&CYCLES_PER_ITERATION, out.stats.cycles / iterations as f64);
+    c.set(&APP_MESSAGES, (t.coord_messages + t.delta_messages) as f64);
+    c.set(&COORDINATE_MESSAGES, t.coord_messages as f64);
+    c.set(&DELTA_MESSAGES, t.delta_messages as f64);
+    c.set(&MOLECULES_SENT, t.molecules_sent as f64);
+    c.set(&MOLECULES_RECEIVED, t.molecules_received as f64);
+    c.set(&DELTAS_SENT, t.deltas_sent as f64);
+    c.set(&DELTAS_RECEIVED, t.deltas_received as f64);
     let app_messages = (t.coord_messages + t.delta_messages).max(1) as f64;
-    c.insert("app_bytes_per_message".into(), 8.0 * t.words_sent as f64 / app_messages);
+    c.set(&APP_BYTES_PER_MESSAGE, 8.0 * t.words_sent as f64 / app_messages);
     if matches!(variant, Variant::MpInt | Variant::MpPoll) {
-        c.insert("molecules_per_message".into(), per_message as f64);
+        c.set(&MOLECULES_PER_MESSAGE, per_message as f64);
     }
-    c.insert("lock_acquisitions".into(), t.lock_acquisitions as f64);
-    c.insert("lock_releases".into(), t.lock_releases as f64);
-    c.insert(
-        "lock_acquire_cycles_mean".into(),
+    c.set(&LOCK_ACQUISITIONS, t.lock_acquisitions as f64);
+    c.set(&LOCK_RELEASES, t.lock_releases as f64);
+    c.set(
+        &LOCK_ACQUIRE_CYCLES_MEAN,
         if t.lock_acquisitions > 0 { t.lock_acquire_cycles / t.lock_acquisitions as f64 } else { 0.0 },
     );
-    c.insert("lock_acquire_cycles_per_proc".into(), t.lock_acquire_cycles / procs as f64);
-    c.insert("prefetches_issued".into(), t.prefetches as f64);
+    c.set(&LOCK_ACQUIRE_CYCLES_PER_PROC, t.lock_acquire_cycles / procs as f64);
+    c.set(&PREFETCHES_ISSUED, t.prefetches as f64);
     let s = &out.stats.counters;
     if let (Some(all), Some(local)) = (s.get("cache_misses"), s.get("local_misses")) {
-        c.insert("remote_misses".into(), all - local);
-        c.insert("local_shared_misses".into(), local - s.get("private_misses").copied().unwrap_or(0.0));
+        c.set(&REMOTE_MISSES, all - local);
+        c.set(&LOCAL_SHARED_MISSES, local - s.get("private_misses").copied().unwrap_or(0.0));
     }
-    c.insert("synchronization_cycles_mean".into(), out.stats.mean(Category::Synchronization));
+    c.set(&SYNCHRONIZATION_CYCLES_MEAN, out.stats.mean(Category::Synchronization));
     if let Some(one) = serial {
-        c.insert("serial_cycles".into(), one.stats.cycles);
-        c.insert("speedup".into(), one.stats.cycles / out.stats.cycles);
+        c.set(&SERIAL_CYCLES, one.stats.cycles);
+        c.set(&SPEEDUP, one.stats.cycles / out.stats.cycles);
     }
     c
 }

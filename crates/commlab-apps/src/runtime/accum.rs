@@ -20,17 +20,32 @@ use super::{
     clean_remote_block, fetch_block, on_fetch_reply, on_fetch_request, partner_param, Fetch, HasFetch, Reach,
     SETTLE_CYCLES, WORKER,
 };
+use crate::app::common::HOPS;
 use crate::app::{barrier_kind_of, cost, result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::Params;
+use commlab_api::SetCounter;
 use commlab_api::{Backend, BarrierKind, Handler, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters accum`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS [HOPS];
+    TOTAL_CYCLES = "total_cycles", "cycles",
+        "from the start to the sum being known";
+    TRANSFER_CYCLES = "transfer_cycles", "cycles",
+        "the DMA copy: request to the end of the reply's handler (mp only)";
+    SUM_CYCLES = "sum_cycles", "cycles",
+        "`total_cycles` minus `transfer_cycles`: the local sum after the copy (mp only)";
+}
 
 pub const INFO: AppInfo = AppInfo {
     name: "accum",
     summary:
         "sum a remote array: load loop (sm), with prefetch (sm-pf), DMA copy then local sum (mp); counters.total_cycles",
     variants: &["sm", "sm-pf", "mp"],
+    counters: COUNTERS,
     params: &[
         ParamDoc { name: "words", default: "1024", doc: "integers in the array (1 to 262144)" },
         ParamDoc { name: "hops", default: "1", doc: "hops from the summing processor (0) to the array's home (by default 1, or the nearest processor where none is 1 hop away, as natively: counters.hops)" },
@@ -154,13 +169,13 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let s = &out.states[WORKER];
     let mut counters = BTreeMap::new();
     let figure = |c: f64| crate::app::cycles_figure(c, backend.cycles_per_us());
-    counters.insert("total_cycles".into(), figure(s.total_cycles));
+    counters.set(&TOTAL_CYCLES, figure(s.total_cycles));
     if kind == Reach::Dma {
-        counters.insert("transfer_cycles".into(), figure(s.transfer_cycles));
+        counters.set(&TRANSFER_CYCLES, figure(s.transfer_cycles));
         // The difference of the two figures, so that transfer + sum = total as printed.
-        counters.insert("sum_cycles".into(), figure(figure(s.total_cycles) - figure(s.transfer_cycles)));
+        counters.set(&SUM_CYCLES, figure(figure(s.total_cycles) - figure(s.transfer_cycles)));
     }
-    counters.insert("hops".into(), hops as f64);
+    counters.set(&HOPS, hops as f64);
     let ok = s.sum == want && s.total_cycles > 0.0;
     let check = Check {
         ok,

@@ -44,16 +44,31 @@ use super::{
     clean_remote_block, fetch_block, mbytes_per_s, on_fetch_reply, on_fetch_request, partner_param, Fetch, HasFetch,
     Reach, SETTLE_CYCLES, WORKER,
 };
+use crate::app::common::HOPS;
 use crate::app::{barrier_kind_of, cost, result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::Params;
+use commlab_api::SetCounter;
 use commlab_api::{Addr, Backend, BarrierKind, Handler, Node, Placement, ProcId, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters memcpy`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS [HOPS];
+    COPY_CYCLES = "copy_cycles", "cycles",
+        "the copying processor's time for the copy";
+    MBYTES_PER_S = "mbytes_per_s", "MB/s",
+        "bytes copied over `copy_cycles`, at the machine's clock";
+    DST_SRC_LINES = "dst_src_lines", "lines",
+        "the distance from source to destination in cache lines (layout=next-line only)";
+}
 
 pub const INFO: AppInfo = AppInfo {
     name: "memcpy",
     summary: "remote-to-local block copy (--param bytes=16..16384): load/store loop (sm), with prefetch (sm-pf), one DMA message (mp); counters.mbytes_per_s",
     variants: &["sm", "sm-pf", "mp"],
+    counters: COUNTERS,
     params: &[
         ParamDoc { name: "bytes", default: "256", doc: "block size in bytes: 16 to 16384, a multiple of 8" },
         ParamDoc { name: "hops", default: "1", doc: "hops from the copier (processor 0) to the source's home (by default 1, or the nearest processor where none is 1 hop away, as natively: counters.hops)" },
@@ -202,11 +217,11 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let laid_out = !next_line || distance % COLLIDE_SPAN_BYTES as u64 == line_bytes;
     let cycles = crate::app::cycles_figure(out.states[WORKER].copy_cycles, backend.cycles_per_us());
     let mut counters = BTreeMap::new();
-    counters.insert("copy_cycles".into(), cycles);
-    counters.insert("mbytes_per_s".into(), mbytes_per_s(bytes, cycles, backend.cycles_per_us()));
-    counters.insert("hops".into(), hops as f64);
+    counters.set(&COPY_CYCLES, cycles);
+    counters.set(&MBYTES_PER_S, mbytes_per_s(bytes, cycles, backend.cycles_per_us()));
+    counters.set(&HOPS, hops as f64);
     if next_line {
-        counters.insert("dst_src_lines".into(), (distance / line_bytes) as f64);
+        counters.set(&DST_SRC_LINES, (distance / line_bytes) as f64);
     }
     let check = Check {
         ok: wrong == 0 && cycles > 0.0 && laid_out,

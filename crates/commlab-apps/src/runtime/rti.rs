@@ -42,18 +42,33 @@
 
 use super::sched::Sched;
 use super::{partner_at, SETTLE_CYCLES, WORKER};
+use crate::app::common::HOPS;
 use crate::app::{barrier_kind_of, cost, result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc};
 use crate::params::{Params, COUNT};
+use commlab_api::SetCounter;
 use commlab_api::{
     Addr, Backend, BarrierKind, Handler, HandlerCtx, HandlerId, Message, Node, Placement, ProcId, Program, ReceiveMode,
 };
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters rti`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS [HOPS];
+    T_INVOKER = "t_invoker", "cycles",
+        "mean time the invoker spends from starting an invocation to proceeding";
+    T_INVOKEE = "t_invokee", "cycles",
+        "mean time from an invocation's start to the invoked thread running at the invokee";
+    STEAL_ATTEMPTS = "steal_attempts", "count",
+        "steal attempts the complete scheduling system made, all processors (complete system only)";
+}
+
 pub const INFO: AppInfo = AppInfo {
     name: "rti",
     summary: "remote thread invocation into a task queue: lock + shared writes (sm) or one active message (mp), in a complete scheduling system or a minimal one; counters.t_invoker, t_invokee",
     variants: &["sm", "mp"],
+    counters: COUNTERS,
     params: &[
         ParamDoc { name: "hops", default: "1", doc: "hops from the invoker (processor 0) to the invokee (by default 1, or the nearest processor where none is 1 hop away, as natively: counters.hops)" },
         ParamDoc { name: "rounds", default: "8", doc: "invocations measured (one at a time)" },
@@ -449,11 +464,11 @@ pub fn run<B: Backend>(backend: &B, variant: &str, params: &Params) -> Result<Ap
     let t_invoker = mean(inv.started.iter().zip(&inv.proceeded).map(|(a, b)| b - a));
     let t_invokee = mean(inv.started.iter().zip(&ee.running).map(|(a, b)| b - a));
     let mut counters = BTreeMap::new();
-    counters.insert("t_invoker".into(), crate::app::cycles_figure(t_invoker, backend.cycles_per_us()));
-    counters.insert("t_invokee".into(), crate::app::cycles_figure(t_invokee, backend.cycles_per_us()));
-    counters.insert("hops".into(), backend.hops(WORKER, invokee) as f64);
+    counters.set(&T_INVOKER, crate::app::cycles_figure(t_invoker, backend.cycles_per_us()));
+    counters.set(&T_INVOKEE, crate::app::cycles_figure(t_invokee, backend.cycles_per_us()));
+    counters.set(&HOPS, backend.hops(WORKER, invokee) as f64);
     if complete {
-        counters.insert("steal_attempts".into(), out.states.iter().map(|s| s.steal_attempts).sum::<u64>() as f64);
+        counters.set(&STEAL_ATTEMPTS, out.states.iter().map(|s| s.steal_attempts).sum::<u64>() as f64);
     }
     let check = Check {
         ok,

@@ -24,8 +24,10 @@ pub mod meshfile;
 mod plan;
 mod private;
 
+use crate::app::common::{APP_MESSAGES, CYCLES_PER_ITERATION, LOCK_RELEASES, PREFETCHES_ISSUED, REMOTE_MISSES};
 use crate::app::{result, run_err, AppError, AppInfo, AppResult, Check, ParamDoc, Variant};
 use crate::params::{Params, POSITIVE};
+use commlab_api::SetCounter;
 use commlab_api::{Backend, TrafficClass};
 use flux::{Problem, Value};
 use kernel::{Costs, Kernel, Slots};
@@ -33,10 +35,49 @@ use plan::Plan;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+commlab_api::counters! {
+    /// The counters this app reports beside the engine's (`commlab counters unstruc`), each declared
+    /// once; its code sets them through these declarations.
+    pub COUNTERS [CYCLES_PER_ITERATION, APP_MESSAGES, LOCK_RELEASES, PREFETCHES_ISSUED, REMOTE_MISSES];
+    MESH_NODES = "mesh_nodes", "count",
+        "nodes of the mesh";
+    MESH_EDGES = "mesh_edges", "count",
+        "edges of the mesh";
+    MESH_FACES = "mesh_faces", "count",
+        "faces of the mesh";
+    EDGES_PER_NODE = "edges_per_node", "ratio",
+        "mesh edges over mesh nodes";
+    CUT_EDGE_FRACTION = "cut_edge_fraction", "fraction",
+        "edges whose ends the partition puts on different processors, over all edges";
+    SHARED_NODES = "shared_nodes", "count",
+        "mesh nodes more than one processor adds to (their updates take the node's lock in shared memory)";
+    GHOST_NODES = "ghost_nodes", "count",
+        "ghost copies of remote nodes the processors keep, all processors";
+    EDGE_IMBALANCE = "edge_imbalance", "ratio",
+        "the largest processor's edges over the mean per processor";
+    VALUES_SENT = "values_sent", "count",
+        "node values sent in the application's messages, all processors";
+    VALUES_RECEIVED = "values_received", "count",
+        "node values received, all processors";
+    BYTES_PER_MESSAGE = "bytes_per_message", "bytes",
+        "bytes of the headers and data traffic classes over the engine's `messages` (when any message was sent)";
+    LOCK_ACQUIRES = "lock_acquires", "count",
+        "locks acquired, all processors";
+    LOCK_CYCLES_PER_PROC = "lock_cycles_per_proc", "cycles",
+        "time inside `lock` (the acquiring miss, spinning, the lock overhead), summed over processors, over their number";
+    LOCK_CYCLES_PER_ACQUIRE = "lock_cycles_per_acquire", "cycles",
+        "that time over `lock_acquires` (0 without locks)";
+    PREFETCHED_REFS_WAITED = "prefetched_refs_waited", "count",
+        "references to a prefetched record that took longer than to a line held exclusively: the prefetch was late or the line taken away (sm-pf)";
+    PREFETCHES_USEFUL = "prefetches_useful", "count",
+        "the engine's `prefetches` minus `prefetched_refs_waited`, at least 0: a lower bound on useful prefetches (sm-pf; replaces the engine's counter of this name)";
+}
+
 pub const INFO: AppInfo = AppInfo {
     name: "unstruc",
     summary: "UNSTRUC: edge and face fluxes on an unstructured 3-D mesh; locked shared memory, prefetch, messages, bulk DMA",
     variants: Variant::NAMES,
+    counters: COUNTERS,
     params: &[
         ParamDoc {
             name: "mesh",
@@ -167,43 +208,43 @@ pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params, seed: u
     let mesh = &problem.mesh;
     let sum = |f: fn(&kernel::Counts) -> f64| out.states.iter().map(|s| f(&s.counts)).sum::<f64>();
     let mut counters = BTreeMap::new();
-    counters.insert("mesh_nodes".into(), n as f64);
-    counters.insert("mesh_edges".into(), mesh.edges.len() as f64);
-    counters.insert("mesh_faces".into(), mesh.faces.len() as f64);
-    counters.insert("edges_per_node".into(), mesh.edges.len() as f64 / n as f64);
-    counters.insert("cut_edge_fraction".into(), plan.cut_edges as f64 / mesh.edges.len().max(1) as f64);
-    counters.insert("shared_nodes".into(), plan.shared.iter().filter(|&&s| s).count() as f64);
-    counters.insert("ghost_nodes".into(), plan.ghosts() as f64);
+    counters.set(&MESH_NODES, n as f64);
+    counters.set(&MESH_EDGES, mesh.edges.len() as f64);
+    counters.set(&MESH_FACES, mesh.faces.len() as f64);
+    counters.set(&EDGES_PER_NODE, mesh.edges.len() as f64 / n as f64);
+    counters.set(&CUT_EDGE_FRACTION, plan.cut_edges as f64 / mesh.edges.len().max(1) as f64);
+    counters.set(&SHARED_NODES, plan.shared.iter().filter(|&&s| s).count() as f64);
+    counters.set(&GHOST_NODES, plan.ghosts() as f64);
     let most_edges = plan.proc.iter().map(|p| p.edges.len()).max().unwrap_or(0);
-    counters.insert("edge_imbalance".into(), most_edges as f64 * procs as f64 / mesh.edges.len().max(1) as f64);
-    counters.insert("cycles_per_iteration".into(), out.stats.cycles / iterations as f64);
+    counters.set(&EDGE_IMBALANCE, most_edges as f64 * procs as f64 / mesh.edges.len().max(1) as f64);
+    counters.set(&CYCLES_PER_ITERATION, out.stats.cycles / iterations as f64);
     let app_messages = sum(|c| c.messages as f64);
-    counters.insert("app_messages".into(), app_messages);
-    counters.insert("values_sent".into(), sum(|c| c.values_sent as f64));
-    counters.insert("values_received".into(), sum(|c| c.values_received as f64));
+    counters.set(&APP_MESSAGES, app_messages);
+    counters.set(&VALUES_SENT, sum(|c| c.values_sent as f64));
+    counters.set(&VALUES_RECEIVED, sum(|c| c.values_received as f64));
     let msgs = out.stats.counters.get("messages").copied().unwrap_or(0.0);
     if msgs > 0.0 {
         let v = &out.stats.volume_bytes;
         let bytes = v[TrafficClass::Headers as usize] + v[TrafficClass::Data as usize];
-        counters.insert("bytes_per_message".into(), bytes as f64 / msgs);
+        counters.set(&BYTES_PER_MESSAGE, bytes as f64 / msgs);
     }
     let acquires = sum(|c| c.lock_acquires as f64);
-    counters.insert("lock_acquires".into(), acquires);
-    counters.insert("lock_releases".into(), sum(|c| c.lock_releases as f64));
+    counters.set(&LOCK_ACQUIRES, acquires);
+    counters.set(&LOCK_RELEASES, sum(|c| c.lock_releases as f64));
     let lock_cycles = sum(|c| c.lock_cycles);
-    counters.insert("lock_cycles_per_proc".into(), lock_cycles / procs as f64);
-    counters.insert("lock_cycles_per_acquire".into(), if acquires > 0.0 { lock_cycles / acquires } else { 0.0 });
+    counters.set(&LOCK_CYCLES_PER_PROC, lock_cycles / procs as f64);
+    counters.set(&LOCK_CYCLES_PER_ACQUIRE, if acquires > 0.0 { lock_cycles / acquires } else { 0.0 });
     if variant == Variant::SmPrefetch {
         // `prefetches` (the simulator's) counts those that fetched a line; a fetched line whose
         // reference still waited was late or lost, so the rest is a lower bound on the useful.
         let waited = sum(|c| c.prefetched_refs_waited as f64);
         let fetched = out.stats.counters.get("prefetches").copied().unwrap_or(0.0);
-        counters.insert("prefetches_issued".into(), sum(|c| c.prefetches as f64));
-        counters.insert("prefetched_refs_waited".into(), waited);
-        counters.insert("prefetches_useful".into(), (fetched - waited).max(0.0));
+        counters.set(&PREFETCHES_ISSUED, sum(|c| c.prefetches as f64));
+        counters.set(&PREFETCHED_REFS_WAITED, waited);
+        counters.set(&PREFETCHES_USEFUL, (fetched - waited).max(0.0));
     }
     if let (Some(m), Some(l)) = (out.stats.counters.get("cache_misses"), out.stats.counters.get("local_misses")) {
-        counters.insert("remote_misses".into(), m - l);
+        counters.set(&REMOTE_MISSES, m - l);
     }
     let check = Check {
         ok,

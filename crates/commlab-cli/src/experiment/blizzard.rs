@@ -291,7 +291,11 @@ fn run_tasks(
                     if !r.check.ok {
                         problems.push(format!("{what}: answer check failed: {}", r.check.detail));
                     }
-                    lines.done(&format!("{what}: {:.0} cycles, speedup {:.2}", r.cycles, r.counter("speedup")));
+                    lines.done(&format!(
+                        "{what}: {:.0} cycles, speedup {:.2}",
+                        r.cycles,
+                        r.counter(commlab_apps::shared_counters::SPEEDUP.name)
+                    ));
                 }
                 Err(f) if f.status == 2 => {
                     fatal.get_or_insert(f);
@@ -354,8 +358,10 @@ fn summarize(
         let mut per = Map::new();
         for v in variants {
             for m in &names {
-                let pts: Vec<(f64, f64)> =
-                    of(app, v, m).iter().map(|r| (r.vary, r.record.counter("speedup"))).collect();
+                let pts: Vec<(f64, f64)> = of(app, v, m)
+                    .iter()
+                    .map(|r| (r.vary, r.record.counter(commlab_apps::shared_counters::SPEEDUP.name)))
+                    .collect();
                 if pts.is_empty() {
                     continue;
                 }
@@ -389,7 +395,7 @@ fn summarize(
                     let mhz = machine_arg::load(m, &r.record.overrides.clone().unwrap_or_default(), Some(largest))
                         .map_or(f64::NAN, |c| c.spec.processor.clock_mhz);
                     let ms = r.record.cycles / (mhz * 1e3);
-                    let speedup = r.record.counter("speedup");
+                    let speedup = r.record.counter(commlab_apps::shared_counters::SPEEDUP.name);
                     table.push(json!({
                         "app": app, "variant": v, "machine": m, "procs": largest,
                         "cycles": r.record.cycles, "milliseconds": ms, "speedup": speedup,

@@ -106,7 +106,7 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path, base: &MachineConfig) -> Resul
                     && r.record.vary_number("stride") == s as f64
                     && r.record.vary_number("bytes") == w as f64
             })
-            .map(|r| r.record.counter("mbytes_per_s"))
+            .map(|r| r.record.counter(commlab_apps::copy_transfer::MBYTES_PER_S.name))
             .filter(|x| x.is_finite())
     };
     let kernel = rows.first().and_then(|r| r.record.params.get("kernel").cloned()).unwrap_or_default();
@@ -159,7 +159,7 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path, base: &MachineConfig) -> Resul
                     && r.record.vary_number("stride") == s as f64
                     && r.record.params.get("kernel").map(String::as_str) == Some(w.kernel)
             })
-            .map(|r| r.record.counter("mbytes_per_s"))
+            .map(|r| r.record.counter(commlab_apps::copy_transfer::MBYTES_PER_S.name))
             .filter(|x| x.is_finite())
     };
     let (large_text, large) =

@@ -47,10 +47,10 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path, base: &MachineConfig) -> Resul
         let r = rows.iter().find(|r| r.record.variant == v && r.vary == n as f64)?;
         let c = |k: &str| r.record.counters.get(k).copied().filter(|x| x.is_finite());
         Some(FftPoint {
-            mflops: c("mflops")?,
+            mflops: c(commlab_apps::fft2d::MFLOPS.name)?,
             cycles: r.record.cycles,
-            fft_cycles: c("fft_cycles")?,
-            transpose_cycles: c("transpose_cycles")?,
+            fft_cycles: c(commlab_apps::fft2d::FFT_CYCLES.name)?,
+            transpose_cycles: c(commlab_apps::fft2d::TRANSPOSE_CYCLES.name)?,
         })
     };
     let mut per: [Vec<Series>; 3] = [Vec::new(), Vec::new(), Vec::new()];

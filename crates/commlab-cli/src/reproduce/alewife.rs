@@ -462,7 +462,8 @@ fn volume_figure(runs: &Runs, res: &Results) -> Figure {
 /// cross-traffic rate the run achieved (`cross_traffic_bytes_per_cycle`), or the configured
 /// rate when the record has no such counter.
 fn bisection_left(res: &Results, spec: &RunSpec, configured: f64, bis: f64) -> f64 {
-    let achieved = m::counter(res, spec, "cross_traffic_bytes_per_cycle").unwrap_or(configured);
+    let achieved =
+        m::counter(res, spec, commlab_sim::counters::CROSS_TRAFFIC_BYTES_PER_CYCLE.name).unwrap_or(configured);
     bis - achieved
 }
 
@@ -724,7 +725,7 @@ fn findings_section4_overall(runs: &Runs, res: &Results, report: &mut Report) {
         .outcome((|| {
             let spec = runs.base("iccg", "sm-pf");
             let (pf, sm) = (cyc(runs, res, "iccg", "sm-pf")?, cyc(runs, res, "iccg", "sm")?);
-            let (n, useful) = (m::counter(res, &spec, "prefetches")?, m::counter(res, &spec, "prefetches_useful")?);
+            let (n, useful) = (m::counter(res, &spec, commlab_sim::counters::PREFETCHES.name)?, m::counter(res, &spec, commlab_sim::counters::PREFETCHES_USEFUL.name)?);
             let frac = if n > 0.0 { useful / n } else { f64::NAN };
             Ok((
                 format!("sm {} -> sm-pf {} ({}); {useful:.0} of {n:.0} prefetches useful", m::short(sm), m::short(pf), m::pct(pf / sm - 1.0)),
@@ -971,7 +972,8 @@ fn message_overhead_row(runs: &Runs, res: &Results, report: &mut Report) {
     let per_message: Measured = (|| {
         let spec = runs.base("em3d", "mp-poll");
         let r = m::record(res, &spec)?;
-        let msgs = m::counter(res, &spec, "app_messages").or_else(|_| m::counter(res, &spec, "messages"))?;
+        let msgs = m::counter(res, &spec, commlab_apps::shared_counters::APP_MESSAGES.name)
+            .or_else(|_| m::counter(res, &spec, commlab_sim::counters::MESSAGES.name))?;
         Ok(r.time(Category::MessageOverhead) * r.procs as f64 / msgs)
     })();
     report.rows.push(
@@ -1086,7 +1088,7 @@ fn findings_volume(runs: &Runs, res: &Results, report: &mut Report) {
             let mut mp = Vec::new();
             for app in APPS {
                 for mech in MECHANISMS {
-                    let t = m::counter(res, &runs.base(app, mech), "overflow_traps")?;
+                    let t = m::counter(res, &runs.base(app, mech), commlab_sim::counters::OVERFLOW_TRAPS.name)?;
                     if SM.contains(&mech) {
                         sm_traps += t;
                     } else if t > 0.0 {

@@ -220,7 +220,7 @@ pub(crate) fn report(ctx: &Ctx, res: &Results, report: &mut Report) -> Vec<Figur
 
 fn barrier_section(ctx: &Ctx, res: &Results, mhz: &Result<f64, String>, report: &mut Report) -> Figure {
     let n = PROCS as f64;
-    let per = |v: &str| m::counter(res, &barrier(ctx, v), "cycles_per_barrier");
+    let per = |v: &str| m::counter(res, &barrier(ctx, v), commlab_apps::micro::barrier::CYCLES_PER_BARRIER.name);
     report.rows.push(
         Row::new("§4.2", "processor clock (1650 cycles = 50 µs)", "MHz", Published::Value(33.0), Kind::Input)
             .measured(mhz.clone(), "processor.clock_mhz of the preset"),
@@ -234,7 +234,10 @@ fn barrier_section(ctx: &Ctx, res: &Results, mhz: &Result<f64, String>, report: 
                 Published::Value(levels),
                 Kind::Input,
             )
-            .measured(m::counter(res, &barrier(ctx, v), "tree_levels"), "counter tree_levels (--param arity=study)"),
+            .measured(
+                m::counter(res, &barrier(ctx, v), commlab_apps::micro::barrier::TREE_LEVELS.name),
+                "counter tree_levels (--param arity=study)",
+            ),
         );
     }
     for (v, cycles, what) in [("sm", 1650.0, "shared memory, \"about 1650 cycles\""), ("mp", 660.0, "messages")] {
@@ -252,8 +255,9 @@ fn barrier_section(ctx: &Ctx, res: &Results, mhz: &Result<f64, String>, report: 
     }
     // Messages per arrival or wakeup signal: 2 (n - 1) signals a barrier.
     let signals = barriers(ctx) as f64 * 2.0 * (n - 1.0);
-    let sm_msgs = m::counter(res, &barrier(ctx, "sm"), "protocol_messages").map(|x| x / signals);
-    let mp_msgs = m::counter(res, &barrier(ctx, "mp"), "messages").map(|x| x / signals);
+    let sm_msgs =
+        m::counter(res, &barrier(ctx, "sm"), commlab_sim::counters::PROTOCOL_MESSAGES.name).map(|x| x / signals);
+    let mp_msgs = m::counter(res, &barrier(ctx, "mp"), commlab_sim::counters::MESSAGES.name).map(|x| x / signals);
     report.findings.push(
         Finding::new(
             "§4.2",
@@ -298,8 +302,8 @@ fn rti_section(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
     for (v, inv, ee) in published {
         let label = if v == "sm" { "shared memory" } else { "message" };
         for (which, p, what) in [
-            ("t_invoker", inv, "T_invoker (until the invoker is free)"),
-            ("t_invokee", ee, "T_invokee (until the thread runs)"),
+            (commlab_apps::runtime::rti::T_INVOKER.name, inv, "T_invoker (until the invoker is free)"),
+            (commlab_apps::runtime::rti::T_INVOKEE.name, ee, "T_invokee (until the thread runs)"),
         ] {
             report.rows.push(
                 Row::new(
@@ -322,7 +326,7 @@ fn rti_section(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
             "T_invoker and T_invokee of shared memory each at least 3 times the message implementation's (the study: 21x and 3.3x)",
         )
         .outcome((|| {
-            let (a, b) = (t("sm", "t_invoker")? / t("mp", "t_invoker")?, t("sm", "t_invokee")? / t("mp", "t_invokee")?);
+            let (a, b) = (t("sm", commlab_apps::runtime::rti::T_INVOKER.name)? / t("mp", commlab_apps::runtime::rti::T_INVOKER.name)?, t("sm", commlab_apps::runtime::rti::T_INVOKEE.name)? / t("mp", commlab_apps::runtime::rti::T_INVOKEE.name)?);
             Ok((format!("sm / mp: T_invoker {a:.1}x, T_invokee {b:.1}x"), a >= 3.0 && b >= 3.0))
         })()),
     );
@@ -340,7 +344,7 @@ fn rti_section(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
             let mut parts = Vec::new();
             let mut ok = true;
             for v in ["sm", "mp"] {
-                let (full, min) = (t(v, "t_invokee")?, m::counter(res, &rti(ctx, v, true), "t_invokee")?);
+                let (full, min) = (t(v, commlab_apps::runtime::rti::T_INVOKEE.name)?, m::counter(res, &rti(ctx, v, true), commlab_apps::runtime::rti::T_INVOKEE.name)?);
                 ok &= min <= 0.75 * full;
                 parts.push(format!("{v}: complete {full:.0}, minimal {min:.0}"));
             }
@@ -349,12 +353,17 @@ fn rti_section(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
     );
     let bars = vec!["sm (study)".into(), "sm (commlab)".into(), "mp (study)".into(), "mp (commlab)".into()];
     let val = |v: &str, which: &str| t(v, which).unwrap_or(f64::NAN);
-    let invoker = vec![353.0, val("sm", "t_invoker"), 17.0, val("mp", "t_invoker")];
+    let invoker = vec![
+        353.0,
+        val("sm", commlab_apps::runtime::rti::T_INVOKER.name),
+        17.0,
+        val("mp", commlab_apps::runtime::rti::T_INVOKER.name),
+    ];
     let rest = vec![
         805.0 - 353.0,
-        val("sm", "t_invokee") - val("sm", "t_invoker"),
+        val("sm", commlab_apps::runtime::rti::T_INVOKEE.name) - val("sm", commlab_apps::runtime::rti::T_INVOKER.name),
         244.0 - 17.0,
-        val("mp", "t_invokee") - val("mp", "t_invoker"),
+        val("mp", commlab_apps::runtime::rti::T_INVOKEE.name) - val("mp", commlab_apps::runtime::rti::T_INVOKER.name),
     ];
     Figure {
         id: "fig6-rti".into(),
@@ -370,7 +379,7 @@ fn rti_section(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
 }
 
 fn rate(res: &Results, v: &str, b: usize) -> Measured {
-    m::counter(res, &memcpy(v, b), "mbytes_per_s")
+    m::counter(res, &memcpy(v, b), commlab_apps::runtime::memcpy::MBYTES_PER_S.name)
 }
 
 /// Fig. 7 (§4.4, §4.6): memory-to-memory copies, its rows, findings and figure.
@@ -521,7 +530,15 @@ fn fig7_figure(ctx: &Ctx, res: &Results) -> Figure {
 
 /// `accum`'s total cycles, and for `mp` the local sum only (the transfer discounted).
 fn accum_cycles(res: &Results, v: &str, b: usize, discounted: bool) -> Measured {
-    m::counter(res, &accum(v, b), if discounted { "sum_cycles" } else { "total_cycles" })
+    m::counter(
+        res,
+        &accum(v, b),
+        if discounted {
+            commlab_apps::runtime::accum::SUM_CYCLES.name
+        } else {
+            commlab_apps::runtime::accum::TOTAL_CYCLES.name
+        },
+    )
 }
 
 fn fig8(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
@@ -605,11 +622,11 @@ fn fig8(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
 }
 
 fn speedup(res: &Results, s: &RunSpec) -> Measured {
-    m::counter(res, s, "speedup")
+    m::counter(res, s, commlab_apps::shared_counters::SPEEDUP.name)
 }
 
 fn ms(res: &Results, s: &RunSpec, mhz: &Result<f64, String>) -> Measured {
-    Ok(m::counter(res, s, "sequential_cycles")? / (mhz.clone()? * 1000.0))
+    Ok(m::counter(res, s, commlab_apps::shared_counters::SEQUENTIAL_CYCLES.name)? / (mhz.clone()? * 1000.0))
 }
 
 fn fig9(ctx: &Ctx, res: &Results, mhz: &Result<f64, String>, report: &mut Report) -> Figure {
@@ -816,7 +833,7 @@ fn fig11(ctx: &Ctx, res: &Results, report: &mut Report) -> Figure {
         ns.iter()
             .map(|&n| {
                 let s = jacobi(ctx, v, n);
-                (n as f64, m::counter(res, &s, "speedup").unwrap_or(f64::NAN))
+                (n as f64, m::counter(res, &s, commlab_apps::shared_counters::SPEEDUP.name).unwrap_or(f64::NAN))
             })
             .collect()
     };
@@ -873,10 +890,10 @@ fn conclusions_gains(ctx: &Ctx, res: &Results, report: &mut Report) {
         .why_if_fails(WHY_SM_SCHEDULER_FACTOR),
     );
     let gains = || -> Result<Vec<(&'static str, f64)>, String> {
-        let b = m::counter(res, &barrier(ctx, "sm"), "cycles_per_barrier")?
-            / m::counter(res, &barrier(ctx, "mp"), "cycles_per_barrier")?;
-        let r = m::counter(res, &rti(ctx, "sm", false), "t_invokee")?
-            / m::counter(res, &rti(ctx, "mp", false), "t_invokee")?;
+        let b = m::counter(res, &barrier(ctx, "sm"), commlab_apps::micro::barrier::CYCLES_PER_BARRIER.name)?
+            / m::counter(res, &barrier(ctx, "mp"), commlab_apps::micro::barrier::CYCLES_PER_BARRIER.name)?;
+        let r = m::counter(res, &rti(ctx, "sm", false), commlab_apps::runtime::rti::T_INVOKEE.name)?
+            / m::counter(res, &rti(ctx, "mp", false), commlab_apps::runtime::rti::T_INVOKEE.name)?;
         let c = rate(res, "mp", LARGE)? / rate(res, "sm", LARGE)?.max(rate(res, "sm-pf", LARGE)?);
         Ok(vec![("barrier", b), ("T_invokee", r), ("4 KB copy", c)])
     };
@@ -973,7 +990,7 @@ fn conclusions_jacobi_rti(ctx: &Ctx, res: &Results, report: &mut Report) {
             "rti: shared memory's T_invokee at least 2 times the message implementation's",
         )
         .outcome((|| {
-            let (s, p) = (m::counter(res, &rti(ctx, "sm", false), "t_invokee")?, m::counter(res, &rti(ctx, "mp", false), "t_invokee")?);
+            let (s, p) = (m::counter(res, &rti(ctx, "sm", false), commlab_apps::runtime::rti::T_INVOKEE.name)?, m::counter(res, &rti(ctx, "mp", false), commlab_apps::runtime::rti::T_INVOKEE.name)?);
             Ok((format!("sm {s:.0}, mp {p:.0} cycles: {:.2}x", s / p), s >= 2.0 * p))
         })()),
     );

@@ -446,7 +446,7 @@ fn network(ctx: &Ctx, res: &Results, report: &mut Report) -> Vec<Figure> {
 /// Table 2's rows (4-byte round trips) and §6.5.1's finding.
 fn network_table2(ctx: &Ctx, res: &Results, report: &mut Report) {
     let name = |mechanism: &str| MECHANISMS.iter().find(|x| x.0 == mechanism).map_or("?", |x| x.1);
-    let rt = |s: &RunSpec| m::counter(res, s, "round_trip_us");
+    let rt = |s: &RunSpec| m::counter(res, s, commlab_apps::micro::am_latency::ROUND_TRIP_US.name);
     for &(mechanism, from, published) in TABLE2 {
         // LANai's rows calibrate the receive path, the compute rows each mechanism's cost of
         // notifying the compute thread; the other protocol rows follow from §6.4's costs.
@@ -483,7 +483,7 @@ fn network_table2(ctx: &Ctx, res: &Results, report: &mut Report) {
 
 /// Fig. 2's row (the 32-byte round trip) and §6.5.2's finding.
 fn network_fig2(ctx: &Ctx, res: &Results, report: &mut Report) {
-    let rt = |s: &RunSpec| m::counter(res, s, "round_trip_us");
+    let rt = |s: &RunSpec| m::counter(res, s, commlab_apps::micro::am_latency::ROUND_TRIP_US.name);
     let sizes = fig2_sizes(ctx);
     let lanai32 = fig2_run(ctx, "lanai", 32);
     report.rows.push(
@@ -525,7 +525,9 @@ fn network_fig2(ctx: &Ctx, res: &Results, report: &mut Report) {
 /// Fig. 3's rows (large-message throughput) and §6.5.3's finding.
 fn network_fig3(ctx: &Ctx, res: &Results, report: &mut Report) {
     let sizes3 = fig3_sizes(ctx);
-    let bw = |mechanism: &str, b: usize| m::counter(res, &fig3_run(ctx, mechanism, b), "stream_mb_per_s");
+    let bw = |mechanism: &str, b: usize| {
+        m::counter(res, &fig3_run(ctx, mechanism, b), commlab_apps::micro::bulk_bw::STREAM_MB_PER_S.name)
+    };
     let (small, large) = (sizes3[0], *sizes3.last().expect("sizes"));
     report.rows.push(
         Row::new(
@@ -569,11 +571,13 @@ fn network_fig3(ctx: &Ctx, res: &Results, report: &mut Report) {
 
 /// Figs. 2 (latency) and 3 (throughput) by polling mechanism.
 fn network_figures(ctx: &Ctx, res: &Results) -> Vec<Figure> {
-    let rt = |s: &RunSpec| m::counter(res, s, "round_trip_us");
+    let rt = |s: &RunSpec| m::counter(res, s, commlab_apps::micro::am_latency::ROUND_TRIP_US.name);
     let sizes = fig2_sizes(ctx);
     let at = |mechanism: &str, b: usize| rt(&fig2_run(ctx, mechanism, b));
     let sizes3 = fig3_sizes(ctx);
-    let bw = |mechanism: &str, b: usize| m::counter(res, &fig3_run(ctx, mechanism, b), "stream_mb_per_s");
+    let bw = |mechanism: &str, b: usize| {
+        m::counter(res, &fig3_run(ctx, mechanism, b), commlab_apps::micro::bulk_bw::STREAM_MB_PER_S.name)
+    };
     let lines = |f: &dyn Fn(&str, usize) -> Measured, xs: &[usize]| -> Vec<Series> {
         MECHANISMS
             .iter()
@@ -609,7 +613,11 @@ fn table3_and_4(ctx: &Ctx, res: &Results, report: &mut Report) {
 
 /// A miss's time (us) on `machine`: its cycles at the machine's clock.
 fn miss_us(ctx: &Ctx, res: &Results, machine: &str, kind: &str, block: usize, strip: Strip) -> Measured {
-    Ok(m::counter(res, &miss_run(ctx, machine, kind, block, strip), "miss_cycles")? / clock_mhz(ctx, machine)?)
+    Ok(m::counter(
+        res,
+        &miss_run(ctx, machine, kind, block, strip),
+        commlab_apps::micro::miss_latency::MISS_CYCLES.name,
+    )? / clock_mhz(ctx, machine)?)
 }
 
 /// Access control's time in a miss: its own costs, and the arriving block's copy into the
@@ -767,7 +775,7 @@ fn applications(ctx: &Ctx, res: &Results, report: &mut Report) -> Vec<Figure> {
     let ps = procs(ctx);
     let top = *ps.last().expect("processor counts");
     let speedup = |machine: &str, app: &str, protocol: &str, p: usize| -> Measured {
-        m::counter(res, &app_run(ctx, machine, app, protocol, p), "speedup")
+        m::counter(res, &app_run(ctx, machine, app, protocol, p), commlab_apps::shared_counters::SPEEDUP.name)
     };
     let seconds = |machine: &str, app: &str, protocol: &str, p: usize| -> Measured {
         Ok(m::cycles(res, &app_run(ctx, machine, app, protocol, p))? / (clock_mhz(ctx, machine)? * 1e6))
@@ -915,7 +923,7 @@ fn findings(ctx: &Ctx, res: &Results, report: &mut Report, ps: &[usize]) {
 
 /// An application's speedup on `machine` with `protocol` at `p` processors.
 fn app_speedup(ctx: &Ctx, res: &Results, machine: &str, app: &str, protocol: &str, p: usize) -> Measured {
-    m::counter(res, &app_run(ctx, machine, app, protocol, p), "speedup")
+    m::counter(res, &app_run(ctx, machine, app, protocol, p), commlab_apps::shared_counters::SPEEDUP.name)
 }
 
 /// An application's cycles on `machine` with `protocol` at `p` processors.

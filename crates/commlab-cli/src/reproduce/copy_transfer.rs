@@ -337,6 +337,7 @@ struct Data<'a> {
 
 impl Data<'_> {
     fn mb(&self, spec: &RunSpec) -> Measured {
+        // copy-transfer's and remote-bw's `mbytes_per_s` (one name, declared by each).
         m::counter(self.res, spec, "mbytes_per_s")
     }
 
@@ -388,10 +389,10 @@ impl Data<'_> {
         let spec = fft(machine, variant, n, procs);
         let r = m::record(self.res, &spec)?;
         Ok(FftPoint {
-            mflops: m::counter(self.res, &spec, "mflops")?,
+            mflops: m::counter(self.res, &spec, commlab_apps::fft2d::MFLOPS.name)?,
             cycles: r.cycles,
-            fft_cycles: m::counter(self.res, &spec, "fft_cycles")?,
-            transpose_cycles: m::counter(self.res, &spec, "transpose_cycles")?,
+            fft_cycles: m::counter(self.res, &spec, commlab_apps::fft2d::FFT_CYCLES.name)?,
+            transpose_cycles: m::counter(self.res, &spec, commlab_apps::fft2d::TRANSPOSE_CYCLES.name)?,
         })
     }
 

@@ -218,7 +218,7 @@ pub(crate) fn plan(ctx: &Ctx) -> Result<Vec<RunSpec>, Failure> {
 /// Speedup as the study computed it: the run's rate of 2 flops per DAG edge against Table 1's
 /// 0.7 MFLOPS, at the machine's clock.
 fn study_speedup(res: &Results, spec: &RunSpec, mhz: f64) -> Measured {
-    let edges = m::counter(res, spec, "dag_edges")?;
+    let edges = m::counter(res, spec, commlab_apps::iccg::DAG_EDGES.name)?;
     let cycles = m::cycles(res, spec)?;
     Ok(2.0 * edges / (cycles / mhz) / SEQ_MFLOPS)
 }
@@ -276,13 +276,13 @@ fn table1_rows(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report) {
         if mat.substitute.is_none() {
             report.rows.push(
                 Row::new("Table 1", format!("{}: order", mat.name), "rows", Published::Value(order), Kind::Input)
-                    .measured(c("matrix_order"), "counter matrix_order"),
+                    .measured(c(commlab_apps::iccg::MATRIX_ORDER.name), "counter matrix_order"),
             );
             report.rows.push(
                 Row::new("Table 1", format!("{}: nonzeros", mat.name), "entries", Published::Value(nnz), Kind::Input)
-                    .measured(c("matrix_nonzeros"), "counter matrix_nonzeros"),
+                    .measured(c(commlab_apps::iccg::MATRIX_NONZEROS.name), "counter matrix_nonzeros"),
             );
-            let avg = (|| Ok(c("dag_edges")? / c("matrix_order")?))();
+            let avg = (|| Ok(c(commlab_apps::iccg::DAG_EDGES.name)? / c(commlab_apps::iccg::MATRIX_ORDER.name)?))();
             report.rows.push(
                 Row::new(
                     "Table 1",
@@ -302,10 +302,13 @@ fn table1_rows(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report) {
                 Published::Value(colours),
                 Kind::Prediction,
             )
-            .measured(c("colours"), "counter colours (commlab's colouring)"),
+            .measured(c(commlab_apps::iccg::COLOURS.name), "counter colours (commlab's colouring)"),
         );
         // The simulated sequential rate, from the app's sequential solve.
-        let rate = (|| Ok(2.0 * c("dag_edges")? / (c("serial_cycles")? / mhz)))();
+        let rate = (|| {
+            Ok(2.0 * c(commlab_apps::iccg::DAG_EDGES.name)?
+                / (c(commlab_apps::shared_counters::SERIAL_CYCLES.name)? / mhz))
+        })();
         report.rows.push(
             Row::new(
                 "Table 1",
@@ -383,7 +386,9 @@ fn table4_rows(mx: &Matrices, res: &Results, report: &mut Report) {
                 continue;
             }
             let item = format!("{}: non-local edges, {p} processors", mat.label());
-            let fraction = |spec: &RunSpec| m::counter(res, spec, "nonlocal_edge_fraction").map(|x| 100.0 * x);
+            let fraction = |spec: &RunSpec| {
+                m::counter(res, spec, commlab_apps::iccg::NONLOCAL_EDGE_FRACTION.name).map(|x| 100.0 * x)
+            };
             if study_cut(mat, p).is_some() {
                 report.rows.push(Row::new("Table 4", item.clone(), "%", Published::Value(pct), Kind::Input).measured(
                     fraction(&run(mat, p, "sm")),
@@ -414,7 +419,7 @@ fn table4_rows(mx: &Matrices, res: &Results, report: &mut Report) {
         [(&mx.bus1138, [255.0, 303.0, 314.0, 133.0, 114.0]), (&mx.bcsstk18, [230.0, 180.0, 219.0, 209.0, 210.0])]
     {
         for (p, v) in [1usize, 4, 8, 16, 32].iter().zip(iters) {
-            let f = m::counter(res, &run(mat, *p, "sm"), "pcg_iterations");
+            let f = m::counter(res, &run(mat, *p, "sm"), commlab_apps::iccg::PCG_ITERATIONS.name);
             report.rows.push(
                 Row::new(
                     "Table 4",
@@ -438,7 +443,7 @@ fn table5_rows(mx: &Matrices, res: &Results, report: &mut Report) {
         (&mx.bcspwr10, [[2.0, 2.0, 1.9, 1.7], [3.0, 2.8, 2.6, 2.2], [3.8, 3.6, 3.3, 2.5]]),
     ];
     let mut row = |mat: &Matrix, p: usize, n: usize, v: f64| {
-        let f = m::counter(res, &run(mat, p, &format!("buffer-{n}")), "edges_per_message");
+        let f = m::counter(res, &run(mat, p, &format!("buffer-{n}")), commlab_apps::iccg::EDGES_PER_MESSAGE.name);
         report.rows.push(
             Row::new(
                 "Table 5",
@@ -481,7 +486,8 @@ fn table6_rows(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report) {
     for (mat, p) in [(&mx.ocean, 16), (&mx.ocean, 32), (&mx.bcsstk32, 32)] {
         for (label, v) in table6_variants() {
             let spec = run(mat, p, &v);
-            let own = m::counter(res, &spec, "speedup").map_or("-".into(), |s| format!("{s:.2}"));
+            let own = m::counter(res, &spec, commlab_apps::shared_counters::SPEEDUP.name)
+                .map_or("-".into(), |s| format!("{s:.2}"));
             let what = format!("{}, {p} processors, {label}", mat.label());
             report.rows.push(
                 Row::new("Table 6", format!("{what}: speedup"), "x", Published::Withheld, Kind::Prediction).measured(
@@ -497,7 +503,10 @@ fn table6_rows(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report) {
                     Published::Withheld,
                     Kind::Prediction,
                 )
-                .measured(m::counter(res, &spec, "nonlocal_edge_cycles"), "counter nonlocal_edge_cycles"),
+                .measured(
+                    m::counter(res, &spec, commlab_apps::iccg::NONLOCAL_EDGE_CYCLES.name),
+                    "counter nonlocal_edge_cycles",
+                ),
             );
             report.rows.push(
                 Row::new(
@@ -507,7 +516,10 @@ fn table6_rows(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report) {
                     Published::Withheld,
                     Kind::Prediction,
                 )
-                .measured(m::counter(res, &spec, "idle_cycles_per_node"), "counter idle_cycles_per_node"),
+                .measured(
+                    m::counter(res, &spec, commlab_apps::iccg::IDLE_CYCLES_PER_NODE.name),
+                    "counter idle_cycles_per_node",
+                ),
             );
         }
     }
@@ -562,9 +574,12 @@ fn fig7(mat: &Matrix, res: &Results) -> Figure {
             series: vec![
                 Series {
                     name: "non-local computation per non-local edge".into(),
-                    points: curve("nonlocal_edge_cycles"),
+                    points: curve(commlab_apps::iccg::NONLOCAL_EDGE_CYCLES.name),
                 },
-                Series { name: "idle time per node".into(), points: curve("idle_cycles_per_node") },
+                Series {
+                    name: "idle time per node".into(),
+                    points: curve(commlab_apps::iccg::IDLE_CYCLES_PER_NODE.name),
+                },
             ],
             log_x: false,
             crossovers: false,
@@ -587,10 +602,15 @@ fn fig8(mat: &Matrix, res: &Results, mhz: f64, report: &mut Report) -> Vec<Figur
     let length: Vec<(f64, f64)> = ns
         .iter()
         .map(|&n| {
-            (n as f64, m::counter(res, &run(mat, 32, &format!("buffer-{n}")), "edges_per_message").unwrap_or(f64::NAN))
+            (
+                n as f64,
+                m::counter(res, &run(mat, 32, &format!("buffer-{n}")), commlab_apps::iccg::EDGES_PER_MESSAGE.name)
+                    .unwrap_or(f64::NAN),
+            )
         })
         .collect();
-    let longest = m::counter(res, &run(mat, 32, &format!("buffer-{}", hi as usize)), "edges_per_message");
+    let longest =
+        m::counter(res, &run(mat, 32, &format!("buffer-{}", hi as usize)), commlab_apps::iccg::EDGES_PER_MESSAGE.name);
     report.rows.push(
         Row::new(
             "§5.2",
@@ -765,7 +785,7 @@ fn findings_small_matrices(mx: &Matrices, res: &Results, mhz: f64, report: &mut 
             })()),
         );
     }
-    let idle = |mat: &Matrix, v: &str| m::counter(res, &run(mat, 32, v), "idle_cycles_per_node");
+    let idle = |mat: &Matrix, v: &str| m::counter(res, &run(mat, 32, v), commlab_apps::iccg::IDLE_CYCLES_PER_NODE.name);
     report.findings.push(
         Finding::new(
             "§5.1 (Fig. 7)",
@@ -780,7 +800,7 @@ fn findings_small_matrices(mx: &Matrices, res: &Results, mhz: f64, report: &mut 
             let ns = buffers(1..=4);
             let (Some(first), Some(last)) = (ns.first(), ns.last()) else { return Err("no buffer-N variants".into()) };
             let idles: Vec<f64> = ns.iter().map(|n| idle(&mx.bcsstk18, &format!("buffer-{n}"))).collect::<Result<_, _>>()?;
-            let nl = |n: &usize| m::counter(res, &run(&mx.bcsstk18, 32, &format!("buffer-{n}")), "nonlocal_edge_cycles");
+            let nl = |n: &usize| m::counter(res, &run(&mx.bcsstk18, 32, &format!("buffer-{n}")), commlab_apps::iccg::NONLOCAL_EDGE_CYCLES.name);
             let (n0, n1) = (nl(first)?, nl(last)?);
             let rising = idles.windows(2).all(|w| w[1] > w[0]);
             let (gi, gn) = (idles[idles.len() - 1] / idles[0] - 1.0, n1 / n0 - 1.0);
@@ -793,7 +813,7 @@ fn findings_small_matrices(mx: &Matrices, res: &Results, mhz: f64, report: &mut 
 fn findings_bcsstk32(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report) {
     let sp = |mat: &Matrix, p: usize, v: &str| study_speedup(res, &run(mat, p, v), mhz);
     let bufs = buffers(1..=4);
-    let idle = |mat: &Matrix, v: &str| m::counter(res, &run(mat, 32, v), "idle_cycles_per_node");
+    let idle = |mat: &Matrix, v: &str| m::counter(res, &run(mat, 32, v), commlab_apps::iccg::IDLE_CYCLES_PER_NODE.name);
     let b32 = &mx.bcsstk32;
     report.findings.push(
         Finding::new(
@@ -829,7 +849,7 @@ fn findings_bcsstk32(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report
                 vs.push("buffer-1".into());
             }
             for v in &vs {
-                let t = m::counter(res, &run(b32, 32, v), "overflow_traps")?;
+                let t = m::counter(res, &run(b32, 32, v), commlab_sim::counters::OVERFLOW_TRAPS.name)?;
                 ok &= t > 0.0;
                 parts.push(format!("{v} {t:.0}"));
             }
@@ -861,7 +881,7 @@ fn findings_bcsstk32(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report
         .outcome((|| {
             let ns = buffers(1..=16);
             let hi = *ns.last().ok_or("no buffer-N variants")?;
-            let len = m::counter(res, &run(b32, 32, &format!("buffer-{hi}")), "edges_per_message")?;
+            let len = m::counter(res, &run(b32, 32, &format!("buffer-{hi}")), commlab_apps::iccg::EDGES_PER_MESSAGE.name)?;
             let speeds: Vec<(usize, f64)> = ns.iter().map(|n| Ok((*n, sp(b32, 32, &format!("buffer-{n}"))?))).collect::<Result<_, String>>()?;
             let best = speeds.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|b| b.0).unwrap_or(0);
             Ok((format!("{len:.1} edges per message at buffer-{hi}; fastest buffer-{best}"), (6.0..=10.0).contains(&len) && best == 8))
@@ -885,7 +905,7 @@ fn findings_messages(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report
             let mut parts = Vec::new();
             let mut ok = true;
             for mat in small {
-                let l: Vec<f64> = PROCS.iter().map(|&p| m::counter(res, &run(mat, p, "buffer-4"), "edges_per_message")).collect::<Result<_, _>>()?;
+                let l: Vec<f64> = PROCS.iter().map(|&p| m::counter(res, &run(mat, p, "buffer-4"), commlab_apps::iccg::EDGES_PER_MESSAGE.name)).collect::<Result<_, _>>()?;
                 ok &= l.windows(2).all(|w| w[1] <= w[0] + 1e-9);
                 parts.push(format!("{} {:?}", mat.name, l.iter().map(|x| (x * 10.0).round() / 10.0).collect::<Vec<_>>()));
             }
@@ -894,7 +914,8 @@ fn findings_messages(mx: &Matrices, res: &Results, mhz: f64, report: &mut Report
     );
     let msgs_per_edge: Measured = (|| {
         let spec = run(b32, 32, "sm");
-        Ok(m::counter(res, &spec, "protocol_messages")? / m::counter(res, &spec, "nonlocal_edges")?)
+        Ok(m::counter(res, &spec, commlab_sim::counters::PROTOCOL_MESSAGES.name)?
+            / m::counter(res, &spec, commlab_apps::iccg::NONLOCAL_EDGES.name)?)
     })();
     report.rows.push(
         Row::new(

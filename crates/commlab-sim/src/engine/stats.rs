@@ -3,9 +3,10 @@
 
 use super::error::SimError;
 use super::world::World;
+use crate::stats::counters::*;
 use crate::stats::interval::{self as intervals, IntervalAccount};
 use crate::stats::trace::{self as tracing, SpanLog};
-use commlab_api::{LinkStats, NodeCounters, ProcTimes, RunStats};
+use commlab_api::{LinkStats, NodeCounters, ProcTimes, RunStats, SetCounter};
 use std::collections::BTreeMap;
 
 type Counters = BTreeMap<String, f64>;
@@ -72,14 +73,14 @@ fn proc_times<S>(w: &World<S>) -> Result<(Vec<ProcTimes>, u64), SimError> {
 /// Messages, packets and cross-traffic.
 fn traffic_counters<S>(w: &World<S>, timed_ps: u64, counters: &mut Counters) {
     let cfg = &w.cfg;
-    counters.insert("messages".to_string(), w.traffic.messages as f64);
-    counters.insert("packets".to_string(), w.traffic.packets as f64);
-    counters.insert("cross_traffic_messages".to_string(), w.traffic.cross_messages as f64);
+    counters.set(&MESSAGES, w.traffic.messages as f64);
+    counters.set(&PACKETS, w.traffic.packets as f64);
+    counters.set(&CROSS_TRAFFIC_MESSAGES, w.traffic.cross_messages as f64);
     if cfg.cross_traffic_bytes_per_cycle > 0.0 {
         // What the I/O nodes achieved over the timed region (FIFO: at most the configured rate).
         let bytes = w.cross_bytes_timed().unwrap_or(w.net.cross_bytes) as f64;
         let rate = if timed_ps > 0 { bytes / cfg.ps_to_cycles(timed_ps) } else { 0.0 };
-        counters.insert("cross_traffic_bytes_per_cycle".to_string(), rate);
+        counters.set(&CROSS_TRAFFIC_BYTES_PER_CYCLE, rate);
     }
 }
 
@@ -87,18 +88,18 @@ fn traffic_counters<S>(w: &World<S>, timed_ps: u64, counters: &mut Counters) {
 fn memory_counters<S>(w: &World<S>, counters: &mut Counters) {
     let ms = w.mem.stats();
     if ms.hits + ms.misses > 0 {
-        counters.insert("cache_hits".to_string(), ms.hits as f64);
-        counters.insert("cache_misses".to_string(), ms.misses as f64);
-        counters.insert("local_misses".to_string(), ms.local_misses as f64);
-        counters.insert("forwards".to_string(), ms.forwards as f64);
-        counters.insert("invalidations".to_string(), ms.invalidations as f64);
-        counters.insert("software_traps".to_string(), ms.software_traps as f64);
+        counters.set(&CACHE_HITS, ms.hits as f64);
+        counters.set(&CACHE_MISSES, ms.misses as f64);
+        counters.set(&LOCAL_MISSES, ms.local_misses as f64);
+        counters.set(&FORWARDS, ms.forwards as f64);
+        counters.set(&INVALIDATIONS, ms.invalidations as f64);
+        counters.set(&SOFTWARE_TRAPS, ms.software_traps as f64);
         let most = ms.traps_by_node.iter().copied().max().unwrap_or(0);
-        counters.insert("software_traps_max_per_node".to_string(), most as f64);
-        counters.insert("prefetches".to_string(), ms.prefetches as f64);
-        counters.insert("prefetches_useful".to_string(), ms.prefetches_useful as f64);
-        counters.insert("private_misses".to_string(), ms.private_misses as f64);
-        counters.insert("protocol_messages".to_string(), w.traffic.protocol_messages as f64);
+        counters.set(&SOFTWARE_TRAPS_MAX_PER_NODE, most as f64);
+        counters.set(&PREFETCHES, ms.prefetches as f64);
+        counters.set(&PREFETCHES_USEFUL, ms.prefetches_useful as f64);
+        counters.set(&PRIVATE_MISSES, ms.private_misses as f64);
+        counters.set(&PROTOCOL_MESSAGES, w.traffic.protocol_messages as f64);
     }
 }
 
@@ -109,60 +110,60 @@ fn mechanism_counters<S>(w: &World<S>, counters: &mut Counters) {
     let cfg = &w.cfg;
     if cfg.msg.overflow.is_some() {
         let o = &w.overflow;
-        counters.insert("overflow_traps".to_string(), o.traps as f64);
-        counters.insert("overflow_messages_drained".to_string(), o.drained as f64);
-        counters.insert("overflow_trap_cycles".to_string(), cfg.ps_to_cycles(o.trap_ps));
+        counters.set(&OVERFLOW_TRAPS, o.traps as f64);
+        counters.set(&OVERFLOW_MESSAGES_DRAINED, o.drained as f64);
+        counters.set(&OVERFLOW_TRAP_CYCLES, cfg.ps_to_cycles(o.trap_ps));
     }
     if w.one_sided.requests > 0 {
-        counters.insert("one_sided_requests".to_string(), w.one_sided.requests as f64);
-        counters.insert("one_sided_words".to_string(), w.one_sided.words as f64);
-        counters.insert("one_sided_invalidations".to_string(), w.one_sided.invalidations as f64);
+        counters.set(&ONE_SIDED_REQUESTS, w.one_sided.requests as f64);
+        counters.set(&ONE_SIDED_WORDS, w.one_sided.words as f64);
+        counters.set(&ONE_SIDED_INVALIDATIONS, w.one_sided.invalidations as f64);
     }
     if let Some(sw) = w.mem.software().filter(|sw| sw.load_check_ps + sw.store_check_ps > 0) {
         let sum = |k: usize| w.procs.iter().map(|p| p.checked[k]).sum::<u64>();
-        counters.insert("access_checked_loads".to_string(), sum(0) as f64);
-        counters.insert("access_checked_stores".to_string(), sum(1) as f64);
+        counters.set(&ACCESS_CHECKED_LOADS, sum(0) as f64);
+        counters.set(&ACCESS_CHECKED_STORES, sum(1) as f64);
         let ps = sum(0) * sw.load_check_ps + sum(1) * sw.store_check_ps;
-        counters.insert("access_check_cycles".to_string(), w.cfg.ps_to_cycles(ps));
+        counters.set(&ACCESS_CHECK_CYCLES, w.cfg.ps_to_cycles(ps));
     }
     if w.mem.is_software() || w.cfg.smp_nodes {
         let ms = w.mem.stats();
-        counters.insert("handler_cycles_compute".to_string(), w.cfg.ps_to_cycles(ms.handler_ps_compute));
-        counters.insert("handler_cycles_protocol".to_string(), w.cfg.ps_to_cycles(ms.handler_ps_protocol));
+        counters.set(&HANDLER_CYCLES_COMPUTE, w.cfg.ps_to_cycles(ms.handler_ps_compute));
+        counters.set(&HANDLER_CYCLES_PROTOCOL, w.cfg.ps_to_cycles(ms.handler_ps_protocol));
     }
     if w.cfg.poll.is_some() {
         let s = &w.poll_stats;
-        counters.insert("poll_messages".to_string(), s.messages as f64);
-        counters.insert("poll_flag_updates".to_string(), s.flag_updates as f64);
-        counters.insert("poll_bus_wait_cycles".to_string(), w.cfg.ps_to_cycles(s.bus_wait_ps));
-        counters.insert("poll_notifies".to_string(), s.notifies as f64);
+        counters.set(&POLL_MESSAGES, s.messages as f64);
+        counters.set(&POLL_FLAG_UPDATES, s.flag_updates as f64);
+        counters.set(&POLL_BUS_WAIT_CYCLES, w.cfg.ps_to_cycles(s.bus_wait_ps));
+        counters.set(&POLL_NOTIFIES, s.notifies as f64);
     }
     if w.cfg.msg.backedge_interval_ps > 0 {
         let polls: u64 = w.procs.iter().map(|p| p.failed_polls).sum();
         let dispatched: u64 = w.procs.iter().map(|p| p.edge_dispatches).sum();
-        counters.insert("backedge_failed_polls".to_string(), polls as f64);
-        counters.insert("backedge_dispatches".to_string(), dispatched as f64);
+        counters.set(&BACKEDGE_FAILED_POLLS, polls as f64);
+        counters.set(&BACKEDGE_DISPATCHES, dispatched as f64);
     }
     if let Some(pg) = w.mem.pages() {
-        counters.insert("page_protection_changes".to_string(), pg.protection_changes as f64);
-        counters.insert("page_protection_changes_with_ecc".to_string(), pg.combined_changes as f64);
-        counters.insert("ecc_invalidations".to_string(), pg.ecc_invalidations as f64);
-        counters.insert("emulated_writes".to_string(), pg.emulated_writes as f64);
+        counters.set(&PAGE_PROTECTION_CHANGES, pg.protection_changes as f64);
+        counters.set(&PAGE_PROTECTION_CHANGES_WITH_ECC, pg.combined_changes as f64);
+        counters.set(&ECC_INVALIDATIONS, pg.ecc_invalidations as f64);
+        counters.set(&EMULATED_WRITES, pg.emulated_writes as f64);
     }
     let t = w.mem.tempest();
     if t.in_use() {
-        counters.insert("tempest_faults".to_string(), t.faults as f64);
-        counters.insert("tempest_tag_changes".to_string(), t.tag_changes as f64);
-        counters.insert("tempest_block_copies".to_string(), t.block_copies as f64);
+        counters.set(&TEMPEST_FAULTS, t.faults as f64);
+        counters.set(&TEMPEST_TAG_CHANGES, t.tag_changes as f64);
+        counters.set(&TEMPEST_BLOCK_COPIES, t.block_copies as f64);
     }
     if w.flow.window > 0 {
         let f = &w.flow.stats;
-        counters.insert("flow_buffered".to_string(), f.buffered as f64);
-        counters.insert("flow_deadlock_detections".to_string(), f.detections as f64);
-        counters.insert("flow_spurious_detections".to_string(), f.spurious as f64);
-        counters.insert("flow_credit_waits".to_string(), f.credit_waits as f64);
-        counters.insert("flow_acks".to_string(), f.acks as f64);
-        counters.insert("flow_piggybacked_credits".to_string(), f.piggybacked as f64);
+        counters.set(&FLOW_BUFFERED, f.buffered as f64);
+        counters.set(&FLOW_DEADLOCK_DETECTIONS, f.detections as f64);
+        counters.set(&FLOW_SPURIOUS_DETECTIONS, f.spurious as f64);
+        counters.set(&FLOW_CREDIT_WAITS, f.credit_waits as f64);
+        counters.set(&FLOW_ACKS, f.acks as f64);
+        counters.set(&FLOW_PIGGYBACKED_CREDITS, f.piggybacked as f64);
     }
 }
 
@@ -176,13 +177,13 @@ fn link_counters<S>(w: &World<S>, timed_ps: u64, counters: &mut Counters) {
         let util = |b: u64| b as f64 / timed_ps as f64;
         let mean = router_links.iter().map(|&(_, b)| util(b)).sum::<f64>() / router_links.len() as f64;
         let max = router_links.iter().map(|&(_, b)| util(b)).fold(0.0, f64::max);
-        counters.insert("link_utilization_mean".to_string(), mean);
-        counters.insert("link_utilization_max".to_string(), max);
+        counters.set(&LINK_UTILIZATION_MEAN, mean);
+        counters.set(&LINK_UTILIZATION_MAX, max);
         let bis = topo.bisection_links();
         if !bis.is_empty() {
             let busy: Vec<u64> = w.net.link_busy_ps().map(|(_, b)| b).collect();
             let u = bis.iter().map(|&l| util(busy[l as usize])).sum::<f64>() / bis.len() as f64;
-            counters.insert("bisection_utilization".to_string(), u);
+            counters.set(&BISECTION_UTILIZATION, u);
         }
     }
 }

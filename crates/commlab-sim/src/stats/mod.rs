@@ -10,6 +10,7 @@
 //! breakdown where no handler interrupts a stall (dash); a processor's spans sum to its busy
 //! time; the stretches sum to the breakdown and the traffic.
 
+pub mod counters;
 pub(crate) mod interval;
 pub(crate) mod latency;
 pub(crate) mod trace;
