@@ -5,9 +5,9 @@
 //! Every technique polls from the protocol processor's dispatch loop, which polls whenever it
 //! runs no handler. A message in the NI's receive queue is seen by the first poll that starts
 //! once the poll can see it (`update`: the flag's update after the message's arrival), and that
-//! poll costs `seen` (the cycles a successful poll takes); the receive path after it is
-//! `messaging.poll_receive_cycles`, the same for every technique (the message itself is read out
-//! of the NI's queue in every case).
+//! poll costs `seen` (a successful poll's time, the table's microseconds exactly); the receive
+//! path after it is `messaging.poll_receive_cycles`, the same for every technique (the message
+//! itself is read out of the NI's queue in every case).
 
 /// One of the study's four polling techniques.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
