@@ -13,7 +13,9 @@
 //!   `loaders=N`, processors 0..N each run the same passes on their own private arrays at the
 //!   same time (002 §5.1: "all four processors accessing local caches and DRAM memory
 //!   independently at the same time"); the bandwidth is processor 0's (they all do the same
-//!   work, so the others' differ only by where they stand in the memory's queues).
+//!   work, so the others' differ only by where they stand in the memory's queues). They start
+//!   in lockstep unless `stagger=C` starts loader i `i x C` cycles late: independent
+//!   processors' phases are not controlled, and the loss the memory shows depends on them.
 //! - `fetch`: coherent shared memory. Before each pass the producer (processor 1) writes the
 //!   array, homed at it; the consumer (processor 0) then loads it (coherent misses to the
 //!   producer's cache, or to its memory when the array outgrows that cache); copies store into
@@ -84,6 +86,11 @@ pub const INFO: AppInfo = AppInfo {
             default: "1",
             doc: "local only: processors 0..N each run the same kernel on their own arrays at once (all loading memory, 002 §5.1); processor 0's time is reported",
         },
+        ParamDoc {
+            name: "stagger",
+            default: "0",
+            doc: "with loaders: cycles between consecutive loaders' starts (loader i starts i x stagger cycles after processor 0; 0: in lockstep), the phase the study's independent processors had and did not control",
+        },
     ],
 };
 
@@ -138,6 +145,8 @@ struct CopyTransfer {
     word_cycles: u64,
     /// Processors running the `local` kernel at once (0..loaders).
     loaders: usize,
+    /// Cycles between consecutive loaders' starts (loader i computes `i x stagger` first).
+    stagger: u64,
 }
 
 #[derive(Default)]
@@ -268,6 +277,11 @@ impl Program for CopyTransfer {
                 if id >= self.loaders {
                     return;
                 }
+                // Independent loaders start out of step (002 §5.1 ran them "independently");
+                // `stagger` says by how much.
+                if id > 0 && self.stagger > 0 {
+                    node.compute(id as u64 * self.stagger);
+                }
                 let src = node.private_array(0);
                 let dst = if self.kernel == Kernel::LoadSum { src } else { node.private_array(1) };
                 // The private source holds pass 0's values throughout.
@@ -378,6 +392,12 @@ pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Resu
             backend.nprocs()
         )));
     }
+    let stagger: u64 = params.get("stagger", ("a whole number of cycles from 0 to 1000000", |v| v <= 1_000_000))?;
+    if stagger > 0 && loaders == 1 {
+        return Err(AppError::Input(format!(
+            "--param stagger={stagger}: staggers the starts of concurrent loaders; it needs --param loaders of 2 or more"
+        )));
+    }
     if loaders > 1 && variant != Variant::Local {
         return Err(AppError::Input(format!(
             "--param loaders={loaders}: concurrent loaders run the local variant only (got {variant_name})"
@@ -401,7 +421,7 @@ pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Resu
         )));
     }
     let word_cycles = cost(backend, if kernel == Kernel::LoadSum { "accum_word" } else { "memcpy_word" })?;
-    let prog = CopyTransfer { variant, kernel, stride, words, passes, word_cycles, loaders };
+    let prog = CopyTransfer { variant, kernel, stride, words, passes, word_cycles, loaders, stagger };
     let out = backend.run(Arc::new(prog)).map_err(run_err)?;
 
     // The answers are the consumer's; the time is the timed processor's (the producer's for put).
