@@ -40,6 +40,14 @@
 //!   once, when the handler reads them; so a transfer's time (send start to handler entry) is
 //!   the sender's copy and the notification, and moving the payload to the receiver's core is
 //!   the handler's time (message overhead).
+//!   A program that declares the largest transfer each processor sends
+//!   ([`Program::largest_transfer_words`]; `bulk-bw` and `am-latency` do) gets a *receive
+//!   reserve* as well: two pre-faulted buffers of that transfer's size class in the sender's
+//!   pool, filled by its thread before the program starts, so that no transfer up to that size
+//!   faults a page in while it is timed, and a sender whose previous transfer is still being
+//!   handled takes the other buffer (double buffering; transfers one at a time alternate
+//!   between the two, as the pool is first in, first out). The default needs no decision: the
+//!   reserve is the program's own largest transfer, and nothing when it declares none.
 //!   Larger transfers, or more in flight at once than the pool holds, allocate, and pay the
 //!   operating system's page faults the first time. Handlers run on the receiving processor's own
 //!   thread, on its `&mut State`, only inside its `Node` calls, so the state needs no lock and
@@ -156,6 +164,7 @@ mod shared;
 
 pub use clock::{host_clock, HostClock};
 pub use error::NativeError;
+pub use node::MessagePathNs;
 
 use commlab_api::{
     Backend, BarrierKind, NodeCounters, ProcId, ProcTimes, Program, RunOutput, RunStats, SetCounter, TrafficClass,
@@ -226,6 +235,13 @@ impl NativeBackend {
     /// More processors than the host has cores: they share cores (waits yield the core).
     pub fn oversubscribed(&self) -> bool {
         self.nprocs > self.cores()
+    }
+
+    /// What the pieces of a null message's path cost on this host ([`MessagePathNs`]: the
+    /// timestamp, the send, one look of a wait, the dispatch to a handler), measured once per
+    /// process on the calling thread.
+    pub fn message_path_ns(&self) -> MessagePathNs {
+        node::message_path_ns(&clock::Clock::new(self.clock.mhz))
     }
 
     /// The clock rate times are reported at, and how it was found.
@@ -330,7 +346,7 @@ fn run<P: Program>(b: &NativeBackend, program: Arc<P>) -> Result<RunOutput<P::St
                     core_affinity::set_for_current(c);
                 }
                 let body = std::panic::AssertUnwindSafe(|| {
-                    shared.pools[id].prefault();
+                    shared.pools[id].prefault(program.largest_transfer_words(id));
                     let state = program.init_state(id, n);
                     let sizes = program.private_arrays(id);
                     let mut node = NativeNode::new(id, shared, handlers, state, mode, kind, arity, &sizes);
