@@ -127,6 +127,22 @@
 //! run am-latency|bulk-bw --machine host` prints the host's references beside the figure
 //! (`core_to_core_ns`, `two_line_ns`, `memcpy_mb_per_s` and the ratios).
 //!
+//! **Against the floors of the same run** (issue 38; the same VM, loaded by a workspace build
+//! on its two vCPUs, load average 7-8, here placed so that the two-line exchange took 181-297
+//! ns; medians of 5 or 7 runs, range in brackets). With the receive reserve a single 16 MB
+//! transfer (`bytes=16777216`, `repeat=1`) went from 264 [202-615] to 919 [558-1550] MB/s and
+//! a single 64 MB one from 262 [200-281] to 1500 [1020-2900] MB/s (their pages are no longer
+//! faulted in while timed); `bulk_over_copy_floor` (`repeat=5`) 0.87 [0.40-1.01] at 16 MB and
+//! 1.18 [1.00-1.28] at 64 MB (above 1: the copy floor writes into a buffer the receiver has
+//! just read, the transfer alternates between two), and 0.22 [0.11-0.37] and 0.78 [0.53-2.26]
+//! for the single transfers. A null message (`rounds=1000`, `mp-poll`): `one_way_over_two_line`
+//! 2.48 [1.40-64.7] (a run's figure is a mean over its rounds, so a preemption of the VM's
+//! vCPU ruins it), `one_way_over_path_floor` 1.81 [1.16-48.4]; the path's pieces
+//! ([`NativeBackend::message_path_ns`]) 30 ns per timestamp (`lfence` and `rdtsc` under this
+//! hypervisor), 10 ns for the send, 23 ns per look of a wait (half of it on average before a
+//! message is seen; most of a look is its clock read) and 10 ns for the dispatch: about 60 ns
+//! beside the floor, half of it the handler's timestamp.
+//!
 //! **Hangs.** The calling thread watches the run: when every processor is waiting (or has
 //! finished), no message is queued or being handled, and every waiting processor has looked
 //! at its condition twice since, nothing can change any more: if all finished the run ends,
