@@ -132,10 +132,12 @@
 //! ns; medians of 5 or 7 runs, range in brackets). With the receive reserve a single 16 MB
 //! transfer (`bytes=16777216`, `repeat=1`) went from 264 [202-615] to 919 [558-1550] MB/s and
 //! a single 64 MB one from 262 [200-281] to 1500 [1020-2900] MB/s (their pages are no longer
-//! faulted in while timed); `bulk_over_copy_floor` (`repeat=5`) 0.87 [0.40-1.01] at 16 MB and
-//! 1.18 [1.00-1.28] at 64 MB (above 1: the copy floor writes into a buffer the receiver has
-//! just read, the transfer alternates between two), and 0.22 [0.11-0.37] and 0.78 [0.53-2.26]
-//! for the single transfers. A null message (`rounds=1000`, `mp-poll`): `one_way_over_two_line`
+//! faulted in while timed); `bulk_over_copy_floor` (`repeat=5`, two batches of five runs) 0.87
+//! [0.40-1.01] and 1.13 [0.80-1.87] at 16 MB, 1.18 [1.00-1.28] and 1.11 [0.75-1.42] at 64 MB
+//! (above 1: the copy floor writes into a buffer the receiver has just read, the transfer
+//! alternates between two), and 0.22 [0.11-0.37] and 0.22 [0.10-0.80] at 16 MB, 0.78
+//! [0.53-2.26] and 0.98 [0.78-1.00] at 64 MB for the single transfers (a first transfer of 16
+//! MB still takes 2-4x the fastest of five, its buffer pre-faulted: not explained yet). A null message (`rounds=1000`, `mp-poll`): `one_way_over_two_line`
 //! 2.48 [1.40-64.7] (a run's figure is a mean over its rounds, so a preemption of the VM's
 //! vCPU ruins it), `one_way_over_path_floor` 1.81 [1.16-48.4]; the path's pieces
 //! ([`NativeBackend::message_path_ns`]) 30 ns per timestamp (`lfence` and `rdtsc` under this
