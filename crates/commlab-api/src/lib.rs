@@ -307,6 +307,14 @@ pub trait Program: Send + Sync + 'static {
     fn private_arrays(&self, _id: ProcId) -> Vec<usize> {
         Vec::new()
     }
+    /// The most 64-bit words processor `id` sends in one bulk message ([`Node::send_bulk`]),
+    /// when the program knows it before it starts (0, the default: not known, or none). A
+    /// backend may set receive buffers of that size aside before the program starts (the
+    /// native backend's pre-faulted reserve); it changes no result and costs no simulated
+    /// time.
+    fn largest_transfer_words(&self, _id: ProcId) -> usize {
+        0
+    }
     /// Receive mode every node starts in.
     fn receive_mode(&self) -> ReceiveMode {
         ReceiveMode::Interrupt

@@ -4,8 +4,9 @@
 //! Variants run one after another (at once they would share the cores they are measuring).
 //! Machine options that only mean something on a simulated machine (`--set`, `--max-wall`,
 //! `--max-memory`) are refused with a message naming them. For `am-latency` and `bulk-bw` the
-//! host's references, measured on the same cores, go beside the figure
-//! (`characterize::reference`: core-to-core and two-line ping-pong, memcpy of the same size).
+//! host's references, measured in the same process on the same two cores, go beside the figure
+//! (`characterize::reference`: core-to-core and two-line ping-pong, a cross-core copy and a
+//! memcpy of the same size), with the native figure's ratio to each.
 
 use crate::detail_stats;
 use crate::failure::{failed, input, Failure};
@@ -22,12 +23,32 @@ commlab_api::counters! {
     pub HOST_COUNTERS;
     ONE_WAY_NS = "one_way_ns", "ns", "am-latency: `one_way_cycles` in nanoseconds at the host's clock";
     CORE_TO_CORE_NS = "core_to_core_ns", "ns",
-        "am-latency: the host's core-to-core one-way latency between the two cores (a cache-line ping-pong, as `characterize --quick`)";
+        "am-latency and bulk-bw: the host's core-to-core one-way latency between the two processors' cores, measured in the same process (a cache-line ping-pong, as `characterize --quick`)";
     ONE_WAY_OVER_CORE_TO_CORE = "one_way_over_core_to_core", "ratio", "am-latency: `one_way_ns` over `core_to_core_ns`";
     TWO_LINE_NS = "two_line_ns", "ns",
-        "am-latency: the same through two lines, one each way: the floor of a message through a polled queue";
+        "am-latency and bulk-bw: the same through two lines, one each way: the floor of a message through a polled queue";
     ONE_WAY_OVER_TWO_LINE = "one_way_over_two_line", "ratio", "am-latency: `one_way_ns` over `two_line_ns`";
+    STAMP_NS = "stamp_ns", "ns",
+        "am-latency: what one timestamp costs natively (`now_cycles`: lfence and the clock), as the handler's entry is stamped (median, one core)";
+    SEND_NS = "send_ns", "ns",
+        "am-latency: a null send natively after its start stamp: checks, the slot's header and sequence number, the published count (median, one core)";
+    LOOK_NS = "look_ns", "ns",
+        "am-latency: one look of a native wait finding nothing (clock read, a look at each sender's next slot, the condition); a message waits half a look on average (median, one core)";
+    DISPATCH_NS = "dispatch_ns", "ns",
+        "am-latency: a message found to its handler and back natively: taken from its slot, an empty handler called, the slot given back (median, one core)";
+    PATH_FLOOR_NS = "path_floor_ns", "ns",
+        "am-latency: `two_line_ns` plus the path's pieces on the way: `send_ns` + `look_ns`/2 + `dispatch_ns` + `stamp_ns`";
+    ONE_WAY_OVER_PATH_FLOOR = "one_way_over_path_floor", "ratio",
+        "am-latency: `one_way_ns` over `path_floor_ns` (near 1: the pieces and the line transfers explain the message's time)";
+    COPY_FLOOR_NS = "copy_floor_ns", "ns",
+        "am-latency with `bytes` > 0: the host's cross-core copy of that many bytes between the two cores, to the point a message's time ends (the sender copies into a buffer the receiver read last and sets a flag; copy start to the receiver seeing the flag; best of 5-30)";
+    ONE_WAY_OVER_COPY_FLOOR = "one_way_over_copy_floor", "ratio", "am-latency with `bytes` > 0: `one_way_ns` over `copy_floor_ns`";
     MB_PER_S = "mb_per_s", "MB/s", "bulk-bw: `bytes_per_cycle` at the host's clock";
+    COPY_FLOOR_MB_PER_S = "copy_floor_mb_per_s", "MB/s",
+        "bulk-bw: the host's cross-core copy of the same size from processor 0's core to the partner's, to the point `transfer_cycles` ends: the sender copies its source into a buffer the receiver read last and sets a flag; bytes over copy start to the receiver seeing the flag (best of 5-30)";
+    BULK_OVER_COPY_FLOOR = "bulk_over_copy_floor", "ratio", "bulk-bw: `mb_per_s` over `copy_floor_mb_per_s`";
+    COPY_READ_MB_PER_S = "copy_read_mb_per_s", "MB/s",
+        "bulk-bw: the receiver then reading every word of that copy (bytes over its read time, best of 5-30): what a handler pays to read the payload, outside `transfer_cycles`";
     MEMCPY_MB_PER_S = "memcpy_mb_per_s", "MB/s",
         "bulk-bw: the host's memcpy bandwidth for copies of the same size on the sending core (warm buffers, best of 5)";
     BULK_OVER_MEMCPY = "bulk_over_memcpy", "ratio", "bulk-bw: `mb_per_s` over `memcpy_mb_per_s`";
@@ -129,23 +150,37 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
 }
 
 /// The host's own reference beside a microbenchmark's native figure, measured now on the same
-/// cores (so the comparison needs no separate `commlab characterize` run):
+/// two cores (so placement and the host's load are common to both, and the comparison needs no
+/// separate `commlab characterize` run). When the two processors have cores of their own:
 /// - `am-latency`: `one_way_ns` (the app's `one_way_cycles` at the measured clock), the
 ///   core-to-core one-way latency between the two processors' cores (`core_to_core_ns`, a
 ///   cache-line ping-pong as `characterize` measures it) and their ratio
 ///   (`one_way_over_core_to_core`), and the same ping-pong on two lines, one each way
 ///   (`two_line_ns`: the floor of any polled queue, where each way moves a line twice) and the
-///   ratio to it (`one_way_over_two_line`);
-/// - `bulk-bw`: the transfer's `mb_per_s`, memcpy's bandwidth for the same size on the
-///   sender's core (`memcpy_mb_per_s`, warm buffers, best of 5) and their ratio
-///   (`bulk_over_memcpy`). memcpy's figure is a best of repetitions, so the like-for-like
-///   bulk figure is `--param repeat=5` (the fastest of five transfers); a single transfer
-///   meets cold caches.
+///   ratio to it (`one_way_over_two_line`); with `bytes` > 0 (bulk pings) also the cross-core
+///   copy of that size (`copy_floor_ns`, below) and `one_way_over_copy_floor`; and what the
+///   pieces of the message's path beside the line transfers cost on one core
+///   ([`NativeBackend::message_path_ns`]: `stamp_ns`, `send_ns`, `look_ns`, `dispatch_ns`),
+///   the floor plus them (`path_floor_ns`) and the ratio to it (`one_way_over_path_floor`);
+/// - `bulk-bw`: the transfer's `mb_per_s`, the same two line floors between processor 0 and
+///   its partner (natively processor 1: every processor is 0 hops away and the nearest is
+///   taken), and the cross-core copy of the same size (`copy_floor_mb_per_s`,
+///   [`reference::cross_copy_secs`]: the sender copies its source into a buffer the receiver
+///   read last, then sets a flag; bytes over copy start to the receiver seeing the flag, the
+///   span `transfer_cycles` covers, which ends at the handler's entry) and the ratio
+///   (`bulk_over_copy_floor`); the receiver's read of the copy afterwards
+///   (`copy_read_mb_per_s`: what the handler pays to read the payload, outside the transfer's
+///   time). Also memcpy's bandwidth for the same size on the sender's core
+///   (`memcpy_mb_per_s`, warm buffers, best of 5) and `bulk_over_memcpy`, with or without a
+///   core of its own. The floors are bests of repetitions, so the like-for-like bulk figure is
+///   `--param repeat=5` (the fastest of five transfers); a single transfer meets cold caches.
 ///
-/// Nothing is added when the two processors share a core or threads are not pinned.
+/// No floor between two cores is added when the two processors share a core or threads are
+/// not pinned.
 fn add_references(backend: &NativeBackend, r: &mut commlab_apps::AppResult) {
     use crate::characterize::reference;
     let mhz = backend.cycles_per_us();
+    let bytes = r.params.get("bytes").and_then(|b| b.parse::<usize>().ok()).unwrap_or(0);
     match r.app {
         "am-latency" => {
             let partner = r.counters.get(commlab_apps::micro::am_latency::PARTNER.name).map_or(1, |&p| p as usize);
@@ -162,16 +197,38 @@ fn add_references(backend: &NativeBackend, r: &mut commlab_apps::AppResult) {
             r.counters.set(&ONE_WAY_OVER_CORE_TO_CORE, one_way / c2c);
             r.counters.set(&TWO_LINE_NS, floor);
             r.counters.set(&ONE_WAY_OVER_TWO_LINE, one_way / floor);
+            let path = backend.message_path_ns();
+            r.counters.set(&STAMP_NS, path.stamp);
+            r.counters.set(&SEND_NS, path.send);
+            r.counters.set(&LOOK_NS, path.look);
+            r.counters.set(&DISPATCH_NS, path.dispatch);
+            r.counters.set(&PATH_FLOOR_NS, floor + path.added());
+            r.counters.set(&ONE_WAY_OVER_PATH_FLOOR, one_way / (floor + path.added()));
+            if bytes > 0 {
+                let copy = reference::cross_copy_secs(a, b, bytes).0 * 1e9;
+                r.counters.set(&COPY_FLOOR_NS, copy);
+                r.counters.set(&ONE_WAY_OVER_COPY_FLOOR, one_way / copy);
+            }
         }
         "bulk-bw" => {
             let Some(core) = backend.core_of(0) else { return };
             let Some(&per_cycle) = r.counters.get(commlab_apps::micro::bulk_bw::BYTES_PER_CYCLE.name) else { return };
-            let Some(bytes) = r.params.get("bytes").and_then(|b| b.parse::<usize>().ok()) else { return };
+            if bytes == 0 {
+                return;
+            }
             let mb = per_cycle * mhz;
             let memcpy = reference::memcpy_mb_per_s(core, bytes);
             r.counters.set(&MB_PER_S, mb);
             r.counters.set(&MEMCPY_MB_PER_S, memcpy);
             r.counters.set(&BULK_OVER_MEMCPY, mb / memcpy);
+            let Some(partner) = backend.core_of(1).filter(|&b| b != core) else { return };
+            r.counters.set(&CORE_TO_CORE_NS, reference::core_to_core_ns(core, partner));
+            r.counters.set(&TWO_LINE_NS, reference::two_line_ns(core, partner));
+            let (write, read) = reference::cross_copy_secs(core, partner, bytes);
+            let floor = bytes as f64 / write / 1e6;
+            r.counters.set(&COPY_FLOOR_MB_PER_S, floor);
+            r.counters.set(&BULK_OVER_COPY_FLOOR, mb / floor);
+            r.counters.set(&COPY_READ_MB_PER_S, bytes as f64 / read / 1e6);
         }
         _ => {}
     }
@@ -227,5 +284,8 @@ mod tests {
         assert!((c["mb_per_s"] - mb).abs() <= 1e-9 * mb, "{c:?}");
         assert!(c["memcpy_mb_per_s"] > 0.0, "{c:?}");
         assert!((c["bulk_over_memcpy"] - mb / c["memcpy_mb_per_s"]).abs() <= 1e-9 * mb, "{c:?}");
+        assert!(c["copy_floor_mb_per_s"] > 0.0 && c["copy_read_mb_per_s"] > 0.0, "{c:?}");
+        assert!((c["bulk_over_copy_floor"] - mb / c["copy_floor_mb_per_s"]).abs() <= 1e-9 * mb, "{c:?}");
+        assert!(c["core_to_core_ns"] > 0.0 && c["two_line_ns"] > 0.0, "{c:?}");
     }
 }

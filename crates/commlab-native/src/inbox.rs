@@ -375,6 +375,19 @@ const POOL_PER_CLASS: usize = 8;
 /// Larger transfers pay their page faults the first time a buffer of their class is used.
 const PREFAULT_CLASSES: std::ops::RangeInclusive<usize> = 9..=19;
 
+/// Buffers of the largest transfer's class the receive reserve holds: two, so that a sender
+/// whose previous transfer is still being handled takes the other one (double buffering, as a
+/// runtime with a pair of receive buffers per channel alternates between them) instead of
+/// allocating and faulting a third; the pool's queues are first in, first out, so transfers one
+/// at a time alternate between the two as well. More in flight at once than that allocate (a
+/// native send never waits for a buffer).
+pub(crate) const RESERVE_COPIES: usize = 2;
+
+/// The size class (power of two of words) a buffer of `words` words comes from.
+fn class_of(words: usize) -> usize {
+    words.next_power_of_two().trailing_zeros() as usize
+}
+
 impl BufferPool {
     fn new() -> BufferPool {
         BufferPool { classes: [const { SegQueue::new() }; 48] }
@@ -390,14 +403,24 @@ impl BufferPool {
         pools[p].clone()
     }
 
-    /// Make sure the pool has a buffer of every class in [`PREFAULT_CLASSES`], all of it
-    /// written (zeroed) once, on the owning processor's thread before its program starts: its
-    /// pages are that processor's (first touch) and its lines in that core's caches.
-    pub fn prefault(&self) {
+    /// Make sure the pool has a buffer of every class in [`PREFAULT_CLASSES`] and, when the
+    /// program declared its largest transfer from this processor (`largest_words` > 0, from
+    /// [`commlab_api::Program::largest_transfer_words`]), [`RESERVE_COPIES`] buffers of that
+    /// transfer's class (the *receive reserve*), all of it written (zeroed) once, on the owning
+    /// processor's thread before its program starts: its pages are that processor's (first
+    /// touch) and no page of a transfer up to that size is faulted in during the run.
+    pub fn prefault(&self, largest_words: usize) {
         for k in PREFAULT_CLASSES {
-            if !self.classes[k].is_empty() {
-                continue;
-            }
+            self.fill(k, 1);
+        }
+        if largest_words > 0 {
+            self.fill(class_of(largest_words), RESERVE_COPIES);
+        }
+    }
+
+    /// Add pre-faulted buffers of class `k` until it holds `count`.
+    fn fill(&self, k: usize, count: usize) {
+        while self.classes[k].len() < count {
             let mut v: Vec<u64> = Vec::with_capacity(1 << k);
             // Through `black_box`: a fresh allocation followed by a zeroing memset is otherwise
             // turned into a zeroed allocation (calloc), which maps fresh pages untouched, and
@@ -416,8 +439,7 @@ impl BufferPool {
         if words == 0 {
             return Vec::new();
         }
-        let class = words.next_power_of_two().trailing_zeros() as usize;
-        match self.classes.get(class).and_then(|q| q.pop()) {
+        match self.classes.get(class_of(words)).and_then(|q| q.pop()) {
             Some(v) => v,
             None => Vec::with_capacity(words.next_power_of_two()),
         }
@@ -445,7 +467,7 @@ mod tests {
     #[test]
     fn the_pool_is_prefaulted_for_every_class_and_reuses_its_buffers() {
         let pool = BufferPool::new();
-        pool.prefault();
+        pool.prefault(0);
         for k in PREFAULT_CLASSES {
             assert_eq!(pool.classes[k].len(), 1, "class {k}");
         }
@@ -467,5 +489,38 @@ mod tests {
         }
         assert_eq!(pool.classes[3].len(), POOL_PER_CLASS);
         assert!(pool.take(0).capacity() == 0);
+    }
+
+    #[test]
+    fn the_receive_reserve_holds_two_buffers_of_the_largest_transfer_and_they_alternate() {
+        let pool = BufferPool::new();
+        // Inside the prefaulted classes (class 12 has one already) and beyond them (class 20).
+        for words in [3000usize, (1 << 19) + 5] {
+            pool.prefault(words);
+            let k = class_of(words);
+            assert_eq!(pool.classes[k].len(), RESERVE_COPIES, "{words} words");
+            // A second prefault (the next run in the process) adds nothing.
+            pool.prefault(words);
+            assert_eq!(pool.classes[k].len(), RESERVE_COPIES, "{words} words");
+            // Two transfers in flight at once take two different buffers, allocating nothing.
+            let (a, b) = (pool.take(words), pool.take(words));
+            assert!(a.capacity() >= words && b.capacity() >= words);
+            assert_ne!(a.as_ptr(), b.as_ptr());
+            assert_eq!(pool.classes[k].len(), 0);
+            let (pa, pb) = (a.as_ptr(), b.as_ptr());
+            pool.give(a);
+            pool.give(b);
+            // One at a time, given back after each: they alternate.
+            let c = pool.take(words);
+            assert_eq!(c.as_ptr(), pa);
+            pool.give(c);
+            let d = pool.take(words);
+            assert_eq!(d.as_ptr(), pb);
+            pool.give(d);
+        }
+        // Nothing declared: only the prefaulted classes.
+        let plain = BufferPool::new();
+        plain.prefault(0);
+        assert!(plain.classes[20].is_empty());
     }
 }

@@ -827,6 +827,103 @@ pub(crate) fn short_send_ticks(clock: &Clock) -> [u64; MAX_ARGS + 1] {
     })
 }
 
+/// What the pieces of a null message's path between the two cores cost natively, in
+/// nanoseconds, each measured on one core (no second core: the line transfers themselves are
+/// the host's floor, `two_line_ns`): what a message's one-way time (send start to handler entry)
+/// adds to that floor.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MessagePathNs {
+    /// One timestamp as a program takes it (`now_cycles`: `lfence` then the clock), as the
+    /// sender's start and the handler's entry are taken.
+    pub stamp: f64,
+    /// A null send after its start stamp: checks, the slot's header and sequence number, the
+    /// published count.
+    pub send: f64,
+    /// One look of a wait with nothing come (the clock read that charges the span, a look at
+    /// every sender's next slot, the condition): a message is seen on average half a look
+    /// after its line arrives.
+    pub look: f64,
+    /// A message found to its handler's entry and back: taking it from its slot, the
+    /// handler's call (an empty handler), giving the slot back.
+    pub dispatch: f64,
+}
+
+impl MessagePathNs {
+    /// The path's own time beside the floor: the send, half a look, the dispatch and the
+    /// handler's stamp (the sender's stamp is read before its start).
+    pub fn added(&self) -> f64 {
+        self.send + self.look / 2.0 + self.dispatch + self.stamp
+    }
+}
+
+/// [`MessagePathNs`] on the calling thread: medians over 2000 repetitions (looks: of 64 looks
+/// each) less the median of two clock reads back to back; measured once per process.
+pub(crate) fn message_path_ns(clock: &Clock) -> MessagePathNs {
+    static PATH: std::sync::OnceLock<MessagePathNs> = std::sync::OnceLock::new();
+    *PATH.get_or_init(|| {
+        const N: usize = 2000;
+        const LOOKS: u64 = 64;
+        let mhz = crate::clock::host_clock().mhz;
+        let ns = |ticks: f64| clock.cycles(1) * ticks * 1e3 / mhz;
+        let median = |mut v: Vec<u64>| {
+            v.sort_unstable();
+            v[v.len() / 2]
+        };
+        let timed = |f: &mut dyn FnMut()| {
+            median(
+                (0..N)
+                    .map(|_| {
+                        let a = clock.now();
+                        f();
+                        clock.now().saturating_sub(a)
+                    })
+                    .collect(),
+            )
+        };
+        let pair = timed(&mut || {});
+        let stamp = timed(&mut || {
+            std::hint::black_box(clock.now_ordered());
+        });
+        // Two processors, as am-latency's (a look reads both senders' next slots); processor 0
+        // sends to itself. Spin, never yield, in the looks below.
+        let shared = Shared::new(2, *clock, 1_000_000_000, [0; MAX_ARGS + 1]);
+        let handlers: [Handler<u64>; 1] = [|s, _, _| *s += 1];
+        let mut node =
+            NativeNode::new(0, &shared, &handlers, 0u64, ReceiveMode::Polling, BarrierKind::SharedMemory, 2, &[]);
+        let send = timed(&mut || node.comm.send(0, Target::App(0), &[], Vec::new()));
+        while node.handle_waiting() {}
+        let info = node.info(WaitKind::Cond, "measuring", 0);
+        let looks = timed(&mut || {
+            let mut k = 0;
+            node.wait(info, |_| {
+                k += 1;
+                k > LOOKS
+            });
+        });
+        let empty = timed(&mut || {
+            node.handle_waiting();
+        });
+        let mut one = median(
+            (0..N)
+                .map(|_| {
+                    node.comm.send(0, Target::App(0), &[], Vec::new());
+                    let a = clock.now();
+                    node.handle_waiting();
+                    clock.now().saturating_sub(a)
+                })
+                .collect(),
+        );
+        // The pass that found the message also looked once more and found none.
+        one = one.saturating_sub(empty);
+        MessagePathNs {
+            stamp: ns(stamp.saturating_sub(pair) as f64),
+            send: ns(send.saturating_sub(pair) as f64),
+            look: ns(looks.saturating_sub(pair) as f64 / LOOKS as f64),
+            dispatch: ns(one as f64),
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -845,6 +942,16 @@ mod tests {
         a.end(180);
         assert_eq!((a.by_cat[COMPUTE], a.by_cat[MESSAGE]), (20, 40));
         assert_eq!(a.by_cat.iter().sum::<u64>(), a.finish - a.start);
+    }
+
+    #[test]
+    fn the_message_paths_pieces_are_measured_and_sum() {
+        let p = message_path_ns(&Clock::new(crate::clock::host_clock().mhz));
+        for (what, v) in [("stamp", p.stamp), ("send", p.send), ("look", p.look), ("dispatch", p.dispatch)] {
+            // Zero is possible (a piece below the clock's resolution); a millisecond is broken.
+            assert!(v.is_finite() && (0.0..1e6).contains(&v), "{what}: {v} ns in {p:?}");
+        }
+        assert_eq!(p.added(), p.send + p.look / 2.0 + p.dispatch + p.stamp);
     }
 
     #[test]

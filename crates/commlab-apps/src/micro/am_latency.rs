@@ -108,6 +108,14 @@ impl Program for AmLatency {
     fn receive_mode(&self) -> ReceiveMode {
         self.mode
     }
+    /// Pings and pongs (bulk with `bytes` > 0) go between processor 0 and its partner.
+    fn largest_transfer_words(&self, id: ProcId) -> usize {
+        if id == 0 || id == self.partner {
+            self.words
+        } else {
+            0
+        }
+    }
     fn init_state(&self, id: ProcId, _: usize) -> State {
         let chained = if id == 0 && self.from_protocol { self.rounds } else { 0 };
         let data = if id == 0 || id == self.partner { (0..self.words as u64).collect() } else { Vec::new() };

@@ -82,6 +82,14 @@ impl Program for BulkBw {
     fn receive_mode(&self) -> ReceiveMode {
         self.mode
     }
+    /// Processor 0 sends every transfer.
+    fn largest_transfer_words(&self, id: ProcId) -> usize {
+        if id == 0 {
+            self.words
+        } else {
+            0
+        }
+    }
     fn init_state(&self, id: ProcId, _: usize) -> State {
         let data = if id == 0 { (0..self.words as u64).map(|i| i * 2654435761).collect() } else { Vec::new() };
         State { data, ..State::default() }

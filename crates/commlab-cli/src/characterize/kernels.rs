@@ -129,6 +129,81 @@ pub fn memcpy_secs(bytes: usize, samples: usize) -> f64 {
     })
 }
 
+/// A cross-core copy's two halves, in seconds (each the best of the samples).
+#[derive(Clone, Copy, Debug)]
+pub struct CrossCopy {
+    /// From the sender's copy starting to the receiver seeing that it is done: the sender
+    /// copies its source (`copy_from_slice`, the C library's memcpy, as the native backend
+    /// copies a bulk payload) into a buffer the receiver read last, then stores a flag the
+    /// receiver polls. The same span as a native transfer's (send start to handler entry).
+    pub write_secs: f64,
+    /// The receiver then reading every word of the buffer (a sum), from its seeing the flag:
+    /// what a handler pays to read a payload that is still in the sender's caches or memory.
+    pub read_secs: f64,
+}
+
+/// **Cross-core copy**: `bytes` bytes from a thread pinned to OS core `a` to one pinned to
+/// `b`, `samples` samples after an untimed one (which also faults the buffer's pages in: the
+/// floor is the copy, not the operating system's page faults). Per sample the sender, after a
+/// rendezvous, reads the clock, copies its source into the shared buffer, and stores the
+/// sample's number in a flag alone on its lines; the receiver, polling the flag, reads the
+/// clock when it sees it ([`CrossCopy::write_secs`]), then reads the whole buffer and the clock
+/// again ([`CrossCopy::read_secs`]), so the next sample's copy meets lines the receiver read
+/// last, as a reused receive buffer does. The two clock readings are on different cores
+/// (`Instant`: the monotonic clock, one for the whole system). The buffer is handed over under
+/// a mutex, taken by the sender before its clock read and released before the flag, so the
+/// lock is no part of either span.
+pub fn cross_copy(a: usize, b: usize, bytes: usize, samples: usize) -> CrossCopy {
+    let words = (bytes / 8).max(1);
+    let buf = std::sync::Mutex::new(vec![0u64; words]);
+    let (flag, began) = (Flag::default(), Flag::default());
+    let start = Rendezvous::default();
+    let origin = Instant::now();
+    let ns = |t: Instant| t.duration_since(origin).as_nanos() as u64;
+    let total = samples.max(1) as u64 + 1;
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            pin(a);
+            let src: Vec<u64> = (0..words as u64).map(|i| i.wrapping_mul(0x9E37_79B9)).collect();
+            let mut calls = 0;
+            for k in 1..=total {
+                start.wait(&mut calls);
+                let mut g = buf.lock().unwrap_or_else(|e| e.into_inner());
+                began.0.store(ns(Instant::now()), Relaxed);
+                g.copy_from_slice(black_box(&src));
+                drop(g);
+                flag.0.store(k, Release);
+                // The receiver's read of this sample before the next copy.
+                start.wait(&mut calls);
+            }
+        });
+        let mine = sc.spawn(|| {
+            pin(b);
+            let mut calls = 0;
+            let (mut write, mut read) = (f64::INFINITY, f64::INFINITY);
+            for k in 1..=total {
+                start.wait(&mut calls);
+                while flag.0.load(Acquire) != k {
+                    std::hint::spin_loop();
+                }
+                let seen = ns(Instant::now());
+                let g = buf.lock().unwrap_or_else(|e| e.into_inner());
+                let sum = g.iter().fold(0u64, |s, &w| s.wrapping_add(w));
+                black_box(sum);
+                drop(g);
+                let finished = ns(Instant::now());
+                if k > 1 {
+                    write = write.min(seen.saturating_sub(began.0.load(Relaxed)) as f64 * 1e-9);
+                    read = read.min(finished.saturating_sub(seen) as f64 * 1e-9);
+                }
+                start.wait(&mut calls);
+            }
+            CrossCopy { write_secs: write, read_secs: read }
+        });
+        mine.join().expect("cross-copy thread")
+    })
+}
+
 /// Seconds of `f`, timed with the monotonic clock.
 pub fn timed(f: impl FnOnce()) -> f64 {
     let t = Instant::now();

@@ -362,6 +362,15 @@ pub(crate) mod reference {
         kernels::two_line_ping_pong_ns(a, b, 1000, 30)
     }
 
+    /// A cross-core copy of `bytes` bytes from OS core `a` to OS core `b`
+    /// ([`kernels::cross_copy`]): best of 5 to 30 samples (fewer for larger copies, about 32
+    /// MB copied in all), as (write, read) in seconds: [`kernels::CrossCopy`]'s two halves.
+    pub fn cross_copy_secs(a: usize, b: usize, bytes: usize) -> (f64, f64) {
+        let samples = ((32usize << 20) / bytes.max(1)).clamp(5, 30);
+        let c = kernels::cross_copy(a, b, bytes, samples);
+        (c.write_secs, c.read_secs)
+    }
+
     /// memcpy bandwidth in MB/s (10^6 bytes) for copies of `bytes` bytes on OS core `core`
     /// (warm buffers, best of 5 samples: [`kernels::memcpy_secs`]).
     pub fn memcpy_mb_per_s(core: usize, bytes: usize) -> f64 {
