@@ -53,10 +53,11 @@
 //! schedules the sequence position the reference would (ties at equal picosecond times are
 //! common). Even one hop folded ahead fails the second condition: the next hop it schedules
 //! takes its sequence number one hop early and is reordered against every event due at the
-//! same picosecond created in between. Ties broken by a key that does not depend on when an
-//! event was created (e.g. the packet's serial number and the router) would make such chains
-//! exact by construction, but changing the tie order is a one-time change of every simulated
-//! number, not a refactoring.
+//! same picosecond created in between. `simulation.tie_order = "key"` breaks ties by a key that
+//! does not depend on when an event was created ([`NetEvent::tie_key`]: kind, then the packet's
+//! serial, [`Packet::serial`], or the link or endpoint), under which such chains can be exact by
+//! construction; it is not the default, because changing the tie order is a one-time change of
+//! every simulated number, not a refactoring.
 //!
 //! `overflow.rs` watches the processors' NI input queues for the network overflow trap.
 
