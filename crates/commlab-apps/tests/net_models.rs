@@ -94,7 +94,7 @@ fn fold_matches_hop(order: &str, also: bool) {
     for (i, (shape, make)) in shapes().into_iter().enumerate() {
         let hop = Simulator::new(make(&["network.model=hop", order]));
         let fold = Simulator::new(make(&["network.model=fold", order]));
-        let creation = Simulator::new(make(&["network.model=hop"]));
+        let creation = Simulator::new(make(&["network.model=hop", "simulation.tie_order=creation"]));
         assert!(!hop.config().fold_events && fold.config().fold_events);
         for app in APPS {
             for v in app.variants {
