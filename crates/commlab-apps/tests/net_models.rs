@@ -7,7 +7,7 @@
 
 use commlab_api::Backend;
 use commlab_apps::{run_app, AppError, AppResult, APPS};
-use commlab_sim::machine::{preset_text, MachineConfig};
+use commlab_sim::machine::{preset_text, MachineConfig, TieOrder};
 use commlab_sim::Simulator;
 
 mod common;
@@ -25,27 +25,36 @@ fn alewife(set: &[&str], procs: Option<usize>) -> MachineConfig {
     MachineConfig::load(&text, "alewife+remote", &set, procs).expect("machine")
 }
 
-/// The shapes, each as a function of the `network.model` setting.
-type Shape = (&'static str, Box<dyn Fn(&str) -> MachineConfig>);
+/// The shapes, each as a function of the simulator settings (`network.model`, `simulation.tie_order`).
+type Shape = (&'static str, Box<dyn Fn(&[&str]) -> MachineConfig>);
 
 fn shapes() -> Vec<Shape> {
     vec![
         (
             "mesh 4x4 with I/O nodes and cross-traffic",
-            Box::new(|m: &str| {
-                alewife(&["network.io_nodes=true", "cross_traffic.rate_bytes_per_cycle=4", m], Some(16))
+            Box::new(|m: &[&str]| {
+                alewife(&[&["network.io_nodes=true", "cross_traffic.rate_bytes_per_cycle=4"], m].concat(), Some(16))
             }),
         ),
         (
             "torus 4x2x2",
-            Box::new(|m: &str| {
-                alewife(&["network.topology=torus", "network.dims=[4,2,2]", "network.io_nodes=false", m], None)
+            Box::new(|m: &[&str]| {
+                alewife(
+                    &[&["network.topology=torus", "network.dims=[4,2,2]", "network.io_nodes=false"], m].concat(),
+                    None,
+                )
             }),
         ),
-        ("fat-tree 16", Box::new(|m: &str| alewife(&["network.topology=fat-tree", "network.nprocs=16", m], None))),
+        (
+            "fat-tree 16",
+            Box::new(|m: &[&str]| alewife(&[&["network.topology=fat-tree", "network.nprocs=16"], m].concat(), None)),
+        ),
         (
             "blizzard-e 16 (software DSM)",
-            Box::new(|m: &str| MachineConfig::preset("blizzard-e", &[m.to_string()], None).expect("preset")),
+            Box::new(|m: &[&str]| {
+                let set: Vec<String> = m.iter().map(|s| s.to_string()).collect();
+                MachineConfig::preset("blizzard-e", &set, None).expect("preset")
+            }),
         ),
     ]
 }
@@ -66,18 +75,40 @@ fn outcome(r: Result<AppResult, AppError>) -> (String, u64) {
 
 #[test]
 fn fold_gives_the_per_hop_results_on_every_app_and_shape() {
-    let (mut hop_events, mut fold_events, mut runs) = (0u64, 0u64, 0);
-    for (shape, make) in shapes() {
-        let hop = Simulator::new(make("network.model=hop"));
-        let fold = Simulator::new(make("network.model=fold"));
+    fold_matches_hop("simulation.tie_order=creation", false);
+}
+
+/// Under `simulation.tie_order = "key"` every app and variant runs and passes its answer check
+/// on the four shapes, `fold` gives exactly the per-hop results (folding's argument under that
+/// order, `queue/mod.rs`), a second run gives the same results (determinism), and on the first
+/// shape some run differs from the same run under `creation` (so the key order is in effect).
+#[test]
+fn under_the_key_tie_order_every_app_passes_and_fold_gives_the_per_hop_results() {
+    fold_matches_hop("simulation.tie_order=key", true);
+}
+
+/// Every app and variant on every shape under `hop` and `fold`, with the tie order `order`;
+/// with `also`, the determinism and creation-order comparisons described above.
+fn fold_matches_hop(order: &str, also: bool) {
+    let (mut hop_events, mut fold_events, mut runs, mut differ_from_creation) = (0u64, 0u64, 0, 0);
+    for (i, (shape, make)) in shapes().into_iter().enumerate() {
+        let hop = Simulator::new(make(&["network.model=hop", order]));
+        let fold = Simulator::new(make(&["network.model=fold", order]));
+        let creation = Simulator::new(make(&["network.model=hop", "simulation.tie_order=creation"]));
         assert!(!hop.config().fold_events && fold.config().fold_events);
         for app in APPS {
             for v in app.variants {
                 let params = small_params(app.name, &hop);
                 let (a, ea) = outcome(run_app(&hop, app.name, v, &params, 7));
                 let (b, eb) = outcome(run_app(&fold, app.name, v, &params, 7));
-                let what = format!("{} [{v}] on {shape}", app.name);
+                let what = format!("{} [{v}] on {shape} ({order})", app.name);
                 assert_eq!(a, b, "{what}: hop and fold differ");
+                if also && i == 0 {
+                    let (again, e_again) = outcome(run_app(&hop, app.name, v, &params, 7));
+                    assert_eq!((&a, ea), (&again, e_again), "{what}: two runs differ");
+                    let (c, _) = outcome(run_app(&creation, app.name, v, &params, 7));
+                    differ_from_creation += usize::from(c != a);
+                }
                 if ea > 0 {
                     assert!(a.contains("ok: true"), "{what}: answer check failed: {a}");
                     assert!(eb <= ea, "{what}: fold queued {eb} events, hop {ea}");
@@ -95,6 +126,7 @@ fn fold_gives_the_per_hop_results_on_every_app_and_shape() {
         fold_events < hop_events,
         "fold queued {fold_events} events over the matrix, hop {hop_events}: nothing was folded"
     );
+    assert!(!also || differ_from_creation > 0, "no run differs between the creation and key orders");
 }
 
 #[test]
@@ -102,4 +134,16 @@ fn an_unknown_network_model_is_refused_by_name() {
     let e = MachineConfig::preset("alewife", &["network.model=flit".to_string()], None).unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains("network.model") && msg.contains("flit"), "{msg}");
+}
+
+#[test]
+fn an_unknown_tie_order_is_refused_by_name() {
+    let e = MachineConfig::preset("alewife", &["simulation.tie_order=random".to_string()], None).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("simulation.tie_order") && msg.contains("random"), "{msg}");
+    for (value, order) in [("creation", TieOrder::Creation), ("key", TieOrder::Key)] {
+        let cfg = MachineConfig::preset("alewife", &[format!("simulation.tie_order={value}")], None).unwrap();
+        assert_eq!(cfg.tie_order, order);
+    }
+    assert_eq!(MachineConfig::preset("alewife", &[], None).unwrap().tie_order, TieOrder::Creation);
 }

@@ -107,6 +107,7 @@ impl<S> World<S> {
             link: None,
             vc: 0,
             ni_latency_ps: None,
+            serial: 0,
         };
         self.label_packet(msg, src, dst);
         self.net.send_packet(&mut self.q, self.now, src, pkt);

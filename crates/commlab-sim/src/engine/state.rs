@@ -4,7 +4,7 @@
 //! one-sided access, polling mechanisms) that `World` holds and their own files drive.
 
 use crate::net::NetEvent;
-use crate::queue::Liveness;
+use crate::queue::{pair, tie, Liveness};
 use crate::stats::trace::TraceOptions;
 use crate::stats::TimeAccount;
 use commlab_api::{Category, ReceiveMode};
@@ -62,6 +62,42 @@ pub(crate) enum Event {
 impl From<NetEvent> for Event {
     fn from(ev: NetEvent) -> Event {
         Event::Net(ev)
+    }
+}
+
+impl Event {
+    /// The event's tie key under `simulation.tie_order = "key"` (see `queue/mod.rs`): its kind's
+    /// rank, then the stable identity of what it concerns, computed once when it is pushed;
+    /// `msg` gives a message record's serial (`MessageRecord::serial`), `pkt` a packet's. It
+    /// depends on nothing but the event and those serials, which number each endpoint's
+    /// messages and packets in its own order, never on when the event was pushed.
+    ///
+    /// Ranks 0-4 are the network's ([`NetEvent::tie_key`]); ties are only ever broken between
+    /// events of one priority, so a rank orders kinds pushed at the same priority: at
+    /// `Network`, network events, then local protocol deliveries, one-sided arrivals and
+    /// services, LimitLESS traps, cross-traffic generation; at `HandlerDone`, a handler's end,
+    /// then a dispatch, then an overflow-trap step; at `Wake`, wake-ups only.
+    ///
+    /// Equal keys mean identical events, or events whose order cannot matter: a message has at
+    /// most one arrival or service pending (its record is taken, or a new one made, when it is
+    /// handled); HandlerDone, Dispatch, OverflowDrain and CrossGen carry every field in the key;
+    /// Wake carries its processor and generation (at most one generation is current, the others
+    /// do nothing); Trap carries its processor and the low 37 bits of its body's length in
+    /// picoseconds (a machine's one handler cost, 137 ms before it could alias).
+    #[inline]
+    pub(crate) fn tie_key(&self, msg: impl Fn(u32) -> u64, pkt: impl Fn(u32) -> u64) -> u64 {
+        match *self {
+            Event::Net(ev) => ev.tie_key(pkt),
+            Event::Proto { msg: m, .. } => tie(5, msg(m)),
+            Event::OneSided { msg: m, .. } => tie(6, msg(m)),
+            Event::OneSidedServe { msg: m, .. } => tie(7, msg(m)),
+            Event::Trap { p, body_ps } => tie(8, pair(p, body_ps)),
+            Event::CrossGen { pair } => tie(9, pair as u64),
+            Event::HandlerDone { p } => tie(10, p as u64),
+            Event::Dispatch { p } => tie(11, p as u64),
+            Event::OverflowDrain { p } => tie(12, p as u64),
+            Event::Wake { p, gen } => tie(13, (p as u64) << 32 | gen as u64),
+        }
     }
 }
 

@@ -16,7 +16,7 @@ use crate::mem::Memory;
 use crate::msg::flow::Flow;
 use crate::msg::{self, MessageRecord, Target};
 use crate::net::{Network, Packet};
-use crate::queue::{EventQueue, Priority};
+use crate::queue::{identity, EventQueue, Priority};
 use crate::stats::interval::{IntervalAccount, Sampler};
 use crate::stats::latency::{self, Latencies};
 use crate::stats::trace::{FlowLog, PacketLog, SpanLog, TraceOptions};
@@ -36,6 +36,8 @@ pub(crate) struct World<S> {
     pub(super) fault_handler: Option<FaultHandler<S>>,
     msgs: Vec<Option<MessageRecord>>,
     free_msgs: Vec<u32>,
+    /// Message records each source has made (numbers their serials).
+    msgs_made: Vec<u64>,
     pub(super) traffic: Traffic,
     pub(super) mem: Memory,
     pub(super) barrier_kind: BarrierKind,
@@ -78,7 +80,13 @@ pub(crate) struct World<S> {
 
 impl<S> World<S> {
     pub(super) fn push(&mut self, at: u64, prio: Priority, ev: Event) {
-        self.q.push(at, prio, ev);
+        let tie = if self.q.keyed() {
+            let (msgs, net) = (&self.msgs, &self.net);
+            ev.tie_key(|m| msgs[m as usize].as_ref().expect("live message").serial, |p| net.packet(p).serial)
+        } else {
+            0
+        };
+        self.q.push(at, prio, tie, ev);
     }
 
     /// Invalidate any pending wake of `p` and schedule a new one at `at`.
@@ -93,7 +101,13 @@ impl<S> World<S> {
         self.fatal.get_or_insert(e);
     }
 
-    pub(super) fn alloc_msg(&mut self, rec: MessageRecord) -> u32 {
+    pub(super) fn alloc_msg(&mut self, mut rec: MessageRecord) -> u32 {
+        let src = rec.src as usize;
+        if src >= self.msgs_made.len() {
+            self.msgs_made.resize(src + 1, 0);
+        }
+        rec.serial = identity(src, self.msgs_made[src]);
+        self.msgs_made[src] += 1;
         match self.free_msgs.pop() {
             Some(id) => {
                 self.msgs[id as usize] = Some(rec);
@@ -165,6 +179,7 @@ impl<S> World<S> {
                 link: None,
                 vc: 0,
                 ni_latency_ps: None,
+                serial: 0,
             };
             self.label_packet(msg, src, dst);
             self.net.send_packet(&mut self.q, self.now, src, pkt);
@@ -302,13 +317,14 @@ impl<S> World<S> {
             .collect();
         let mut world: Box<World<S>> = Box::new(World {
             now: 0,
-            q: EventQueue::new(cfg.fold_events),
+            q: EventQueue::new(cfg.fold_events, cfg.tie_order),
             net,
             procs,
             handlers: program.handlers(),
             fault_handler: program.fault_handler(),
             msgs: Vec::new(),
             free_msgs: Vec::new(),
+            msgs_made: Vec::new(),
             traffic: Traffic::default(),
             mem,
             barrier_kind: program.barrier_kind(),

@@ -8,6 +8,7 @@ use super::overrides::parse_spec;
 use super::poll::{PollCosts, PollMechanism};
 use super::presets::{preset_names, preset_text};
 use super::spec::{self, keys, Bound, Conv, HierarchySpec, KeyDoc, MachineSpec, MemorySpec};
+use crate::queue::TieOrder;
 use crate::topology::{resize, Topology, TopologyKind};
 
 fn topology_kind(n: &spec::NetworkSpec) -> Result<TopologyKind, ConfigError> {
@@ -766,6 +767,17 @@ fn network_model_folds(n: &spec::NetworkSpec) -> Result<bool, ConfigError> {
     Ok(fold_events)
 }
 
+/// How events due at the same picosecond and priority are ordered (`simulation.tie_order`).
+fn tie_order(spec: &spec::MachineSpec) -> Result<TieOrder, ConfigError> {
+    match spec.simulation.as_ref().and_then(|s| s.tie_order.as_deref()) {
+        None | Some("creation") => Ok(TieOrder::Creation),
+        Some("key") => Ok(TieOrder::Key),
+        Some(other) => {
+            Err(ConfigError::key("simulation.tie_order", format!("must be \"creation\" or \"key\", got \"{other}\"")))
+        }
+    }
+}
+
 /// The cross-traffic rate checked against what the I/O nodes' links carry.
 fn check_cross_traffic_carried(cfg: &MachineConfig) -> Result<(), ConfigError> {
     // Each I/O pair sends its share of the cross-traffic along its own row of links; more
@@ -852,6 +864,7 @@ impl MachineConfig {
         let coherence = coherence_model(&spec, software, tag_lock_cycles, &msg, cycle_ps);
         let remote = remote_config(&spec, cycle_ps)?;
         let fold_events = network_model_folds(n)?;
+        let tie_order = tie_order(&spec)?;
         let cfg = MachineConfig {
             cycle_ps,
             link_ps_per_byte: 1000.0 / bw,
@@ -871,6 +884,7 @@ impl MachineConfig {
             max_events: spec.limits.max_events,
             max_time_ps: max_time_ps as u64,
             fold_events,
+            tie_order,
             smp_nodes,
             poll,
             topology,

@@ -4,6 +4,7 @@
 use super::error::ConfigError;
 use super::poll::PollCosts;
 use super::spec::MachineSpec;
+use crate::queue::TieOrder;
 use crate::topology::Topology;
 use commlab_api::BarrierKind;
 
@@ -46,6 +47,9 @@ pub struct MachineConfig {
     /// `network.model = "fold"`: events due before everything queued run without being queued
     /// (see `queue::EventQueue::new`); `false` is the per-hop reference.
     pub fold_events: bool,
+    /// `simulation.tie_order`: how events due at the same picosecond and priority are ordered
+    /// (`Creation`, the default, is the reference every earlier number was computed in).
+    pub tie_order: TieOrder,
     /// `node.procs_per_node = 2`: every message handler runs on the node's second processor.
     pub smp_nodes: bool,
     /// `messaging.poll_mechanism` on an SMP node: how its protocol processor polls (None: the

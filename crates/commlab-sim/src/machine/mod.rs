@@ -26,6 +26,7 @@ mod poll;
 mod presets;
 mod spec;
 
+pub use crate::queue::TieOrder;
 pub use build::resize_spec;
 pub use config::*;
 pub use error::ConfigError;
@@ -34,7 +35,7 @@ pub use poll::{PollCosts, PollMechanism, PollTable};
 pub use presets::{preset_names, preset_text, PRESETS};
 pub use spec::{
     key_doc, key_list, keys, Bound, Conv, DramSpec, DsmSpec, HierarchySpec, KeyDoc, Kind, LevelSpec, MachineSpec,
-    MemorySpec, StreamSpec,
+    MemorySpec, SimulationSpec, StreamSpec,
 };
 
 /// The key table is the one declaration of every key: a machine with every key given (a value

@@ -218,6 +218,26 @@ pub struct MachineSpec {
     #[serde(default)]
     pub costs: BTreeMap<String, u64> = cycles("named work costs applications charge (e.g. costs.iccg_edge)"),
     pub limits: LimitsSpec = section(),
+    /// How the simulator orders what it simulates (`[simulation]`), not a machine property;
+    /// absent: the reference settings, and the machine's TOML and fingerprint are unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulation: Option<SimulationSpec> = section(),
+}
+}
+
+keyed! {
+/// Settings of the simulation itself (`[simulation]`), not of the machine.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationSpec {
+    /// The order of events due at the same picosecond and priority. Absent means `creation`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tie_order: Option<String> = key("creation|key", "how the simulator runs, not a machine property: the order of events due at the same picosecond \
+              and priority; `creation` (default, the order every earlier result was computed in) runs them in the order they were \
+              scheduled; `key` by the event's kind, then the identity of what it concerns (packet, message, link, processor, \
+              each packet and message numbered by its source in its own order), which does not depend on when the event was \
+              scheduled (exact with network.model = \"fold\" too); results differ slightly from `creation`'s, as with any \
+              different tie order"),
 }
 }
 

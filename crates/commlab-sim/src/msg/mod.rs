@@ -42,6 +42,10 @@ pub(crate) struct MessageRecord {
     /// message launched in the timed region): only such a message counts as received, so that
     /// a message in flight when timing begins does not unbalance the timed traffic.
     pub counted: bool,
+    /// The message's stable identity (its source and how many records that source had made
+    /// before, `queue::identity`), set when its record is stored (`World::alloc_msg`): the tie
+    /// key of its events under `simulation.tie_order = "key"`.
+    pub serial: u64,
 }
 
 impl MessageRecord {
@@ -56,6 +60,7 @@ impl MessageRecord {
             visible_ps: 0,
             poll_seen_ps: 0,
             counted: false,
+            serial: 0,
         }
     }
 }

@@ -53,17 +53,18 @@
 //! schedules the sequence position the reference would (ties at equal picosecond times are
 //! common). Even one hop folded ahead fails the second condition: the next hop it schedules
 //! takes its sequence number one hop early and is reordered against every event due at the
-//! same picosecond created in between. Ties broken by a key that does not depend on when an
-//! event was created (e.g. the packet's serial number and the router) would make such chains
-//! exact by construction, but changing the tie order is a one-time change of every simulated
-//! number, not a refactoring.
+//! same picosecond created in between. `simulation.tie_order = "key"` breaks ties by a key that
+//! does not depend on when an event was created ([`NetEvent::tie_key`]: kind, then the packet's
+//! serial, [`Packet::serial`], or the link or endpoint), under which such chains can be exact by
+//! construction; it is not the default, because changing the tie order is a one-time change of
+//! every simulated number, not a refactoring.
 //!
 //! `overflow.rs` watches the processors' NI input queues for the network overflow trap.
 
 mod overflow;
 
 use crate::machine::{CrossArbitration, MachineConfig};
-use crate::queue::{EventQueue, Liveness, Priority};
+use crate::queue::{identity, tie, EventQueue, Liveness, Priority};
 use crate::stats::trace::PacketLog;
 use crate::topology::{LinkId, LinkKind, Topology};
 use overflow::Watch;
@@ -106,21 +107,48 @@ impl Liveness for NetEvent {
     }
 }
 
-/// An event queue the network can schedule its events on.
+/// An event queue the network can schedule its events on. `tie` is the event's tie key
+/// ([`NetEvent::tie_key`]), used only when the queue is [`NetQueue::keyed`].
 pub(crate) trait NetQueue {
-    fn push_net(&mut self, at: u64, ev: NetEvent);
+    fn keyed(&self) -> bool;
+    fn push_net(&mut self, at: u64, tie: u64, ev: NetEvent);
     /// On fixed-latency delay line `line` (see [`EventQueue::push_line`]).
-    fn push_net_line(&mut self, line: usize, at: u64, ev: NetEvent);
+    fn push_net_line(&mut self, line: usize, at: u64, tie: u64, ev: NetEvent);
 }
 
 impl<E: From<NetEvent> + Liveness> NetQueue for EventQueue<E> {
     #[inline]
-    fn push_net(&mut self, at: u64, ev: NetEvent) {
-        self.push(at, Priority::Network, E::from(ev));
+    fn keyed(&self) -> bool {
+        EventQueue::keyed(self)
     }
     #[inline]
-    fn push_net_line(&mut self, line: usize, at: u64, ev: NetEvent) {
-        self.push_line(line, at, Priority::Network, E::from(ev));
+    fn push_net(&mut self, at: u64, tie: u64, ev: NetEvent) {
+        self.push(at, Priority::Network, tie, E::from(ev));
+    }
+    #[inline]
+    fn push_net_line(&mut self, line: usize, at: u64, tie: u64, ev: NetEvent) {
+        self.push_line(line, at, Priority::Network, tie, E::from(ev));
+    }
+}
+
+impl NetEvent {
+    /// The event's tie key under `simulation.tie_order = "key"` (see `queue/mod.rs`): its kind's
+    /// rank, then the identity of what it concerns, with `serial` giving a packet's
+    /// [`Packet::serial`]. Ranks (ties are within one priority; every network event has
+    /// `Priority::Network`): a delivery (frees an NI slot and the ejection link) before a grant
+    /// (a packet already waiting gets its link) before a hop (a packet arriving now requests
+    /// one) before an injection before an overflow check. Equal keys mean identical events: a
+    /// packet has at most one Hop or Deliver pending (the next is scheduled when it acquires a
+    /// link), and Grant, Inject and OverflowCheck carry every field in the key.
+    #[inline]
+    pub(crate) fn tie_key(&self, serial: impl Fn(PacketId) -> u64) -> u64 {
+        match *self {
+            NetEvent::Deliver { pkt, .. } => tie(0, serial(pkt)),
+            NetEvent::Grant { link, background } => tie(1, (link as u64) << 1 | background as u64),
+            NetEvent::Hop { pkt, .. } => tie(2, serial(pkt)),
+            NetEvent::Inject { ep, background } => tie(3, (ep as u64) << 1 | background as u64),
+            NetEvent::OverflowCheck { ep } => tie(4, ep as u64),
+        }
     }
 }
 
@@ -142,6 +170,9 @@ pub(crate) struct Packet {
     /// Latency of the injection and ejection links for this packet instead of the NI's
     /// (one-sided requests go through their own interface, e.g. the T3E's E-registers).
     pub ni_latency_ps: Option<u64>,
+    /// The packet's stable identity (its source endpoint and how many packets that endpoint
+    /// sent before it, `queue::identity`), set by [`Network::send_packet`]: its events' tie key.
+    pub serial: u64,
 }
 
 struct LinkState {
@@ -178,6 +209,8 @@ struct Ni {
     in_capacity: u32,
     /// Whether an `Inject` event is already scheduled for the head packet.
     inject_pending: bool,
+    /// Packets this endpoint has sent (numbers their serials).
+    sent_packets: u64,
     /// The overflow trap's view of this NI (only watched when the trap is on).
     watch: Watch,
 }
@@ -213,6 +246,22 @@ pub(crate) struct Network {
 }
 
 impl Network {
+    /// `ev`'s tie key if the queue orders ties by key (0 otherwise: not computed).
+    #[inline]
+    fn tie(&self, q: &impl NetQueue, ev: &NetEvent) -> u64 {
+        if q.keyed() {
+            ev.tie_key(|p| self.packets[p as usize].serial)
+        } else {
+            0
+        }
+    }
+
+    /// Schedule one of the network's events (off the delay lines).
+    #[inline]
+    fn push(&self, q: &mut impl NetQueue, at: u64, ev: NetEvent) {
+        q.push_net(at, self.tie(q, &ev), ev);
+    }
+
     /// Whether processor `ep`'s NI is blocked: input queue full and a packet waiting to enter
     /// (the overflow trap's condition, `overflow.rs`).
     fn blocked(&self, ep: usize) -> bool {
@@ -228,7 +277,7 @@ impl Network {
         }
         let (next, check_at) = self.nis[ep].watch.look(self.blocked(ep), now, self.overflow_ps);
         if let Some(at) = check_at {
-            q.push_net(at, NetEvent::OverflowCheck { ep: ep as u32 });
+            self.push(q, at, NetEvent::OverflowCheck { ep: ep as u32 });
         }
         self.nis[ep].watch = next;
     }
@@ -291,6 +340,7 @@ impl Network {
                     in_used: 0,
                     in_capacity: if io { u32::MAX } else { in_cap },
                     inject_pending: false,
+                    sent_packets: 0,
                     watch: Watch::Clear,
                 }
             })
@@ -327,7 +377,10 @@ impl Network {
     }
 
     /// Queue a packet for injection at endpoint `src` at time `now`.
-    pub fn send_packet(&mut self, q: &mut impl NetQueue, now: u64, src: usize, pkt: Packet) -> PacketId {
+    pub fn send_packet(&mut self, q: &mut impl NetQueue, now: u64, src: usize, mut pkt: Packet) -> PacketId {
+        let ni = &mut self.nis[src];
+        pkt.serial = identity(src, ni.sent_packets);
+        ni.sent_packets += 1;
         if !pkt.background {
             self.app_packets_in_flight += 1;
         }
@@ -360,7 +413,7 @@ impl Network {
             if !self.nis[src].inject_pending {
                 self.nis[src].inject_pending = true;
                 let background = self.packets[head as usize].background;
-                q.push_net(ready, NetEvent::Inject { ep: src as u32, background });
+                self.push(q, ready, NetEvent::Inject { ep: src as u32, background });
             }
             return;
         }
@@ -476,7 +529,7 @@ impl Network {
         let at = l.busy_until.max(now);
         let background = self.packets[l.waiters[first].0 as usize].background;
         self.links[link as usize].grant_pending = true;
-        q.push_net(at, NetEvent::Grant { link, background });
+        self.push(q, at, NetEvent::Grant { link, background });
     }
 
     /// `NetEvent::Grant`: give `link` to its first waiter if it is available.
@@ -529,15 +582,16 @@ impl Network {
         let latency = own_ni.unwrap_or(latency);
         if kind == LinkKind::Ejection {
             self.nis[endpoint].in_used += 1;
-            q.push_net(now + latency + ser, NetEvent::Deliver { pkt, background });
+            self.push(q, now + latency + ser, NetEvent::Deliver { pkt, background });
             if self.overflow_ps > 0 {
                 self.watch(q, now, endpoint);
             }
         } else if own_ni.is_some() {
             // Not the link's fixed latency: not on its delay line (whose times must not decrease).
-            q.push_net(now + latency, NetEvent::Hop { pkt, router: to_router, background });
+            self.push(q, now + latency, NetEvent::Hop { pkt, router: to_router, background });
         } else {
-            q.push_net_line(line, now + latency, NetEvent::Hop { pkt, router: to_router, background });
+            let ev = NetEvent::Hop { pkt, router: to_router, background };
+            q.push_net_line(line, now + latency, self.tie(q, &ev), ev);
         }
     }
 

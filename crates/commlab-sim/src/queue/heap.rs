@@ -4,12 +4,13 @@
 //! a pop is most of an event's cost. A 4-ary heap is half as deep as a binary one, and a
 //! node's four children are adjacent (two 64-byte lines of 32-byte entries), so a pop takes
 //! about half the dependent memory accesses. Sifting moves a hole instead of swapping. Keys
-//! are unique (they end in the insertion sequence), so the order is the same total order any
-//! correct heap gives: replacing the heap changes no simulated number.
+//! are unique (they end in the insertion sequence, or under `simulation.tie_order = "key"` in a
+//! key only identical events share), so the order is the same total order any correct heap
+//! gives: replacing the heap changes no simulated number.
 
 /// One queued event and its key (smaller first).
 pub(crate) struct Entry<E> {
-    /// time (64 bits) | priority (8 bits) | sequence (56 bits): one integer compare per step.
+    /// time (64 bits) | priority (2 bits) | tie (62 bits): one integer compare per step.
     pub key: u128,
     pub event: E,
 }
