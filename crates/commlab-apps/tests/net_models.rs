@@ -145,5 +145,5 @@ fn an_unknown_tie_order_is_refused_by_name() {
         let cfg = MachineConfig::preset("alewife", &[format!("simulation.tie_order={value}")], None).unwrap();
         assert_eq!(cfg.tie_order, order);
     }
-    assert_eq!(MachineConfig::preset("alewife", &[], None).unwrap().tie_order, TieOrder::Creation);
+    assert_eq!(MachineConfig::preset("alewife", &[], None).unwrap().tie_order, TieOrder::Key);
 }

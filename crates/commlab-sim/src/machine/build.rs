@@ -770,8 +770,8 @@ fn network_model_folds(n: &spec::NetworkSpec) -> Result<bool, ConfigError> {
 /// How events due at the same picosecond and priority are ordered (`simulation.tie_order`).
 fn tie_order(spec: &spec::MachineSpec) -> Result<TieOrder, ConfigError> {
     match spec.simulation.as_ref().and_then(|s| s.tie_order.as_deref()) {
-        None | Some("creation") => Ok(TieOrder::Creation),
-        Some("key") => Ok(TieOrder::Key),
+        Some("creation") => Ok(TieOrder::Creation),
+        None | Some("key") => Ok(TieOrder::Key),
         Some(other) => {
             Err(ConfigError::key("simulation.tie_order", format!("must be \"creation\" or \"key\", got \"{other}\"")))
         }

@@ -48,7 +48,7 @@ pub struct MachineConfig {
     /// (see `queue::EventQueue::new`); `false` is the per-hop reference.
     pub fold_events: bool,
     /// `simulation.tie_order`: how events due at the same picosecond and priority are ordered
-    /// (`Creation`, the default, is the reference every earlier number was computed in).
+    /// (`Key`, the default; `Creation` is the order results were computed in before).
     pub tie_order: TieOrder,
     /// `node.procs_per_node = 2`: every message handler runs on the node's second processor.
     pub smp_nodes: bool,

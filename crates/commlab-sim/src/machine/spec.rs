@@ -230,13 +230,13 @@ keyed! {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SimulationSpec {
-    /// The order of events due at the same picosecond and priority. Absent means `creation`.
+    /// The order of events due at the same picosecond and priority. Absent means `key`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tie_order: Option<String> = key("creation|key", "how the simulator runs, not a machine property: the order of events due at the same picosecond \
-              and priority; `creation` (default, the order every earlier result was computed in) runs them in the order they were \
-              scheduled; `key` by the event's kind, then the identity of what it concerns (packet, message, link, processor, \
+              and priority; `creation` (the order results were computed in before `key` became the default) runs them in the order they were \
+              scheduled; `key` (default) by the event's kind, then the identity of what it concerns (packet, message, link, processor, \
               each packet and message numbered by its source in its own order), which does not depend on when the event was \
-              scheduled (exact with network.model = \"fold\" too); results differ slightly from `creation`'s, as with any \
+              scheduled (exact with network.model = \"fold\" too); results differ slightly between the two, as with any \
               different tie order"),
 }
 }

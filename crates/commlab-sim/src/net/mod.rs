@@ -56,8 +56,7 @@
 //! same picosecond created in between. `simulation.tie_order = "key"` breaks ties by a key that
 //! does not depend on when an event was created ([`NetEvent::tie_key`]: kind, then the packet's
 //! serial, [`Packet::serial`], or the link or endpoint), under which such chains can be exact by
-//! construction; it is not the default, because changing the tie order is a one-time change of
-//! every simulated number, not a refactoring.
+//! construction; it is the default (`creation`, the insertion sequence, was before).
 //!
 //! `overflow.rs` watches the processors' NI input queues for the network overflow trap.
 

@@ -1,9 +1,9 @@
 //! The event queue: events ordered by (time, priority, tie), so that equal-time events run in
 //! a fixed, documented order and every run is reproducible. The tie is chosen by
 //! `simulation.tie_order` ([`TieOrder`]):
-//! - `creation` (default, the order every earlier number was computed in): the insertion
-//!   sequence, so equal (time, priority) events run in the order they were pushed;
-//! - `key`: a key the pusher computes from the event itself (its kind, then the stable identity
+//! - `creation` (the order results were computed in before `key` became the default): the
+//!   insertion sequence, so equal (time, priority) events run in the order they were pushed;
+//! - `key` (default): a key the pusher computes from the event itself (its kind, then the stable identity
 //!   of what it concerns: `engine::state::Event::tie_key`), which does not depend on when the
 //!   event was pushed. Two distinct events due at the same time and priority get equal keys
 //!   only when they are identical values (same kind and fields), whose order cannot matter:
@@ -65,11 +65,11 @@ pub(crate) enum Priority {
 /// How events due at the same time and priority are ordered (`simulation.tie_order`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TieOrder {
-    /// By insertion sequence: the order they were pushed (the default, the reference of every
-    /// number before `key` existed).
+    /// By insertion sequence: the order they were pushed (the default before `key`; every
+    /// number before then was computed in it).
     Creation,
     /// By a key computed from the event itself (kind, then identity): independent of when it
-    /// was pushed.
+    /// was pushed. The default.
     Key,
 }
 
