@@ -10,7 +10,7 @@
 //! The estimate errs high at every size measured (`tests/memory_estimate.rs`; one run, from 64 to
 //! 16384 processors: barrier, em3d, iccg and moldyn peak at 16 to 80% of it, moldyn the closest:
 //! 379 of 516 MiB at 4096 processors, 1.17 of 1.9 GiB at 16384; measured when the cache part
-//! counted 18 bytes per way: it now counts the way record's 24, `commlab_sim::MachineBytes::caches`).
+//! counted 18 bytes per way: it now counts the way record's 16, `commlab_sim::MachineBytes::caches`).
 
 use crate::failure::{input, Failure};
 use commlab_sim::Simulator;

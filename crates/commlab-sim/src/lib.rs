@@ -131,8 +131,8 @@ impl Simulator {
 pub struct MachineBytes {
     /// `nprocs x (32 KiB of coroutine stack in use + 8 KiB of per-processor state)`.
     pub processors: u64,
-    /// `nprocs x cache lines x 24 bytes`: the cache's way record (a line's tag, LRU stamp, state
-    /// and prefetch flag, padded; `mem/cache.rs`), what a fully touched cache maps.
+    /// `nprocs x cache lines x 16 bytes`: the cache's way record (a line's tag, and its LRU stamp,
+    /// state and prefetch flag packed in one word; `mem/cache.rs`), what a fully touched cache maps.
     pub caches: u64,
     /// Address space, not memory: `nprocs x (STACK_BYTES + a guard page)`, the coroutine stacks
     /// mapped whole (only their touched pages, counted in `processors`, take memory); what an

@@ -2,7 +2,7 @@
 //! only; data lives in the single backing store (functional-first).
 //!
 //! Every processor's cache is one flat array of ways (tag, state, LRU stamp and prefetch flag in
-//! one 24-byte record, so a lookup is one host miss) that starts as zeros (an empty way is tag
+//! one 16-byte record, so a lookup is one host miss) that starts as zeros (an empty way is tag
 //! 0), so the OS maps only the pages of sets a run touches: host memory grows with what the
 //! processors cache, not with their number (the memory estimate, `engine::machine_bytes`, counts
 //! [`WAY_BYTES`] per way). `paged` gives physically
@@ -54,23 +54,61 @@ fn decode(b: u8) -> CacheState {
 /// Host bytes of one cache way, padding included (what the memory estimate counts per line).
 pub(crate) const WAY_BYTES: usize = std::mem::size_of::<Way>();
 
-/// One way of a set. Everything an access reads is in one record (24 bytes), so a lookup at
-/// scale, where the ways of a thousand caches do not fit in the host's caches, costs one host
-/// miss instead of one per field. All-zero bytes are an empty way (`EMPTY`, Invalid, never
-/// used, not prefetched).
+/// One way of a set: 16 bytes, so four share a host cache line. Everything an access reads is
+/// in one record, so a lookup at scale, where the ways of a thousand caches do not fit in the
+/// host's caches, costs one host miss instead of one per field. All-zero bytes are an empty way
+/// (`EMPTY`, Invalid, never used, not prefetched).
+///
+/// `meta` packs the last-use stamp for LRU (the low [`STAMP_BITS`] bits; only read when
+/// ways > 1), the protocol state (`encode`d, two bits) and the unused-prefetch flag (the top
+/// bit: a prefetch brought the line in and no access has used it yet). A stamp is the
+/// processor's count of cache touches and installs, which cannot reach 2^61 in any run (at
+/// 10^9 a second it would take 73 years), so packing loses nothing; `install` checks it.
 #[derive(Clone, Copy)]
 #[repr(C)]
 struct Way {
     tag: Tag,
-    /// Last-use stamp for LRU (only read when ways > 1).
-    used: u64,
-    /// The protocol state, `encode`d.
-    state: u8,
-    /// The line was brought in by a prefetch and no access has used it yet.
-    unused_prefetch: bool,
+    meta: u64,
 }
 
-// SAFETY: `Way` is plain integers and a bool, and all-zero bytes are a valid (empty) way.
+const STAMP_BITS: u32 = 61;
+const STAMP_MASK: u64 = (1 << STAMP_BITS) - 1;
+const STATE_MASK: u64 = 0b11 << STAMP_BITS;
+const PREFETCH_BIT: u64 = 1 << 63;
+
+impl Way {
+    #[inline]
+    fn used(&self) -> u64 {
+        self.meta & STAMP_MASK
+    }
+    #[inline]
+    fn set_used(&mut self, stamp: u64) {
+        self.meta = (self.meta & !STAMP_MASK) | stamp;
+    }
+    #[inline]
+    fn state(&self) -> u8 {
+        ((self.meta & STATE_MASK) >> STAMP_BITS) as u8
+    }
+    #[inline]
+    fn set_state(&mut self, state: u8) {
+        self.meta = (self.meta & !STATE_MASK) | (u64::from(state) << STAMP_BITS);
+    }
+    /// Clears the unused-prefetch flag, returning what it was.
+    #[inline]
+    fn take_unused_prefetch(&mut self) -> bool {
+        let was = self.meta & PREFETCH_BIT != 0;
+        self.meta &= !PREFETCH_BIT;
+        was
+    }
+    #[inline]
+    fn new(line: Line, stamp: u64, state: u8, prefetched: bool) -> Way {
+        assert!(stamp <= STAMP_MASK, "a cache's LRU stamp overflowed {STAMP_BITS} bits");
+        let flag = if prefetched { PREFETCH_BIT } else { 0 };
+        Way { tag: tag_of(line), meta: stamp | (u64::from(state) << STAMP_BITS) | flag }
+    }
+}
+
+// SAFETY: `Way` is two integers, and all-zero bytes are a valid (empty) way.
 unsafe impl bytemuck::Zeroable for Way {}
 
 /// `n` processors' caches of one geometry, each set-associative with LRU replacement, in one
@@ -164,7 +202,7 @@ impl Caches {
     /// The line's state at processor `p` (Invalid when absent).
     #[inline]
     pub fn state(&self, p: usize, line: Line) -> CacheState {
-        self.slot(p, line).map_or(CacheState::Invalid, |i| decode(self.way[i].state))
+        self.slot(p, line).map_or(CacheState::Invalid, |i| decode(self.way[i].state()))
     }
 
     /// Mark a use of a present line (LRU); returns whether this is the first use of a line a
@@ -174,9 +212,9 @@ impl Caches {
         let Some(i) = self.slot(p, line) else { return false };
         if self.ways > 1 {
             self.clock[p] += 1;
-            self.way[i].used = self.clock[p];
+            self.way[i].set_used(self.clock[p]);
         }
-        std::mem::take(&mut self.way[i].unused_prefetch)
+        self.way[i].take_unused_prefetch()
     }
 
     /// Change the state of a present line; Invalid removes it.
@@ -185,9 +223,9 @@ impl Caches {
             let w = &mut self.way[i];
             if !s.valid() {
                 w.tag = EMPTY;
-                w.unused_prefetch = false;
+                w.take_unused_prefetch();
             }
-            w.state = encode(s);
+            w.set_state(encode(s));
         }
     }
 
@@ -204,8 +242,8 @@ impl Caches {
         if ways.clone().any(|i| self.way[i].tag == EMPTY) {
             return Ok(None);
         }
-        let i = ways.filter(|&i| !keep(line_of(self.way[i].tag))).min_by_key(|&i| self.way[i].used).ok_or(())?;
-        Ok(Some((line_of(self.way[i].tag), decode(self.way[i].state))))
+        let i = ways.filter(|&i| !keep(line_of(self.way[i].tag))).min_by_key(|&i| self.way[i].used()).ok_or(())?;
+        Ok(Some((line_of(self.way[i].tag), decode(self.way[i].state()))))
     }
 
     /// Install `line` at processor `p` in state `s` (the victim, if any, must have been dealt
@@ -221,9 +259,9 @@ impl Caches {
         let i = self
             .slot(p, line)
             .or_else(|| ways.clone().find(|&i| self.way[i].tag == EMPTY))
-            .unwrap_or_else(|| ways.min_by_key(|&i| self.way[i].used).expect("at least one way"));
+            .unwrap_or_else(|| ways.min_by_key(|&i| self.way[i].used()).expect("at least one way"));
         self.clock[p] += 1;
-        self.way[i] = Way { tag: tag_of(line), used: self.clock[p], state: encode(s), unused_prefetch: prefetched };
+        self.way[i] = Way::new(line, self.clock[p], encode(s), prefetched);
     }
 }
 
