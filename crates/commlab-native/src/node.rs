@@ -978,16 +978,8 @@ pub(crate) fn operation_ns(clock: &Clock) -> OperationNs {
         let shared = Shared::new(2, *clock, 1_000_000_000, [0; MAX_ARGS + 1]);
         let handlers: [Handler<u64>; 1] = [|s, _, _| *s += 1];
         let arrays = [64usize; 8];
-        let mut node = NativeNode::new(
-            0,
-            &shared,
-            &handlers,
-            0u64,
-            ReceiveMode::Polling,
-            BarrierKind::SharedMemory,
-            2,
-            &arrays,
-        );
+        let mut node =
+            NativeNode::new(0, &shared, &handlers, 0u64, ReceiveMode::Polling, BarrierKind::SharedMemory, 2, &arrays);
         let bases: Vec<Addr> = (0..arrays.len()).map(|k| node.private_array(k)).collect();
         let private_ref = per_op(timed(&mut || {
             for i in 0..K {

@@ -115,7 +115,7 @@ fn breakdown_ns(r: &commlab_apps::AppResult, mhz: f64) -> BTreeMap<String, f64> 
 }
 
 /// Run the comparison: `machine` a machine file (or preset), `set` its overrides, `params`
-/// em3d's (the defaults first, so a given one wins), `runs` native runs per variant.
+/// em3d's (a default is dropped where one is given), `runs` native runs per variant.
 pub fn compare(machine: &str, set: &[String], params: &[String], runs: usize) -> Result<Comparison, Failure> {
     let host = NativeBackend::new();
     let procs = host.cores();
@@ -127,7 +127,10 @@ pub fn compare(machine: &str, set: &[String], params: &[String], runs: usize) ->
     let machine_mhz = cfg.spec.processor.clock_mhz;
     let sim = commlab_sim::Simulator::new(cfg);
     let info = commlab_apps::app_info("em3d").map_err(|e| failed(e.to_string()))?;
-    let mut all: Vec<String> = DEFAULT_PARAMS.iter().map(|p| p.to_string()).collect();
+    let key = |p: &str| p.split_once('=').map_or(p, |(k, _)| k).trim().to_string();
+    let given: Vec<String> = params.iter().map(|p| key(p)).collect();
+    let mut all: Vec<String> =
+        DEFAULT_PARAMS.iter().filter(|p| !given.contains(&key(p))).map(|p| p.to_string()).collect();
     all.extend(params.iter().cloned());
     commlab_apps::Params::parse(info, &all).map_err(|e| input(e.to_string()))?;
     // The variants both sides have (natively: no one-sided access, no Tempest).
@@ -245,7 +248,9 @@ pub fn table(c: &Comparison) -> String {
         let parts: Vec<String> = r
             .measured_breakdown_ns
             .iter()
-            .map(|(k, m)| format!("{k} {:.2}/{:.2}", m / 1e6, r.predicted_breakdown_ns.get(k).copied().unwrap_or(0.0) / 1e6))
+            .map(|(k, m)| {
+                format!("{k} {:.2}/{:.2}", m / 1e6, r.predicted_breakdown_ns.get(k).copied().unwrap_or(0.0) / 1e6)
+            })
             .collect();
         t.push_str(&format!("  {:<8} {}\n", r.variant, parts.join(", ")));
     }

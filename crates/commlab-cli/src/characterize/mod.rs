@@ -213,12 +213,16 @@ fn run_compare(args: &Args, machine: &str) -> Result<(), Failure> {
         (args.latency_rounds.is_some(), "--latency-rounds"),
     ];
     if let Some((_, option)) = measuring.iter().find(|(given, _)| *given) {
-        return Err(input(format!("--compare takes no {option} (it measures nothing: it runs em3d natively and on the machine)")));
+        return Err(input(format!(
+            "--compare takes no {option} (it measures nothing: it runs em3d natively and on the machine)"
+        )));
     }
     let runs = match &args.runs {
         Some(r) => match r.trim().parse::<usize>() {
             Ok(v) if (1..=100).contains(&v) => v,
-            _ => return Err(input(format!("--runs: `{r}` is not a number of runs (give a whole number from 1 to 100)"))),
+            _ => {
+                return Err(input(format!("--runs: `{r}` is not a number of runs (give a whole number from 1 to 100)")))
+            }
         },
         None => compare::DEFAULT_RUNS,
     };
@@ -236,7 +240,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if let Some(machine) = args.compare.clone() {
         return run_compare(&args, &machine);
     }
-    for (given, option) in [(args.runs.is_some(), "--runs"), (!args.param.is_empty(), "--param"), (!args.set.is_empty(), "--set")] {
+    for (given, option) in
+        [(args.runs.is_some(), "--runs"), (!args.param.is_empty(), "--param"), (!args.set.is_empty(), "--set")]
+    {
         if given {
             return Err(input(format!("{option} goes with --compare FILE.toml")));
         }

@@ -88,14 +88,5 @@ pub fn measure(home: usize) -> Result<Ops, Failure> {
             one_way_ns.push(cycles * 1e3 / two.cycles_per_us());
         }
     }
-    Ok(Ops {
-        edge_ns,
-        node_ns,
-        gather_ns: gather,
-        copy_value_ns: copy,
-        memcpy_mb_per_s: memcpy,
-        op,
-        path,
-        one_way_ns,
-    })
+    Ok(Ops { edge_ns, node_ns, gather_ns: gather, copy_value_ns: copy, memcpy_mb_per_s: memcpy, op, path, one_way_ns })
 }
