@@ -232,7 +232,7 @@ fn set_ops(spec: &mut MachineSpec, why: &mut BTreeMap<String, String>, o: &Ops, 
     let rows = ops::SPARSE_ROWS;
     for (key, ns, what) in [
         ("em3d_edge", o.edge_ns, format!("an entry of a sparse update (`sparse_update_secs`, {rows} rows at degrees {lo} and {hi}, in cache: the slope per entry)")),
-        ("em3d_node", o.node_ns, format!("a row of the same sparse update beside its entries (the intercept)")),
+        ("em3d_node", o.node_ns, "a row of the same sparse update beside its entries (the intercept)".to_string()),
         ("em3d_ghost_value", o.copy_value_ns, format!("one value of a contiguous copy (memcpy of {} bytes, per 8 bytes)", 8 * ops::GATHER_VALUES)),
         ("bulk_copy_line", o.gather_ns * (line / 8) as f64, format!("{} values of an indexed gather of {} values at {:.2} ns a value (one {line}-byte line)", line / 8, ops::GATHER_VALUES, o.gather_ns)),
     ] {
