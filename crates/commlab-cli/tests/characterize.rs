@@ -140,6 +140,90 @@ fn a_tiny_grid_writes_points_plots_summary_and_a_machine_that_runs() {
     ok(&["machine", "show", m]);
     ok(&["run", "am-latency", "--machine", m]);
     ok(&["run", "em3d", "--machine", m, "--param", "nodes=200", "--param", "iterations=2", "--variant", "all"]);
+
+    // The message overheads and em3d's work costs come from this host, not the template.
+    let notes: std::collections::BTreeMap<String, String> = {
+        let mut section = String::new();
+        let mut notes = std::collections::BTreeMap::new();
+        for line in text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+            if line.starts_with('[') {
+                section = line.trim_matches(|c| c == '[' || c == ']').to_string();
+            } else if let (Some((k, _)), Some((_, note))) = (line.split_once(" = "), line.split_once(" # ")) {
+                notes.insert(format!("{section}.{}", k.trim()), note.to_string());
+            }
+        }
+        notes
+    };
+    for key in [
+        "messaging.send_overhead_cycles",
+        "messaging.send_per_arg_word_cycles",
+        "messaging.poll_cycles",
+        "messaging.poll_dispatch_cycles",
+        "messaging.interrupt_entry_cycles",
+        "messaging.dma_setup_cycles",
+        "messaging.dma_bytes_per_cycle",
+        "memory.hit_cycles",
+        "memory.local_miss_cycles",
+        "costs.em3d_edge",
+        "costs.em3d_node",
+        "costs.em3d_ghost_value",
+        "costs.bulk_copy_line",
+    ] {
+        let note = notes.get(key).unwrap_or_else(|| panic!("{key} not in the machine"));
+        assert!(note.starts_with("measured"), "{key}: {note}");
+    }
+    if cores >= 2 {
+        let note = &notes["messaging.poll_dispatch_cycles"];
+        assert!(note.contains("calibrated") && note.contains("am-latency"), "the one-way latency: {note}");
+        compare_structure(m);
+    }
+}
+
+/// `characterize --compare` on an emitted machine, small: every variant the host runs, each
+/// ratio the measured median over the prediction, inside its range, positive; the fastest
+/// and the target verdicts consistent with the rows; the table names every variant.
+fn compare_structure(machine: &str) {
+    let params = ["--param", "nodes=400", "--param", "iterations=2", "--runs", "3"];
+    let mut args = vec!["characterize", "--compare", machine, "--json"];
+    args.extend(params);
+    let c: Value = serde_json::from_str(&ok(&args)).expect("--compare --json prints one object");
+    let rows = c["variants"].as_array().expect("variants");
+    let names: Vec<&str> = rows.iter().map(|r| r["variant"].as_str().unwrap()).collect();
+    assert_eq!(names, ["sm", "sm-pf", "mp-int", "mp-poll", "bulk"], "every variant the host has");
+    assert_eq!(c["runs"], 3);
+    let f = |r: &Value, k: &str| r[k].as_f64().unwrap_or_else(|| panic!("{k} in {r}"));
+    for r in rows {
+        let runs: Vec<f64> = r["measured_ns"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        assert_eq!(runs.len(), 3, "{r}");
+        assert!(runs.iter().all(|&v| v > 0.0), "{r}");
+        let mut sorted = runs.clone();
+        sorted.sort_by(f64::total_cmp);
+        assert_eq!(f(r, "measured_median_ns"), sorted[1], "{r}");
+        assert_eq!((f(r, "measured_min_ns"), f(r, "measured_max_ns")), (sorted[0], sorted[2]), "{r}");
+        let pred = f(r, "predicted_ns");
+        assert!(pred > 0.0, "{r}");
+        let ratio = f(r, "ratio");
+        assert!((ratio - sorted[1] / pred).abs() <= 1e-9 * ratio, "{r}");
+        assert!(ratio > 0.0 && f(r, "ratio_min") <= ratio && ratio <= f(r, "ratio_max"), "{r}");
+        assert!((f(r, "ratio_min") - sorted[0] / pred).abs() <= 1e-9 * ratio, "{r}");
+        for side in ["measured_breakdown_ns", "predicted_breakdown_ns"] {
+            assert!(r[side]["compute"].as_f64().unwrap() >= 0.0, "{side} in {r}");
+        }
+    }
+    let argmin = |k: &str| rows.iter().min_by(|a, b| f(a, k).total_cmp(&f(b, k))).unwrap()["variant"].clone();
+    assert_eq!(c["fastest_measured"], argmin("measured_median_ns"));
+    assert_eq!(c["fastest_predicted"], argmin("predicted_ns"));
+    assert_eq!(c["fastest_agrees"], Value::Bool(c["fastest_measured"] == c["fastest_predicted"]));
+    let within = rows.iter().all(|r| f(r, "ratio") <= 1.5 && f(r, "ratio") >= 1.0 / 1.5);
+    assert_eq!(c["within_target"], Value::Bool(within));
+
+    let mut args = vec!["characterize", "--compare", machine];
+    args.extend(params);
+    let table = ok(&args);
+    for v in names {
+        assert!(table.lines().any(|l| l.starts_with(v)), "{v} in the table:\n{table}");
+    }
+    assert!(table.contains("measured/predicted") && table.contains("fastest"), "{table}");
 }
 
 #[test]
@@ -157,4 +241,9 @@ fn bad_input_names_it() {
         &["characterize", "--out", out, "--emit-machine", "/no/such/dir/h.toml"],
         &["--emit-machine", "directory"],
     );
+    bad_input(&["characterize", "--compare", "t1", "--quick"], &["--compare", "--quick"]);
+    bad_input(&["characterize", "--compare", "t1", "--runs", "0"], &["--runs", "`0`"]);
+    bad_input(&["characterize", "--compare", "no-such-machine"], &["no-such-machine"]);
+    bad_input(&["characterize", "--out", out, "--param", "nodes=400"], &["--param", "--compare"]);
+    bad_input(&["characterize", "--compare", "t1", "--param", "nodes=x"], &["nodes"]);
 }

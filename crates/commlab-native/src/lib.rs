@@ -182,7 +182,7 @@ mod shared;
 
 pub use clock::{host_clock, HostClock};
 pub use error::NativeError;
-pub use node::MessagePathNs;
+pub use node::{MessagePathNs, OperationNs};
 
 use commlab_api::{
     Backend, BarrierKind, NodeCounters, ProcId, ProcTimes, Program, RunOutput, RunStats, SetCounter, TrafficClass,
@@ -260,6 +260,13 @@ impl NativeBackend {
     /// process on the calling thread.
     pub fn message_path_ns(&self) -> MessagePathNs {
         node::message_path_ns(&clock::Clock::new(self.clock.mhz))
+    }
+
+    /// What the runtime's per-operation steps cost on this host ([`OperationNs`]: a private
+    /// and a shared reference, an empty poll, interrupt mode's look per operation, a send's
+    /// argument word, a bulk send's extra), measured once per process on the calling thread.
+    pub fn operation_ns(&self) -> OperationNs {
+        node::operation_ns(&clock::Clock::new(self.clock.mhz))
     }
 
     /// The clock rate times are reported at, and how it was found.

@@ -924,6 +924,120 @@ pub(crate) fn message_path_ns(clock: &Clock) -> MessagePathNs {
     })
 }
 
+/// What the runtime's per-operation steps cost natively, in nanoseconds, each measured on one
+/// core with nothing else in flight: the per-operation figures `commlab characterize
+/// --emit-machine` turns into a machine's costs (beside [`MessagePathNs`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OperationNs {
+    /// One `private_read` of a cached word (the runtime's check of the address against the
+    /// processor's private arrays; the program's own load is its code), with eight private
+    /// arrays declared, read in turn.
+    pub private_ref: f64,
+    /// One shared-memory `load` of a word homed on this processor and cached (the arena's
+    /// lookup and the load).
+    pub shared_ref: f64,
+    /// One `poll` that finds nothing (a look at every sender's next slot, no clock).
+    pub poll: f64,
+    /// What every operation adds in interrupt mode (a `compute` call: a look at one sender's
+    /// next slot, taken in turn, as a message is found without an interrupt natively).
+    pub interrupt_tick: f64,
+    /// What each more 64-bit argument word adds to a send (the slope of the short send's cost
+    /// from no argument to the most).
+    pub send_per_arg_u64: f64,
+    /// A bulk send of one line of payload less a null send: taking a buffer from the pool and
+    /// copying the line.
+    pub bulk_extra: f64,
+}
+
+/// [`OperationNs`] on the calling thread: medians over 2000 timings of 32 operations each,
+/// less the median of two clock reads back to back, per operation; measured once per process.
+pub(crate) fn operation_ns(clock: &Clock) -> OperationNs {
+    static OPS: std::sync::OnceLock<OperationNs> = std::sync::OnceLock::new();
+    *OPS.get_or_init(|| {
+        const N: usize = 2000;
+        const K: usize = 32;
+        let mhz = crate::clock::host_clock().mhz;
+        let ns = |ticks: f64| clock.cycles(1) * ticks * 1e3 / mhz;
+        let median = |mut v: Vec<u64>| {
+            v.sort_unstable();
+            v[v.len() / 2]
+        };
+        let timed = |f: &mut dyn FnMut()| {
+            median(
+                (0..N)
+                    .map(|_| {
+                        let a = clock.now();
+                        f();
+                        clock.now().saturating_sub(a)
+                    })
+                    .collect(),
+            )
+        };
+        let pair = timed(&mut || {});
+        let per_op = |ticks: u64| ns(ticks.saturating_sub(pair) as f64 / K as f64);
+        let shared = Shared::new(2, *clock, 1_000_000_000, [0; MAX_ARGS + 1]);
+        let handlers: [Handler<u64>; 1] = [|s, _, _| *s += 1];
+        let arrays = [64usize; 8];
+        let mut node =
+            NativeNode::new(0, &shared, &handlers, 0u64, ReceiveMode::Polling, BarrierKind::SharedMemory, 2, &arrays);
+        let bases: Vec<Addr> = (0..arrays.len()).map(|k| node.private_array(k)).collect();
+        let private_ref = per_op(timed(&mut || {
+            for i in 0..K {
+                node.private_read(bases[i % bases.len()].word(i));
+            }
+        }));
+        let base = node.alloc_shared(64, Placement::OnNode(0));
+        let shared_ref = per_op(timed(&mut || {
+            for i in 0..K {
+                std::hint::black_box(node.load(base.word(i)));
+            }
+        }));
+        let poll = per_op(timed(&mut || {
+            for _ in 0..K {
+                node.poll();
+            }
+        }));
+        node.set_receive_mode(ReceiveMode::Interrupt);
+        let interrupt_tick = per_op(timed(&mut || {
+            for _ in 0..K {
+                node.compute(0);
+            }
+        }));
+        node.set_receive_mode(ReceiveMode::Polling);
+        let ticks = short_send_ticks(clock);
+        let send_per_arg_u64 = ns(ticks[MAX_ARGS].saturating_sub(ticks[0]) as f64 / MAX_ARGS as f64);
+        let line = [0u64; LINE_WORDS];
+        let one = |node: &mut NativeNode<'_, u64>, bulk: bool| {
+            median(
+                (0..N)
+                    .map(|_| {
+                        let a = clock.now();
+                        if bulk {
+                            let payload = node.comm.payload(&[&line]);
+                            node.comm.send(0, Target::App(0), &[], payload);
+                        } else {
+                            node.comm.send(0, Target::App(0), &[], Vec::new());
+                        }
+                        let t = clock.now().saturating_sub(a);
+                        while node.handle_waiting() {}
+                        t
+                    })
+                    .collect(),
+            )
+        };
+        let null = one(&mut node, false);
+        let bulk = one(&mut node, true);
+        OperationNs {
+            private_ref,
+            shared_ref,
+            poll,
+            interrupt_tick,
+            send_per_arg_u64,
+            bulk_extra: ns(bulk.saturating_sub(null) as f64),
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -952,6 +1066,22 @@ mod tests {
             assert!(v.is_finite() && (0.0..1e6).contains(&v), "{what}: {v} ns in {p:?}");
         }
         assert_eq!(p.added(), p.send + p.look / 2.0 + p.dispatch + p.stamp);
+    }
+
+    #[test]
+    fn the_operations_are_measured() {
+        let o = operation_ns(&Clock::new(crate::clock::host_clock().mhz));
+        for (what, v) in [
+            ("private_ref", o.private_ref),
+            ("shared_ref", o.shared_ref),
+            ("poll", o.poll),
+            ("interrupt_tick", o.interrupt_tick),
+            ("send_per_arg_u64", o.send_per_arg_u64),
+            ("bulk_extra", o.bulk_extra),
+        ] {
+            // Zero is possible (below the clock's resolution); a millisecond is broken.
+            assert!(v.is_finite() && (0.0..1e6).contains(&v), "{what}: {v} ns in {o:?}");
+        }
     }
 
     #[test]

@@ -129,6 +129,65 @@ pub fn memcpy_secs(bytes: usize, samples: usize) -> f64 {
     })
 }
 
+/// Uniformly random indices below `n` (a fixed xorshift seed, so every run measures the same
+/// pattern).
+fn random_indices(count: usize, n: usize) -> Vec<u32> {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    (0..count)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n.max(1) as u64) as u32
+        })
+        .collect()
+}
+
+/// **Sparse update**: the best time in seconds of one pass of a relaxation over a compressed
+/// row structure (an irregular graph's update, a sparse matrix-vector product): for each of
+/// `rows` rows `acc = dst[j]`, then for each of its `degree` entries `acc -= coef[e] *
+/// src[idx[e]]` (`idx` uniformly random over `rows` source values), then `dst[j] = acc`. Plain
+/// arrays of the calling thread, primed in its caches by an untimed pass; `samples` samples of
+/// enough passes to make 1 M entries. Not a grid kernel: two degrees give the cost of an entry
+/// and of a row (`commlab characterize --emit-machine`).
+pub fn sparse_update_secs(rows: usize, degree: usize, samples: usize) -> f64 {
+    let entries = rows * degree;
+    let idx = random_indices(entries, rows);
+    let coef: Vec<f64> = (0..entries).map(|e| 1e-3 * (e % 7) as f64).collect();
+    let src: Vec<f64> = (0..rows).map(|i| i as f64).collect();
+    let mut dst = vec![1.0f64; rows];
+    let passes = (1usize << 20).div_ceil(entries.max(1));
+    best_per_pass(samples, passes, || {
+        let (idx, coef, src) = (black_box(&idx), black_box(&coef), black_box(&src));
+        for (j, d) in dst.iter_mut().enumerate() {
+            let mut acc = *d;
+            for e in j * degree..(j + 1) * degree {
+                acc -= coef[e] * src[idx[e] as usize];
+            }
+            *d = acc;
+        }
+        black_box(&mut dst);
+    })
+}
+
+/// **Indexed gather**: the best time in seconds of one pass of `out[i] = src[idx[i]]` over
+/// `values` values (`idx` uniformly random over `src`, as long as `out`), the arrays primed in
+/// the calling thread's caches; `samples` samples of enough passes to move 1 M values. What
+/// packing scattered values into a message costs per value.
+pub fn gather_secs(values: usize, samples: usize) -> f64 {
+    let idx = random_indices(values, values);
+    let src: Vec<u64> = (0..values as u64).collect();
+    let mut out = vec![0u64; values];
+    let passes = (1usize << 20).div_ceil(values.max(1));
+    best_per_pass(samples, passes, || {
+        let (idx, src) = (black_box(&idx), black_box(&src));
+        for (o, &i) in out.iter_mut().zip(idx.iter()) {
+            *o = src[i as usize];
+        }
+        black_box(&mut out);
+    })
+}
+
 /// A cross-core copy's two halves, in seconds (each the best of the samples).
 #[derive(Clone, Copy, Debug)]
 pub struct CrossCopy {

@@ -9,9 +9,11 @@
 //! table (`summary`) ─▶ heat maps, the latency matrix and the load-latency curve (`plots`) ─▶
 //! with `--emit-machine`, the machine file (`machine`).
 
+mod compare;
 mod kernels;
 mod machine;
 mod measure;
+mod ops;
 mod plots;
 mod summary;
 mod topology;
@@ -58,8 +60,13 @@ transfer, and the core-to-core latency.\n\n\
 --emit-machine FILE.toml writes a machine for the simulator (template: the t1 preset; the network a mesh \
 of the host's cores with no per-hop latency): \
 clock, line, cache, local miss, bulk bandwidth measured, the NI latency calibrated so the simulated \
-remote miss equals the measured core-to-core latency, every other key the template's, each commented \
-with where it came from. `commlab run em3d --machine FILE.toml` then predicts the host.\n\n\
+remote miss equals the measured core-to-core latency; the message overheads (send, argument word, poll, \
+dispatch, bulk set-up and per-byte) and the runtime's reference cost measured on the native runtime's own \
+steps, the null one-way latency measured (native am-latency, median of 5) and what the simulated one lacks \
+added to the dispatch; em3d's work costs (an edge, a node, a ghost value, a gathered line) from a sparse \
+update, a copy and a gather kernel; every other key the template's, each commented with where it came \
+from. No application's native run is an input. `commlab run em3d --machine FILE.toml` then predicts \
+the host, and `commlab characterize --compare FILE.toml` runs em3d natively and on it side by side.\n\n\
 Times: --quick a few seconds (3 s on a 2-core host), the default longer (working sets up to twice the last-level \
 cache, at most 256M; --quick at most 64M: on a host with a larger cache, give --sizes to reach memory). \
 Figures on a busy or virtual host are noisy.\n\n\
@@ -100,6 +107,20 @@ pub struct Args {
     /// Round trips per core-to-core latency sample (tests use few).
     #[arg(long, hide = true)]
     latency_rounds: Option<u64>,
+    /// Instead of measuring: run em3d natively and on this machine (a file `--emit-machine`
+    /// wrote, or a preset) side by side, per variant: measured/predicted and the fastest
+    /// variant (a table, or JSON with --json).
+    #[arg(long, value_name = "FILE.toml")]
+    compare: Option<String>,
+    /// With --compare: native runs per variant (the median is compared) [default: 5].
+    #[arg(long, value_name = "N")]
+    runs: Option<String>,
+    /// With --compare: an em3d parameter (repeatable) [defaults: nodes=6000, iterations=40].
+    #[arg(long, value_name = "KEY=VALUE")]
+    param: Vec<String>,
+    /// With --compare: override a key of the machine (repeatable), for what-ifs.
+    #[arg(long, value_name = "KEY=VALUE")]
+    set: Vec<String>,
 }
 
 const DEFAULT_STRIDES: [usize; 10] = [1, 2, 3, 4, 7, 8, 16, 31, 32, 64];
@@ -179,8 +200,53 @@ fn hostname() -> String {
     }
 }
 
+/// `commlab characterize --compare`: the options checked, the comparison printed.
+fn run_compare(args: &Args, machine: &str) -> Result<(), Failure> {
+    let measuring = [
+        (args.out.is_some(), "--out"),
+        (args.quick, "--quick"),
+        (args.strides.is_some(), "--strides"),
+        (args.sizes.is_some(), "--sizes"),
+        (args.reps.is_some(), "--reps"),
+        (!args.pair.is_empty(), "--pair"),
+        (args.emit_machine.is_some(), "--emit-machine"),
+        (args.latency_rounds.is_some(), "--latency-rounds"),
+    ];
+    if let Some((_, option)) = measuring.iter().find(|(given, _)| *given) {
+        return Err(input(format!(
+            "--compare takes no {option} (it measures nothing: it runs em3d natively and on the machine)"
+        )));
+    }
+    let runs = match &args.runs {
+        Some(r) => match r.trim().parse::<usize>() {
+            Ok(v) if (1..=100).contains(&v) => v,
+            _ => {
+                return Err(input(format!("--runs: `{r}` is not a number of runs (give a whole number from 1 to 100)")))
+            }
+        },
+        None => compare::DEFAULT_RUNS,
+    };
+    let c = compare::compare(machine, &args.set, &args.param, runs)?;
+    let text = if args.json {
+        format!("{}\n", serde_json::to_string(&c).map_err(|e| failed(format!("the comparison as JSON: {e}")))?)
+    } else {
+        compare::table(&c)
+    };
+    std::io::stdout().lock().write_all(text.as_bytes()).map_err(|e| failed(format!("cannot print the comparison: {e}")))
+}
+
 /// `commlab characterize`.
 pub fn run(args: Args) -> Result<(), Failure> {
+    if let Some(machine) = args.compare.clone() {
+        return run_compare(&args, &machine);
+    }
+    for (given, option) in
+        [(args.runs.is_some(), "--runs"), (!args.param.is_empty(), "--param"), (!args.set.is_empty(), "--set")]
+    {
+        if given {
+            return Err(input(format!("{option} goes with --compare FILE.toml")));
+        }
+    }
     let started = Instant::now();
     let topo = Topology::detect();
     let (grid, out) = plan(&args, &topo)?;
@@ -219,7 +285,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
 
     let emitted = match &args.emit_machine {
         Some(path) => {
-            let m = measured(&summary, &topo, clock, &points);
+            let mut m = measured(&summary, &topo, clock, &points);
+            m.ops = Some(ops::measure(home)?);
             Some(machine::emit(path, &host, &topo, &m, &summary)?)
         }
         None => None,
@@ -412,6 +479,7 @@ fn measured(
         memory_ns: memory,
         core_to_core_ns: summary.core_to_core.as_ref().map(|l| l.median_ns),
         bulk_mb_per_s: bulk,
+        ops: None,
     }
 }
 
