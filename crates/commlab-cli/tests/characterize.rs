@@ -117,9 +117,14 @@ fn a_tiny_grid_writes_points_plots_summary_and_a_machine_that_runs() {
         check_png(&dir.file("latency-matrix.png"));
     }
     check_png(&dir.file("load-latency.png"));
+    check_emitted_machine(&machine, cores);
+}
 
-    // The machine file: loads, runs, comments every key, has every cost of the template.
-    let text = std::fs::read_to_string(&machine).unwrap();
+/// The machine file `--emit-machine` wrote: it loads and runs, comments every key with its
+/// provenance, has every cost of the template, and takes its message overheads and em3d's
+/// work costs from this host's measurements; with two cores, `--compare` runs on it.
+fn check_emitted_machine(machine: &std::path::Path, cores: usize) {
+    let text = std::fs::read_to_string(machine).unwrap();
     let mut section = String::new();
     for line in text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
         if line.starts_with('[') {

@@ -159,7 +159,7 @@ pub fn compare(machine: &str, set: &[String], params: &[String], runs: usize) ->
         let mut order: Vec<usize> = (0..ns.len()).collect();
         order.sort_by(|&a, &b| ns[a].total_cmp(&ns[b]));
         let mid = order[order.len() / 2];
-        let med = super::median(ns.clone()).unwrap_or(f64::NAN);
+        let med = super::summary::median(ns.clone()).unwrap_or(f64::NAN);
         let (lo, hi) = ns.iter().fold((f64::INFINITY, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
         let pred = predicted[i].stats.cycles * 1e3 / machine_mhz;
         rows.push(Row {
@@ -174,7 +174,7 @@ pub fn compare(machine: &str, set: &[String], params: &[String], runs: usize) ->
             measured_breakdown_ns: breakdown_ns(&measured[i][mid], host_mhz),
             predicted_breakdown_ns: breakdown_ns(&predicted[i], machine_mhz),
             measured_ns: ns,
-            cpu_share_median: super::median(shares[i].clone()).unwrap_or(f64::NAN),
+            cpu_share_median: super::summary::median(shares[i].clone()).unwrap_or(f64::NAN),
             cpu_share: shares[i].clone(),
         });
     }

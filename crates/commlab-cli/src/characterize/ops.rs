@@ -50,7 +50,7 @@ pub struct Ops {
 impl Ops {
     /// The median of the one-way runs.
     pub fn one_way_median_ns(&self) -> Option<f64> {
-        super::median(self.one_way_ns.clone())
+        super::summary::median(self.one_way_ns.clone())
     }
 }
 
