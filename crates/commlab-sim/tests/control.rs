@@ -73,8 +73,8 @@ fn machine_memory_estimate_counts_stacks_and_cache_tags() {
     let b = s.machine_bytes_estimate();
     assert_eq!(b.processors, 8 * (32 + 8) * 1024, "the stack in use and the processor's state");
     let lines = s.config().mem.cache_lines;
-    // Tag and LRU stamp (8 each), state and prefetch flag (1 each), padded to the tag's 8.
-    assert_eq!(b.caches, 8 * lines * 24, "a way's record: tag, LRU stamp, state, prefetch flag, padding");
+    // The tag (8 bytes), then the LRU stamp, state and prefetch flag packed in one 8-byte word.
+    assert_eq!(b.caches, 8 * lines * 16, "a way's record: tag, and stamp, state and prefetch flag in one word");
     assert_eq!(b.total(), b.processors + b.caches);
     assert_eq!(b.stacks, 8 * (256 + 4) * 1024, "address space: whole stacks and their guard pages");
 }
