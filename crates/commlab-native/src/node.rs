@@ -856,6 +856,25 @@ impl MessagePathNs {
     }
 }
 
+/// The median of a sample of clock ticks.
+fn median(mut v: Vec<u64>) -> u64 {
+    v.sort_unstable();
+    v[v.len() / 2]
+}
+
+/// The median, in `clock` ticks, of `n` timings of `f` (each between two clock reads).
+fn median_ticks(clock: &Clock, n: usize, f: &mut dyn FnMut()) -> u64 {
+    median(
+        (0..n)
+            .map(|_| {
+                let a = clock.now();
+                f();
+                clock.now().saturating_sub(a)
+            })
+            .collect(),
+    )
+}
+
 /// [`MessagePathNs`] on the calling thread: medians over 2000 repetitions (looks: of 64 looks
 /// each) less the median of two clock reads back to back; measured once per process.
 pub(crate) fn message_path_ns(clock: &Clock) -> MessagePathNs {
@@ -865,21 +884,7 @@ pub(crate) fn message_path_ns(clock: &Clock) -> MessagePathNs {
         const LOOKS: u64 = 64;
         let mhz = crate::clock::host_clock().mhz;
         let ns = |ticks: f64| clock.cycles(1) * ticks * 1e3 / mhz;
-        let median = |mut v: Vec<u64>| {
-            v.sort_unstable();
-            v[v.len() / 2]
-        };
-        let timed = |f: &mut dyn FnMut()| {
-            median(
-                (0..N)
-                    .map(|_| {
-                        let a = clock.now();
-                        f();
-                        clock.now().saturating_sub(a)
-                    })
-                    .collect(),
-            )
-        };
+        let timed = |f: &mut dyn FnMut()| median_ticks(clock, N, f);
         let pair = timed(&mut || {});
         let stamp = timed(&mut || {
             std::hint::black_box(clock.now_ordered());
@@ -958,21 +963,7 @@ pub(crate) fn operation_ns(clock: &Clock) -> OperationNs {
         const K: usize = 32;
         let mhz = crate::clock::host_clock().mhz;
         let ns = |ticks: f64| clock.cycles(1) * ticks * 1e3 / mhz;
-        let median = |mut v: Vec<u64>| {
-            v.sort_unstable();
-            v[v.len() / 2]
-        };
-        let timed = |f: &mut dyn FnMut()| {
-            median(
-                (0..N)
-                    .map(|_| {
-                        let a = clock.now();
-                        f();
-                        clock.now().saturating_sub(a)
-                    })
-                    .collect(),
-            )
-        };
+        let timed = |f: &mut dyn FnMut()| median_ticks(clock, N, f);
         let pair = timed(&mut || {});
         let per_op = |ticks: u64| ns(ticks.saturating_sub(pair) as f64 / K as f64);
         let shared = Shared::new(2, *clock, 1_000_000_000, [0; MAX_ARGS + 1]);
