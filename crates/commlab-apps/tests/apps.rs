@@ -4,7 +4,7 @@
 use commlab_apps::{app_info, run_app, unavailable, variants_on, AppError, AppResult};
 use commlab_sim::Simulator;
 
-mod common;
+use crate::common;
 
 use common::{assert_categories_sum, preset};
 

@@ -8,7 +8,7 @@ use commlab_api::Category;
 use commlab_apps::{app_info, run_app, AppError, AppResult};
 use commlab_sim::Simulator;
 
-mod common;
+use crate::common;
 
 use common::assert_categories_sum;
 

@@ -10,7 +10,7 @@ use commlab_apps::{run_app, AppError, AppResult};
 use commlab_sim::machine::{preset_names, MachineConfig};
 use commlab_sim::Simulator;
 
-mod common;
+use crate::common;
 
 use common::assert_categories_sum;
 

@@ -8,7 +8,7 @@
 //! within each table, and an app's name equals an engine counter's only where the app's
 //! declaration replaces it; every declaration has a unit and a meaning.
 
-mod common;
+use crate::common;
 
 use commlab_api::Counter;
 use commlab_apps::{run_app, variants_on, APPS};

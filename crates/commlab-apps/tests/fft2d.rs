@@ -9,7 +9,7 @@ use commlab_native::NativeBackend;
 use commlab_sim::machine::MachineConfig;
 use commlab_sim::Simulator;
 
-mod common;
+use crate::common;
 
 use common::assert_categories_sum;
 

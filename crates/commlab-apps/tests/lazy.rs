@@ -8,7 +8,7 @@ use commlab_apps::{run_app, AppError, AppResult};
 use commlab_sim::Simulator;
 use proptest::prelude::*;
 
-mod common;
+use crate::common;
 
 use common::{assert_categories_sum, preset, run_seeded};
 

@@ -6,7 +6,7 @@ use commlab_apps::{run_app, unavailable, AppError, AppResult, APPS};
 use commlab_sim::machine::{preset_text, MachineConfig};
 use commlab_sim::Simulator;
 
-mod common;
+use crate::common;
 
 use common::{assert_categories_sum, small_params};
 

@@ -10,7 +10,7 @@ use commlab_apps::{run_app, AppError, AppResult, APPS};
 use commlab_sim::machine::{preset_text, MachineConfig, TieOrder};
 use commlab_sim::Simulator;
 
-mod common;
+use crate::common;
 
 use common::small_params;
 

@@ -2,7 +2,7 @@
 //! issue 34 item 3): Table 2's round trips, the DMA flag's burst rule, the sending thread's
 //! cost, and determinism.
 
-mod common;
+use crate::common;
 
 use commlab_apps::validate::{table2_overrides, POLL_TOLERANCE, TABLE2};
 use commlab_sim::Simulator;

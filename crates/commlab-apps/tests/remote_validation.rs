@@ -7,7 +7,7 @@
 
 use commlab_apps::validate::{validate, Row};
 
-mod common;
+use crate::common;
 
 fn rows(machine: &str) -> Vec<Row> {
     validate(machine, |_: &[String]| Ok(common::preset(machine, &[], None))).expect("validation runs")

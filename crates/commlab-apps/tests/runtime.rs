@@ -6,7 +6,7 @@ use commlab_api::RunStats;
 use commlab_apps::{run_app, AppError, AppResult};
 use commlab_sim::Simulator;
 
-mod common;
+use crate::common;
 
 use common::assert_categories_sum;
 

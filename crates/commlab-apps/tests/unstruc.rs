@@ -7,7 +7,7 @@ use commlab_apps::unstruc::mesh;
 use commlab_apps::{app_info, run_app, AppError, AppResult};
 use commlab_sim::Simulator;
 
-mod common;
+use crate::common;
 
 use common::assert_categories_sum;
 

@@ -345,3 +345,42 @@ fn the_checker_reads_paths_and_tests_out_of_the_text() {
     assert!(all.contains("python/commlab/_run.py"), "{all:?}");
     assert!(!all.iter().any(|m| m.contains("/tests/")), "tests are not modules: {all:?}");
 }
+
+/// With `autotests = false` a file added to `tests/` compiles only if a test root declares it;
+/// otherwise its tests would silently never run. Every `tests/*.rs` file (and `tests/*/` module
+/// directory) of every crate is a `[[test]]` root of its Cargo.toml or a `mod` of one.
+#[test]
+fn every_test_file_is_compiled_into_a_test_binary() {
+    let mut missing = Vec::new();
+    let mut roots_seen = 0;
+    for (name, dir) in crate_dirs() {
+        let manifest: toml::Table = fs::read_to_string(dir.join("Cargo.toml")).unwrap().parse().unwrap();
+        let Some(tests) = manifest["package"]
+            .get("autotests")
+            .filter(|v| v.as_bool() == Some(false))
+            .and(manifest.get("test").and_then(|t| t.as_array()))
+        else {
+            continue;
+        };
+        let roots: Vec<String> = tests.iter().map(|t| t["path"].as_str().unwrap().to_string()).collect();
+        let mut declared: BTreeSet<String> = roots.iter().cloned().collect();
+        for root in &roots {
+            roots_seen += 1;
+            let text = fs::read_to_string(dir.join(root)).unwrap_or_else(|e| panic!("{name}/{root}: {e}"));
+            for m in text.lines().filter_map(|l| l.trim().strip_prefix("mod ")?.strip_suffix(';')) {
+                declared.insert(format!("tests/{m}.rs"));
+                declared.insert(format!("tests/{m}"));
+            }
+        }
+        for entry in fs::read_dir(dir.join("tests")).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = format!("tests/{}", path.file_name().unwrap().to_string_lossy());
+            let is_source = path.is_dir() || path.extension().is_some_and(|e| e == "rs");
+            if is_source && !declared.contains(&rel) {
+                missing.push(format!("{name}/{rel}"));
+            }
+        }
+    }
+    assert!(roots_seen >= 3, "only {roots_seen} crates declare their test binaries");
+    assert!(missing.is_empty(), "test files no test binary compiles (add `mod NAME;` to tests/suite.rs): {missing:?}");
+}

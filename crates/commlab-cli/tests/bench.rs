@@ -1,7 +1,7 @@
 //! `commlab bench --baseline PATH`: another build measured side by side, with the ratio of
 //! wall times and a check that both counted the same events.
 
-mod common;
+use crate::common;
 use common::*;
 
 use serde_json::Value;

@@ -5,7 +5,7 @@
 //! the bad-input contract. Figures are not checked against expected values: the host is shared
 //! and noisy; only their structure and sanity (positive, finite) are.
 
-mod common;
+use crate::common;
 use common::*;
 
 use serde_json::Value;

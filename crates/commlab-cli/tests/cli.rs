@@ -2,7 +2,7 @@
 //! `commlab: ` line on stderr naming the input and what would be valid, never a panic) and the
 //! shape of the normal outputs (listings, `machine show`, JSON Lines, CSV, `--out`, determinism).
 
-mod common;
+use crate::common;
 use common::*;
 
 use assert_cmd::Command;

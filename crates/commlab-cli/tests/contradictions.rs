@@ -2,7 +2,7 @@
 //! contradictory are refused with one line naming both inputs; `--set` and `--procs` resolve
 //! together.
 
-mod common;
+use crate::common;
 
 use common::{bad_input, ok, TempDir};
 

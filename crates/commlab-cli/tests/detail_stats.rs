@@ -1,7 +1,7 @@
 //! Issue 19, defect 10: `commlab run --stats per-node=FILE --stats per-link=FILE` writes the
 //! statistics behind the means, and they agree with them.
 
-mod common;
+use crate::common;
 
 use common::{bad_input, json_lines, ok, TempDir};
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! `commlab experiment`: each experiment writes results, a summary with crossovers and
 //! machine marks, and plots; bad requests are one-line errors.
 
-mod common;
+use crate::common;
 use common::*;
 
 use serde_json::Value;

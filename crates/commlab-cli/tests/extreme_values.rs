@@ -4,7 +4,7 @@
 //! exit 2 naming the key and the largest (or smallest) accepted value, and an accepted extreme
 //! gives a correct, monotone result.
 
-mod common;
+use crate::common;
 
 use common::{bad_input, ok};
 use serde_json::Value;

@@ -1,6 +1,6 @@
 //! `commlab run APP --machine host`: the native backend from the command line.
 
-mod common;
+use crate::common;
 use common::*;
 
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! `commlab run --jobs N`: variants run on N threads, and the output is the same as with
 //! `--jobs 1` in every format, apart from the wall-clock fields.
 
-mod common;
+use crate::common;
 use common::*;
 
 use serde_json::Value;

@@ -5,7 +5,7 @@
 //! and the largest accepted rate, and `--max-wall` stops a run cleanly with exit 1 saying the
 //! simulated cycle and events reached; a run it does not stop gives the same numbers.
 
-mod common;
+use crate::common;
 
 use common::{bad_input, commlab, ok};
 use serde_json::Value;

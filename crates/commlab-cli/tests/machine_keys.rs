@@ -2,7 +2,7 @@
 //! 30): each appears in `commlab machine show` with its unit and meaning, `--set` accepts
 //! exactly the table's keys, and no source file keeps a list of machine keys of its own.
 
-mod common;
+use crate::common;
 use common::*;
 
 use commlab_sim::machine::{keys, preset_names, KeyDoc, Kind};

@@ -3,7 +3,7 @@
 //! with normalised columns consistent with the raw ones, and each machine's figures are near the
 //! published table (bisection and 24-byte latency within 10%, misses within 25%).
 
-mod common;
+use crate::common;
 use common::*;
 
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! Output that reads well (issue 19, defect 8): counts as integers, parameters as JSON numbers,
 //! CSV without float noise, aligned listings, one mesh description, and JSON listings.
 
-mod common;
+use crate::common;
 use common::*;
 
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! axis labels, every variant and the legend), determinism, and the bad-input contract (exit
 //! status 2, one `commlab: ` line).
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::path::{Path, PathBuf};

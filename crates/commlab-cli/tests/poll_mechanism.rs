@@ -1,7 +1,7 @@
 //! `messaging.poll_mechanism` and the round-trip parameters on the command line (issue 34
 //! item 3): bad names are one-line errors with exit status 2.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

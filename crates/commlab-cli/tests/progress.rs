@@ -3,7 +3,7 @@
 //! nothing said how long a command took. Progress and the closing line go to stderr; stdout
 //! stays the command's output.
 
-mod common;
+use crate::common;
 use common::*;
 
 /// `commlab args` with `COMMLAB_PROGRESS_EVERY_S=every`, expecting success: (stdout, stderr).

@@ -5,7 +5,7 @@
 //! what is tested is that nothing is missing or hidden, that the report is deterministic, and
 //! that an interrupted reproduction resumes.
 
-mod common;
+use crate::common;
 
 use common::{bad_input, commlab, TempDir};
 use serde_json::Value;

@@ -4,7 +4,7 @@
 //! resolved machine and the commlab version; resume refuses a changed machine; and a record
 //! re-run with its own overrides gives the same record.
 
-mod common;
+use crate::common;
 
 use common::{bad_input, json_lines, ok, TempDir};
 use serde_json::Value;

@@ -2,7 +2,7 @@
 //! interrupted sweep (including a half-written last line), grids, the summary, and the
 //! bad-input contract (exit status 2, one `commlab: ` line) for bad specs and output dirs.
 
-mod common;
+use crate::common;
 use common::*;
 
 use serde_json::Value;

@@ -4,7 +4,7 @@
 //! packets on each link never overlap and add up to the link's busy time, and which the window
 //! and the cap bound; tracing changes nothing the run measures.
 
-mod common;
+use crate::common;
 
 use common::{bad_input, commlab, json_lines, ok, TempDir};
 use serde_json::Value;

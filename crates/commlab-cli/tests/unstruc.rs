@@ -1,7 +1,7 @@
 //! `commlab run unstruc` from the command line: a bad mesh file is refused with exit status 2
 //! and one line naming the file and the line; a small run of every variant succeeds.
 
-mod common;
+use crate::common;
 use common::*;
 
 use serde_json::Value;

@@ -4,7 +4,7 @@
 //! had no units; `sweep --machine host` said "unknown machine"; `characterize --quick` said
 //! "about a minute" (3 s).
 
-mod common;
+use crate::common;
 use common::*;
 
 use serde_json::Value;
