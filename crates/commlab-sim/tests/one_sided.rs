@@ -32,6 +32,17 @@ fn machine(procs: usize, outstanding_words: u64, words_per_request: u64, service
     Simulator::new(MachineConfig::load(&text, "t3e+remote", &[], Some(procs)).unwrap()).checked(true)
 }
 
+/// `machine(4, outstanding, 8, 20)` with its DRAM banks' cycle set to `bank_busy` cycles.
+fn machine_with_banks(outstanding: u64, bank_busy: u64) -> Simulator {
+    let text = format!(
+        "{}\n[remote]\nissue_cycles = 10\nmax_outstanding_words = {outstanding}\nwords_per_request = 8\n\
+         request_bytes = 16\nservice_cycles = 20\nservice_line_cycles = 0\nservice_word_cycles = 2\n",
+        t3e_without_remote()
+    );
+    let set = [format!("hierarchy.dram.bank_busy_cycles={bank_busy}")];
+    Simulator::new(MachineConfig::load(&text, "t3e+remote", &set, Some(4)).unwrap()).checked(true)
+}
+
 const WORDS: usize = 64;
 
 /// Every processor owns a block of `WORDS` words holding `1000 * id + i`; each then gets its
@@ -193,10 +204,10 @@ fn vector_requests_carry_several_words() {
     assert_eq!(s1.counters["one_sided_requests"], 64.0);
     assert_eq!(s8.counters["one_sided_requests"], 8.0);
     assert!(t8 * 4.0 < t1, "{t8} vs {t1}");
-    // Strided words are served the same way (one home): with no cost per line opened, a strided
-    // vector get costs as much as a contiguous one; with one, more.
-    let (ts, _) = get_cycles(&machine(4, 1, 8, 20), Timed { from: 3, words: 64, stride: 5, readers: 1 });
-    assert_eq!(ts, t8);
+    // Strided words are served the same way (one home): with no cost per line opened (nor a
+    // DRAM bank's cycle), a strided vector get costs as much as a contiguous one; with one, more.
+    let no_bank = |stride| get_cycles(&machine_with_banks(1, 0), Timed { from: 3, words: 64, stride, readers: 1 }).0;
+    assert_eq!(no_bank(5), no_bank(1));
     let lined = |stride| {
         let text = format!(
             "{}\n[remote]\nissue_cycles = 10\nmax_outstanding_words = 64\nwords_per_request = 8\nrequest_bytes = 16\n\
@@ -232,6 +243,22 @@ fn the_target_memory_serves_one_request_at_a_time() {
         assert!((sum - p.busy).abs() < 1e-6 * p.busy.max(1.0));
     }
     assert!(out.stats.procs[0].by_category[Category::MemoryNiWait as usize] > 0.0);
+}
+
+#[test]
+fn a_stride_that_returns_to_one_dram_bank_waits_for_it() {
+    // t3e's DRAM: 8 banks interleaved by 64 bytes. A get of words 64 apart (512 bytes, 8 banks'
+    // worth) reads one bank every time, 72 apart (9 lines) every bank in turn; with a 200-cycle
+    // bank the first waits for its bank at every word, the second seldom.
+    let busy = 200;
+    let t = |stride, bank_busy| {
+        get_cycles(&machine_with_banks(64, bank_busy), Timed { from: 3, words: 64, stride, readers: 1 }).0
+    };
+    let (same_bank, every_bank) = (t(64, busy), t(72, busy));
+    assert!(same_bank >= 63.0 * busy as f64, "64 words from one bank in {same_bank} cycles");
+    assert!(every_bank * 4.0 < same_bank, "stride 72 {every_bank} against stride 64 {same_bank}");
+    // Without banks in the way (a 0-cycle bank) the two strides cost the same.
+    assert_eq!(t(64, 0), t(72, 0));
 }
 
 #[test]

@@ -15,8 +15,11 @@
 //! at a time, then answers: a get's reply carries the values, a put's acknowledgement only a header. The
 //! memory is occupied `lines x service_line_cycles + words x service_word_cycles` per request,
 //! one request after another (lines: the distinct memory lines of the request's words, so
-//! strided requests cost more), and answers `service_cycles` after that occupancy began (taking
-//! a request overlaps the previous one's transfer).
+//! strided requests cost more), and answers `service_cycles` after that occupancy ended (taking
+//! a request overlaps the previous one's transfer). With `[hierarchy.dram]` each line also takes
+//! its DRAM bank (`bank_busy_cycles`, the banks the node's processor misses in) and waits while
+//! the bank is busy, so a stride that returns to one bank in consecutive lines is slower than
+//! its odd neighbours (the T3E's deposit ripple, study 002 §6).
 //! One-sided packets pass the NIs in `remote.ni_latency_cycles` when the machine gives it (their
 //! own interface, not the message NI). A
 //! request to the processor's own memory is served the same way without the network.
@@ -106,25 +109,26 @@ impl<S> World<S> {
         match target {
             Target::OneSidedRequest { words, .. } => {
                 let rc = self.cfg.remote.expect("a machine with one-sided access");
-                // Distinct lines among the words served here (the remote addresses come first
-                // in a request's arguments, in order): a strided request opens more of them.
-                let rec = self.msg(msg);
-                let mut lines = 0u64;
-                let mut last = u64::MAX;
-                for &a in &rec.args[..words as usize] {
-                    let l = self.mem.line_of(a);
-                    if l != last {
-                        lines += 1;
-                        last = l;
+                // The runs of words on one memory line, in order (the remote addresses come
+                // first in a request's arguments): a strided request opens more lines.
+                let mut lines: Vec<(u64, u64)> = Vec::new();
+                for &a in &self.msg(msg).args[..words as usize] {
+                    match lines.last_mut() {
+                        Some((first, n)) if self.mem.line_of(*first) == self.mem.line_of(a) => *n += 1,
+                        _ => lines.push((a, 1)),
                     }
                 }
-                // The memory is occupied by the lines it opens and the words it moves, one
-                // request after another; taking a request (service_cycles) overlaps the previous
-                // one's transfer, as a pipelined controller's does.
-                let start = self.now.max(self.remote_busy[node]);
-                let occupancy = lines * rc.service_line_ps + words as u64 * rc.service_word_ps;
-                self.remote_busy[node] = start + occupancy;
-                let done = start + rc.service_ps + occupancy;
+                // The memory takes one request after another, and a request's lines one after
+                // another, each for the line it opens and the words it moves; a line whose DRAM
+                // bank is still busy (with an earlier line or the processor's own miss) waits
+                // for it. Taking a request (service_cycles) overlaps the previous one's
+                // transfer, as a pipelined controller's does.
+                let mut t = self.now.max(self.remote_busy[node]);
+                for (addr, n) in lines {
+                    t = self.mem.one_sided_bank(node, addr, t) + rc.service_line_ps + n * rc.service_word_ps;
+                }
+                self.remote_busy[node] = t;
+                let done = t + rc.service_ps;
                 self.push(done, Priority::Network, Event::OneSidedServe { msg, node: node as u32 });
             }
             Target::OneSidedReply { put, words } => {

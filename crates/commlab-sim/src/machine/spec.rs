@@ -309,7 +309,7 @@ keyed! {
 pub struct DramSpec {
     pub banks: u64 = key("banks", "independent DRAM banks per node").at_least(1),
     pub interleave_bytes: u64 = key("bytes", "consecutive blocks of this size go to consecutive banks"),
-    pub bank_busy_cycles: u64 = cycles("a bank is busy this long per access (strides that hit one bank wait for it); the latency is memory.local_miss_cycles"),
+    pub bank_busy_cycles: u64 = cycles("a bank is busy this long per access, the processor's misses and write-backs and each line a one-sided request reads or writes here (strides that hit one bank wait for it); the latency is memory.local_miss_cycles"),
     pub bytes_per_cycle: f64 = key("bytes/cycle", "the node's memory bus: one line occupies it line/bandwidth").conv(Conv::BytesPerCycle).positive(),
     /// One memory for all processors (a bus-based SMP's memory modules on the system bus):
     /// its banks and bus are shared. Absent or false: each node has its own.

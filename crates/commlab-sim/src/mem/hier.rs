@@ -368,6 +368,23 @@ impl Hierarchy {
         self.drams[0].bus_cal.reserve(t, xfer)
     }
 
+    /// An access by node `p`'s memory for a one-sided request (a get's read, a put's write) to
+    /// the bank holding `addr`, offered at `t`: it starts when the bank is free and holds it
+    /// `bank_busy`, as the processor's own misses do (the same banks). Returns when it started;
+    /// `t` on a machine without a hierarchy.
+    pub(crate) fn one_sided_bank(&mut self, p: usize, addr: u64, t: u64) -> u64 {
+        let Some(h) = self.cfg else { return t };
+        let d = h.dram;
+        let bank = ((addr / d.interleave_bytes) % d.banks) as usize;
+        if d.shared {
+            return self.drams[0].bank_cal[bank].reserve(t, d.bank_busy_ps);
+        }
+        let node = &mut self.drams[p];
+        let start = t.max(node.bank_free[bank]);
+        node.bank_free[bank] = start + d.bank_busy_ps;
+        start
+    }
+
     /// A write of `bytes` at `addr` into node `p`'s DRAM at `t` (a write-buffer entry or a
     /// dirty line written back): its bank is busy `bank_busy`, the data crosses the bus as the
     /// bank starts (no read latency). Returns when the bus has taken it.

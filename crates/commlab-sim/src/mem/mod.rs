@@ -1585,6 +1585,12 @@ impl Memory {
         self.hierarchy.shared(p, addr, t, missed)
     }
 
+    /// When node `p`'s memory, serving a one-sided request at `t`, starts its access to the
+    /// DRAM bank holding `addr` (`hier::Hierarchy::one_sided_bank`).
+    pub(crate) fn one_sided_bank(&mut self, p: usize, addr: u64, t: u64) -> u64 {
+        self.hierarchy.one_sided_bank(p, addr, t)
+    }
+
     /// When a protocol message carrying a line, ready at `t`, may leave (the DEC 8400's bus,
     /// `hier::Hierarchy::coherent_bus`).
     pub(crate) fn coherent_bus(&mut self, t: u64) -> u64 {
