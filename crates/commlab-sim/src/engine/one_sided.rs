@@ -19,7 +19,8 @@
 //! a request overlaps the previous one's transfer). With `[hierarchy.dram]` each line also takes
 //! its DRAM bank (`bank_busy_cycles`, the banks the node's processor misses in) and waits while
 //! the bank is busy, so a stride that returns to one bank in consecutive lines is slower than
-//! its odd neighbours (the T3E's deposit ripple, study 002 §6).
+//! one that spreads over the banks (with banks interleaved by a word, the T3E's odd/even deposit
+//! ripple of study 002 §6).
 //! One-sided packets pass the NIs in `remote.ni_latency_cycles` when the machine gives it (their
 //! own interface, not the message NI). A
 //! request to the processor's own memory is served the same way without the network.
@@ -109,23 +110,23 @@ impl<S> World<S> {
         match target {
             Target::OneSidedRequest { words, .. } => {
                 let rc = self.cfg.remote.expect("a machine with one-sided access");
-                // The runs of words on one memory line, in order (the remote addresses come
-                // first in a request's arguments): a strided request opens more lines.
-                let mut lines: Vec<(u64, u64)> = Vec::new();
-                for &a in &self.msg(msg).args[..words as usize] {
-                    match lines.last_mut() {
-                        Some((first, n)) if self.mem.line_of(*first) == self.mem.line_of(a) => *n += 1,
-                        _ => lines.push((a, 1)),
-                    }
-                }
-                // The memory takes one request after another, and a request's lines one after
-                // another, each for the line it opens and the words it moves; a line whose DRAM
-                // bank is still busy (with an earlier line or the processor's own miss) waits
-                // for it. Taking a request (service_cycles) overlaps the previous one's
-                // transfer, as a pipelined controller's does.
+                // The memory takes one request after another, and a request's words line by
+                // line (the remote addresses come first in its arguments, in order: a strided
+                // request opens more lines), each line for the line it opens and the words it
+                // moves; a line whose DRAM bank is still busy (with an earlier line or the
+                // processor's own miss) waits for it. Taking a request (service_cycles) overlaps
+                // the previous one's transfer, as a pipelined controller's does.
                 let mut t = self.now.max(self.remote_busy[node]);
-                for (addr, n) in lines {
-                    t = self.mem.one_sided_bank(node, addr, t) + rc.service_line_ps + n * rc.service_word_ps;
+                let mut i = 0;
+                while i < words as usize {
+                    let first = self.msg(msg).args[i];
+                    let line = self.mem.line_of(first);
+                    let n = self.msg(msg).args[i..words as usize]
+                        .iter()
+                        .take_while(|&&a| self.mem.line_of(a) == line)
+                        .count();
+                    t = self.mem.one_sided_bank(node, first, t) + rc.service_line_ps + n as u64 * rc.service_word_ps;
+                    i += n;
                 }
                 self.remote_busy[node] = t;
                 let done = t + rc.service_ps;

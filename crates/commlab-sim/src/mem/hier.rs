@@ -337,19 +337,15 @@ impl Hierarchy {
     fn dram(&mut self, p: usize, line: Line, t: u64, h: &HierarchyConfig) -> u64 {
         let d = h.dram;
         let bytes = self.line_bytes;
-        let bank = ((line * bytes / d.interleave_bytes) % d.banks) as usize;
         let xfer = d.bus_ps(bytes);
+        let start = self.bank_start(p, line * bytes, t, h);
         if d.shared {
             // One memory on the system bus: the bank and then the bus, each granted at its
             // first free interval (first come, first served in simulated time).
-            let node = &mut self.drams[0];
-            let start = node.bank_cal[bank].reserve(t, d.bank_busy_ps);
             let want = (start + d.latency_ps).saturating_sub(xfer);
-            return node.bus_cal.reserve(want, xfer) + xfer;
+            return self.drams[0].bus_cal.reserve(want, xfer) + xfer;
         }
         let node = &mut self.drams[p];
-        let start = t.max(node.bank_free[bank]);
-        node.bank_free[bank] = start + d.bank_busy_ps;
         let bus_start = (start + d.latency_ps).saturating_sub(xfer).max(node.bus_free);
         node.bus_free = bus_start + xfer;
         bus_start + xfer
@@ -374,6 +370,12 @@ impl Hierarchy {
     /// `t` on a machine without a hierarchy.
     pub(crate) fn one_sided_bank(&mut self, p: usize, addr: u64, t: u64) -> u64 {
         let Some(h) = self.cfg else { return t };
+        self.bank_start(p, addr, t, &h)
+    }
+
+    /// When the bank of node `p`'s DRAM (the one shared DRAM with `hierarchy.dram.shared`)
+    /// holding `addr`, asked for at `t`, starts an access; it is then busy `bank_busy`.
+    fn bank_start(&mut self, p: usize, addr: u64, t: u64, h: &HierarchyConfig) -> u64 {
         let d = h.dram;
         let bank = ((addr / d.interleave_bytes) % d.banks) as usize;
         if d.shared {
@@ -389,17 +391,12 @@ impl Hierarchy {
     /// dirty line written back): its bank is busy `bank_busy`, the data crosses the bus as the
     /// bank starts (no read latency). Returns when the bus has taken it.
     fn dram_write(&mut self, p: usize, addr: u64, bytes: u64, t: u64, h: &HierarchyConfig) -> u64 {
-        let d = h.dram;
-        let bank = ((addr / d.interleave_bytes) % d.banks) as usize;
-        let xfer = d.bus_ps(bytes);
-        if d.shared {
-            let node = &mut self.drams[0];
-            let start = node.bank_cal[bank].reserve(t, d.bank_busy_ps);
-            return node.bus_cal.reserve(start, xfer) + xfer;
+        let xfer = h.dram.bus_ps(bytes);
+        let start = self.bank_start(p, addr, t, h);
+        if h.dram.shared {
+            return self.drams[0].bus_cal.reserve(start, xfer) + xfer;
         }
         let node = &mut self.drams[p];
-        let start = t.max(node.bank_free[bank]);
-        node.bank_free[bank] = start + d.bank_busy_ps;
         let bus_start = start.max(node.bus_free);
         node.bus_free = bus_start + xfer;
         bus_start + xfer
