@@ -53,6 +53,9 @@
 //!   of the payload into its transposed place in its rows of `B` (charged a private hit for the
 //!   payload word read and one for the word written); the receiver waits for its `P - 1` blocks.
 //!
+//! Receiving: `bulk` takes its blocks by interrupt; the one-sided variants, whose only messages
+//! are the barrier's, by polling (a processor takes them when it reaches the barrier).
+//!
 //! The one-sided variants need a machine with one-sided access (`Backend::one_sided`, a
 //! `[remote]` section); elsewhere they are refused with an input error.
 //!
@@ -451,7 +454,16 @@ impl Program for Fft2d {
         self.shape(id).words()
     }
     fn receive_mode(&self) -> ReceiveMode {
-        ReceiveMode::Interrupt
+        // The one-sided variants' only messages are the barrier's: the study's programs keep
+        // synchronization apart from the data, which lands "without involvement of the
+        // processor at the receiver node (... no requirement to generate an interrupt)"
+        // (002 §3), so a barrier message is taken when its receiver reaches the barrier.
+        // `bulk`'s blocks are handled as they arrive.
+        if self.kind.one_sided() {
+            ReceiveMode::Polling
+        } else {
+            ReceiveMode::Interrupt
+        }
     }
     fn barrier_kind(&self) -> BarrierKind {
         barrier_kind_of(self.kind == Kind::Sm)
