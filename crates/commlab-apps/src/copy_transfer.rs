@@ -16,7 +16,8 @@
 //!   work, so the others' differ only by where they stand in the memory's queues). They start
 //!   in lockstep unless `stagger=C` starts loader i `i x C` cycles late: independent
 //!   processors' phases are not controlled, and the loss the memory shows depends on them.
-//! - `fetch`: coherent shared memory. Before each pass the producer (processor 1) writes the
+//! - `fetch`: coherent shared memory. Before each pass the producer (processor 1, or the first
+//!   processor on another router than processor 0's where routers are shared: `producer_of`) writes the
 //!   array, homed at it; the consumer (processor 0) then loads it (coherent misses to the
 //!   producer's cache, or to its memory when the array outgrows that cache); copies store into
 //!   the consumer's private array. Only the consumer's pass is timed.
@@ -123,10 +124,10 @@ impl Variant {
         matches!(self, Variant::Get | Variant::Put)
     }
 
-    /// The processor whose time is measured.
-    fn timed(self) -> ProcId {
+    /// The processor whose time is measured, given the producer.
+    fn timed(self, producer: ProcId) -> ProcId {
         if self == Variant::Put {
-            PRODUCER
+            producer
         } else {
             CONSUMER
         }
@@ -134,10 +135,18 @@ impl Variant {
 }
 
 const CONSUMER: ProcId = 0;
-const PRODUCER: ProcId = 1;
+
+/// The producer: the first processor on another router than the consumer's (processor 2 on the
+/// T3D, whose nodes pair two processors on one router: the study measured between two nodes,
+/// 002 §8), or processor 1 where none is (a bus, a crossbar).
+fn producer_of<B: Backend>(backend: &B) -> ProcId {
+    (1..backend.nprocs()).find(|&p| backend.hops(CONSUMER, p) > 0).unwrap_or(1)
+}
 
 struct CopyTransfer {
     variant: Variant,
+    /// The processor whose memory holds the source (`producer_of`).
+    producer: ProcId,
     kernel: Kernel,
     stride: usize,
     words: usize,
@@ -299,12 +308,12 @@ impl Program for CopyTransfer {
                 }
             }
             Variant::Fetch => {
-                let src = node.alloc_shared(self.words, Placement::OnNode(PRODUCER));
+                let src = node.alloc_shared(self.words, Placement::OnNode(self.producer));
                 let dst = if id == CONSUMER && self.kernel != Kernel::LoadSum { node.private_array(0) } else { src };
                 node.barrier();
                 node.begin_timing();
                 for pass in 0..=self.passes {
-                    if id == PRODUCER {
+                    if id == self.producer {
                         for i in 0..self.words {
                             node.store(src.word(i), element(i, pass));
                         }
@@ -323,7 +332,7 @@ impl Program for CopyTransfer {
                 }
             }
             Variant::Get | Variant::Put => {
-                let src = node.alloc_shared(self.words, Placement::OnNode(PRODUCER));
+                let src = node.alloc_shared(self.words, Placement::OnNode(self.producer));
                 let dst = node.alloc_shared(self.words, Placement::OnNode(CONSUMER));
                 // The consumer touches its array first.
                 if id == CONSUMER {
@@ -334,13 +343,13 @@ impl Program for CopyTransfer {
                 node.barrier();
                 node.begin_timing();
                 for pass in 0..=self.passes {
-                    if id == PRODUCER {
+                    if id == self.producer {
                         for i in 0..self.words {
                             node.store(src.word(i), element(i, pass));
                         }
                     }
                     node.barrier();
-                    if id == self.variant.timed() {
+                    if id == self.variant.timed(self.producer) {
                         let t0 = node.now_cycles();
                         self.transfer(node, src, dst);
                         if pass > 0 {
@@ -421,12 +430,13 @@ pub fn run<B: Backend>(backend: &B, variant_name: &str, params: &Params) -> Resu
         )));
     }
     let word_cycles = cost(backend, if kernel == Kernel::LoadSum { "accum_word" } else { "memcpy_word" })?;
-    let prog = CopyTransfer { variant, kernel, stride, words, passes, word_cycles, loaders, stagger };
+    let producer = producer_of(backend);
+    let prog = CopyTransfer { variant, producer, kernel, stride, words, passes, word_cycles, loaders, stagger };
     let out = backend.run(Arc::new(prog)).map_err(run_err)?;
 
     // The answers are the consumer's; the time is the timed processor's (the producer's for put).
     let s = &out.states[CONSUMER];
-    let cycles = out.states[variant.timed()].cycles;
+    let cycles = out.states[variant.timed(producer)].cycles;
     let mbytes_per_s = (bytes * passes) as f64 / (cycles / backend.cycles_per_us());
     let mut counters = BTreeMap::new();
     counters.set(&MBYTES_PER_S, mbytes_per_s);

@@ -41,8 +41,10 @@ pub enum TopologyKind {
     /// With io_nodes = true, one I/O node per row on each of the two x edges (2 * y I/O nodes),
     /// each on its own extra router column (x = -1 and `x = dims[0]`); processor routes never use those columns.
     Mesh { dims: [usize; 2], io_nodes: bool },
-    /// k-ary n-cube torus with wraparound, dims = [k0, k1, ...] (any n >= 1), coordinates x fastest.
-    Torus { dims: Vec<usize> },
+    /// k-ary n-cube torus with wraparound, dims = [k0, k1, ...] (any n >= 1) routers, coordinates
+    /// x fastest, with `procs_per_router` processors on every router (consecutive ids: processor
+    /// p on router p / procs_per_router), each with its own injection and ejection link.
+    Torus { dims: Vec<usize>, procs_per_router: usize },
     /// k-ary n-tree fat-tree (arity k), endpoints at the leaves; nprocs endpoints (not necessarily k^n).
     FatTree { arity: usize, nprocs: usize },
     /// Binary hypercube of 2^dim processors.
@@ -259,6 +261,8 @@ pub struct Topology {
     nprocs: usize,
     nendpoints: usize,
     nrouters: usize,
+    /// Processors per router of a torus (1 for every other kind; a fat-tree's leaves are its own).
+    per_router: usize,
     router_of: Vec<RouterId>,
     links: Vec<Link>,
     /// Ports per router (stride of `ports`).
@@ -299,14 +303,17 @@ impl Topology {
                 let io = if *io_nodes { 2 * y } else { 0 };
                 (Shape::Mesh { x, y, io: *io_nodes }, n, n + io)
             }
-            TopologyKind::Torus { dims } => {
+            TopologyKind::Torus { dims, procs_per_router } => {
                 if dims.is_empty() || dims.len() > MAX_TORUS_DIMS {
                     return Err(format!("torus dims {dims:?}: need 1 to {MAX_TORUS_DIMS} dimensions"));
                 }
                 if dims.contains(&0) {
                     return Err(format!("torus dims {dims:?}: every dimension must be >= 1"));
                 }
-                let n = dims.iter().try_fold(1usize, |acc, &k| acc.checked_mul(k));
+                if *procs_per_router == 0 {
+                    return Err("torus procs_per_router 0: every router needs at least 1 processor".to_string());
+                }
+                let n = dims.iter().try_fold(*procs_per_router, |acc, &k| acc.checked_mul(k));
                 let n = check_procs(&format!("torus {dims:?}"), n)?;
                 let mut cut = 0;
                 for (i, &k) in dims.iter().enumerate() {
@@ -352,9 +359,15 @@ impl Topology {
             }
         };
 
+        let per_router = match &kind {
+            TopologyKind::Torus { procs_per_router, .. } => *procs_per_router,
+            _ => 1,
+        };
         let (nrouters, nports, router_of): (usize, usize, Vec<RouterId>) = match &shape {
             Shape::Mesh { .. } => (nendpoints, 4, (0..nendpoints as RouterId).collect()),
-            Shape::Grid { dims, .. } => (nprocs, 2 * dims.len(), (0..nprocs as RouterId).collect()),
+            Shape::Grid { dims, .. } => {
+                (nprocs / per_router, 2 * dims.len(), (0..nprocs).map(|p| (p / per_router) as RouterId).collect())
+            }
             Shape::FatTree(ft) => {
                 let nports = if ft.levels > 1 { 2 * ft.k } else { 0 };
                 (ft.nrouters(), nports, (0..nprocs).map(|p| (p / ft.k) as RouterId).collect())
@@ -383,7 +396,7 @@ impl Topology {
             }
         }
         debug_assert!(links.len() < NO_LINK as usize);
-        Ok(Topology { kind, shape, nprocs, nendpoints, nrouters, router_of, links, nports, ports })
+        Ok(Topology { kind, shape, nprocs, nendpoints, nrouters, per_router, router_of, links, nports, ports })
     }
 
     pub fn kind(&self) -> &TopologyKind {
@@ -480,8 +493,9 @@ impl Topology {
                 self.port_link(at, port)
             }
             Shape::Grid { dims, strides, .. } => {
+                let to = dst / self.per_router;
                 for (i, (&k, &s)) in dims.iter().zip(strides).enumerate() {
-                    let (a, b) = (at / s % k, dst / s % k);
+                    let (a, b) = (at / s % k, to / s % k);
                     if a != b {
                         // Shorter way round; ties (and size 2) go in the + direction.
                         let d = (b + k - a) % k;
@@ -526,14 +540,16 @@ impl Topology {
                     ax.abs_diff(tx) + ay.abs_diff(by) + tx.abs_diff(bx)
                 }
             }
-            Shape::Grid { dims, strides, .. } => dims
-                .iter()
-                .zip(strides)
-                .map(|(&k, &s)| {
-                    let d = (b / s % k + k - a / s % k) % k;
-                    d.min(k - d)
-                })
-                .sum(),
+            Shape::Grid { dims, strides, .. } => {
+                let (a, b) = (a / self.per_router, b / self.per_router);
+                dims.iter()
+                    .zip(strides)
+                    .map(|(&k, &s)| {
+                        let d = (b / s % k + k - a / s % k) % k;
+                        d.min(k - d)
+                    })
+                    .sum()
+            }
             Shape::FatTree(ft) => ft.hops(a, b),
             Shape::Crossbar => 0,
         }
@@ -654,7 +670,9 @@ impl Topology {
                 }
             }
             Shape::Grid { dims, strides, cut } => {
-                let (k, s) = (dims[*cut], strides[*cut]);
+                // The processor in the same place on the partner router.
+                let c = self.per_router;
+                let (k, s) = (dims[*cut], c * strides[*cut]);
                 shift(p / s % k, k, s)
             }
             Shape::FatTree(_) | Shape::Crossbar => {
@@ -688,9 +706,13 @@ impl Topology {
                 let io = if *io_nodes { format!(" (+{} I/O nodes)", self.nio()) } else { String::new() };
                 format!("mesh {}x{}{io}", dims[0], dims[1])
             }
-            (TopologyKind::Torus { dims }, _) => {
+            (TopologyKind::Torus { dims, procs_per_router }, _) => {
                 let d: Vec<String> = dims.iter().map(|k| k.to_string()).collect();
-                format!("torus {}", d.join("x"))
+                let shared = match procs_per_router {
+                    1 => String::new(),
+                    c => format!(", {c} processors per router"),
+                };
+                format!("torus {}{shared}", d.join("x"))
             }
             (TopologyKind::FatTree { arity, nprocs }, Shape::FatTree(ft)) => {
                 let plural = if ft.levels == 1 { "" } else { "s" };
@@ -728,7 +750,8 @@ fn balanced_factors(n: usize, d: usize, maxf: usize) -> Option<Vec<usize>> {
 /// Resize a topology to `nprocs` processors keeping its kind and parameters:
 /// mesh: as square as possible, dims = [x, y] with x*y = nprocs, x >= y, y the largest divisor
 /// <= sqrt(n) (so 32 -> `[8, 4]`, 7 -> `[7, 1]`); io_nodes kept. torus: same number of dimensions,
-/// factors as equal as possible, sorted descending (32 with 3 dims -> `[4, 4, 2]`). hypercube:
+/// factors of the router count as equal as possible, sorted descending (32 with 3 dims -> `[4, 4, 2]`;
+/// with 2 processors per router, `[4, 2, 2]`), nprocs a multiple of the processors per router. hypercube:
 /// nprocs must be a power of two. fat-tree (arity kept), ring, crossbar: nprocs.
 /// Err(one-line message) for nprocs == 0 or impossible sizes.
 pub fn resize(kind: &TopologyKind, nprocs: usize) -> Result<TopologyKind, String> {
@@ -744,13 +767,22 @@ pub fn resize(kind: &TopologyKind, nprocs: usize) -> Result<TopologyKind, String
                 (1..=nprocs).take_while(|d| d * d <= nprocs).filter(|&d| nprocs.is_multiple_of(d)).last().unwrap_or(1);
             TopologyKind::Mesh { dims: [nprocs / y, y], io_nodes: *io_nodes }
         }
-        TopologyKind::Torus { dims } => {
+        TopologyKind::Torus { dims, procs_per_router } => {
             if dims.is_empty() || dims.len() > MAX_TORUS_DIMS {
                 return Err(format!("torus dims {dims:?}: need 1 to {MAX_TORUS_DIMS} dimensions"));
             }
+            let c = (*procs_per_router).max(1);
+            if !nprocs.is_multiple_of(c) {
+                let below = nprocs / c * c;
+                let nearest = if below == 0 { format!("{c}") } else { format!("{below} or {}", below + c) };
+                return Err(format!(
+                    "this torus has {c} processors on every router: the processor count must be a multiple of {c}, got {nprocs} (nearest valid: {nearest})"
+                ));
+            }
             // Always succeeds: [n, 1, 1, ...] is a candidate.
-            let dims = balanced_factors(nprocs, dims.len(), nprocs).expect("[n, 1, ...] always fits");
-            TopologyKind::Torus { dims }
+            let routers = nprocs / c;
+            let dims = balanced_factors(routers, dims.len(), routers).expect("[n, 1, ...] always fits");
+            TopologyKind::Torus { dims, procs_per_router: c }
         }
         TopologyKind::FatTree { arity, .. } => TopologyKind::FatTree { arity: *arity, nprocs },
         TopologyKind::Hypercube { .. } => {
@@ -782,7 +814,7 @@ mod tests {
     }
 
     fn torus(dims: &[usize]) -> Topology {
-        topo(TopologyKind::Torus { dims: dims.to_vec() })
+        topo(TopologyKind::Torus { dims: dims.to_vec(), procs_per_router: 1 })
     }
 
     fn fat_tree(arity: usize, nprocs: usize) -> Topology {
@@ -937,6 +969,9 @@ mod tests {
             torus(&[4, 4, 2]),
             torus(&[3, 1, 2, 5]),
             torus(&[6, 3]),
+            topo(TopologyKind::Torus { dims: vec![4, 2, 2], procs_per_router: 2 }),
+            topo(TopologyKind::Torus { dims: vec![3, 2], procs_per_router: 3 }),
+            topo(TopologyKind::Torus { dims: vec![1], procs_per_router: 2 }),
             topo(TopologyKind::Ring { nprocs: 1 }),
             topo(TopologyKind::Ring { nprocs: 2 }),
             topo(TopologyKind::Ring { nprocs: 7 }),
@@ -951,6 +986,34 @@ mod tests {
             v.push(fat_tree(k, n));
         }
         v
+    }
+
+    #[test]
+    fn a_torus_with_shared_routers_keeps_its_links_and_pairs_consecutive_processors() {
+        // The Cray T3D: a 4x2x2 torus of routers with two processors on each.
+        let t = topo(TopologyKind::Torus { dims: vec![4, 2, 2], procs_per_router: 2 });
+        let spread = torus(&[8, 2, 2]);
+        assert_eq!((t.nprocs(), t.nrouters(), t.nendpoints()), (32, 16, 32));
+        for p in 0..32 {
+            assert_eq!(t.router_of(p) as usize, p / 2);
+            // Each processor keeps its own injection and ejection link.
+            assert_ne!(t.injection_link(p), t.injection_link(p ^ 1));
+        }
+        assert_eq!(t.hops(4, 5), 0, "a node's pair shares its router");
+        assert_eq!(t.route(4, 5), vec![t.injection_link(4), t.ejection_link(5)]);
+        assert_eq!(t.hops(0, 2), 1);
+        assert_eq!(t.hops(0, 4), 2, "x = 0 to x = 2 of a ring of 4 routers");
+        // The same 16 one-way links cross the cut as when the pairs were spread along x.
+        assert_eq!(t.bisection_links().len(), 16);
+        assert_eq!(spread.bisection_links().len(), 16);
+        // The mean over ordered pairs of distinct processors (the t3d preset's derivation).
+        let total: usize = (0..32).flat_map(|a| (0..32).map(move |b| (a, b))).map(|(a, b)| t.hops(a, b)).sum();
+        assert_eq!((total, 32 * 31), (2048, 992), "64/31 = 2.065 mean hops");
+        for p in 0..32 {
+            assert_eq!(t.bisection_partner(p).unwrap() % 2, p % 2, "the partner keeps its place on the router");
+        }
+        assert_eq!(t.describe(), "torus 4x2x2, 2 processors per router");
+        check_partners(&t);
     }
 
     #[test]
@@ -1197,15 +1260,22 @@ mod tests {
         assert_eq!(resize(&m, 7), Ok(TopologyKind::Mesh { dims: [7, 1], io_nodes: true }));
         assert_eq!(resize(&m, 36), Ok(TopologyKind::Mesh { dims: [6, 6], io_nodes: true }));
         assert_eq!(resize(&m, 1), Ok(TopologyKind::Mesh { dims: [1, 1], io_nodes: true }));
-        let t = TopologyKind::Torus { dims: vec![2, 2, 2] };
-        let tor = |d: &[usize]| Ok(TopologyKind::Torus { dims: d.to_vec() });
+        let t = TopologyKind::Torus { dims: vec![2, 2, 2], procs_per_router: 1 };
+        let tor = |d: &[usize]| Ok(TopologyKind::Torus { dims: d.to_vec(), procs_per_router: 1 });
         assert_eq!(resize(&t, 32), tor(&[4, 4, 2]));
         assert_eq!(resize(&t, 64), tor(&[4, 4, 4]));
         assert_eq!(resize(&t, 16), tor(&[4, 2, 2]));
         assert_eq!(resize(&t, 7), tor(&[7, 1, 1]));
         assert_eq!(resize(&t, 36), tor(&[4, 3, 3]));
-        assert_eq!(resize(&TopologyKind::Torus { dims: vec![8, 8] }, 12), tor(&[4, 3]));
-        assert_eq!(resize(&TopologyKind::Torus { dims: vec![8] }, 12), tor(&[12]));
+        assert_eq!(resize(&TopologyKind::Torus { dims: vec![8, 8], procs_per_router: 1 }, 12), tor(&[4, 3]));
+        assert_eq!(resize(&TopologyKind::Torus { dims: vec![8], procs_per_router: 1 }, 12), tor(&[12]));
+        let pairs = TopologyKind::Torus { dims: vec![4, 2, 2], procs_per_router: 2 };
+        let paired = |d: &[usize]| Ok(TopologyKind::Torus { dims: d.to_vec(), procs_per_router: 2 });
+        assert_eq!(resize(&pairs, 4), paired(&[2, 1, 1]));
+        assert_eq!(resize(&pairs, 512), paired(&[8, 8, 4]));
+        let e = resize(&pairs, 3).unwrap_err();
+        assert!(e.contains("multiple of 2, got 3 (nearest valid: 2 or 4)"), "{e}");
+        assert!(resize(&pairs, 1).unwrap_err().contains("(nearest valid: 2)"));
         let h = TopologyKind::Hypercube { dim: 3 };
         assert_eq!(resize(&h, 64), Ok(TopologyKind::Hypercube { dim: 6 }));
         assert_eq!(resize(&h, 1), Ok(TopologyKind::Hypercube { dim: 0 }));
@@ -1233,9 +1303,10 @@ mod tests {
         let bad = [
             (TopologyKind::Mesh { dims: [0, 4], io_nodes: false }, "[0, 4]"),
             (TopologyKind::Mesh { dims: [4096, 4096], io_nodes: false }, "4096x4096"),
-            (TopologyKind::Torus { dims: vec![] }, "[]"),
-            (TopologyKind::Torus { dims: vec![4, 0] }, "[4, 0]"),
-            (TopologyKind::Torus { dims: vec![usize::MAX, 4] }, "torus"),
+            (TopologyKind::Torus { dims: vec![], procs_per_router: 1 }, "[]"),
+            (TopologyKind::Torus { dims: vec![4, 0], procs_per_router: 1 }, "[4, 0]"),
+            (TopologyKind::Torus { dims: vec![usize::MAX, 4], procs_per_router: 1 }, "torus"),
+            (TopologyKind::Torus { dims: vec![4], procs_per_router: 0 }, "procs_per_router 0"),
             (TopologyKind::FatTree { arity: 1, nprocs: 8 }, "arity 1"),
             (TopologyKind::FatTree { arity: 4, nprocs: 0 }, "nprocs 0"),
             (TopologyKind::Hypercube { dim: 40 }, "dim 40"),
@@ -1250,7 +1321,7 @@ mod tests {
 
     #[test]
     fn torus_wrap_links_are_the_ones_leaving_the_edges() {
-        let t = Topology::new(TopologyKind::Torus { dims: vec![4, 3] }).unwrap();
+        let t = Topology::new(TopologyKind::Torus { dims: vec![4, 3], procs_per_router: 1 }).unwrap();
         let mut wraps = 0;
         for l in 0..t.nlinks() as LinkId {
             if let Some((dim, wrap)) = t.grid_link_dim(l) {

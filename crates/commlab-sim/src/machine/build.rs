@@ -28,6 +28,15 @@ fn topology_kind(n: &spec::NetworkSpec) -> Result<TopologyKind, ConfigError> {
         }
         Ok(n.nprocs)
     };
+    if n.procs_per_router != 1 && n.topology != "torus" {
+        return Err(ConfigError::key(
+            "network.procs_per_router",
+            format!(
+                "only a torus shares routers between processors; {} has one per router (leave it at 1)",
+                n.topology
+            ),
+        ));
+    }
     Ok(match n.topology.as_str() {
         "mesh" => {
             need_dims(Some(2))?;
@@ -35,7 +44,10 @@ fn topology_kind(n: &spec::NetworkSpec) -> Result<TopologyKind, ConfigError> {
         }
         "torus" => {
             need_dims(None)?;
-            TopologyKind::Torus { dims: n.dims.clone() }
+            if n.procs_per_router == 0 {
+                return Err(ConfigError::key("network.procs_per_router", "must be at least 1, got 0"));
+            }
+            TopologyKind::Torus { dims: n.dims.clone(), procs_per_router: n.procs_per_router }
         }
         "fat-tree" => {
             if n.arity < 2 {
@@ -906,7 +918,7 @@ pub fn resize_spec(mut spec: MachineSpec, nprocs: usize) -> Result<MachineSpec, 
     let new = resize(&kind, nprocs).map_err(|e| ConfigError { message: format!("--procs {nprocs}: {e}") })?;
     match new {
         TopologyKind::Mesh { dims, .. } => spec.network.dims = dims.to_vec(),
-        TopologyKind::Torus { dims } => spec.network.dims = dims,
+        TopologyKind::Torus { dims, .. } => spec.network.dims = dims,
         _ => spec.network.nprocs = nprocs,
     }
     Ok(spec)

@@ -354,6 +354,8 @@ pub struct NetworkSpec {
     pub nprocs: usize = key("processors", "processor count for fat-tree, hypercube, ring and crossbar"),
     #[serde(default)]
     pub io_nodes: bool = key("bool", "mesh only: one I/O node per row on both x edges (sources of cross-traffic)"),
+    #[serde(default = "default_procs_per_router")]
+    pub procs_per_router: usize = key("processors", "torus only: processors sharing each router and its links (consecutive ids; the Cray T3D's two per node); dims counts routers"),
     pub link_bytes_per_ns: f64 = key("bytes/ns", "bandwidth of every link, per direction").conv(Conv::BytesPerNs).positive(),
     pub router_latency_ns: f64 = ns("latency of one router-to-router hop"),
     pub ni_latency_ns: f64 = ns("latency of the injection link and of the ejection link, each"),
@@ -374,6 +376,10 @@ pub struct NetworkSpec {
 
 fn default_arity() -> usize {
     4
+}
+
+fn default_procs_per_router() -> usize {
+    1
 }
 
 fn default_model() -> String {
