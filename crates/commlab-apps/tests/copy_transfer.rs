@@ -421,6 +421,20 @@ fn t3d_deposits_beat_fetches() {
     assert!(get > put, "without the processor's side: fetch {get:.1}, deposit {put:.1}");
 }
 
+/// The study measured the T3D's remote copies between two nodes (002 §8: one of the two
+/// processors sharing a network access), so the producer is on another router than the
+/// consumer: the copy crosses a router link, and a slower router slows it. (With the producer
+/// on the consumer's own router, processor 1 on the t3d, the router's latency never showed.)
+#[test]
+fn t3d_remote_copies_cross_between_two_nodes() {
+    let get = |sets: &[&str]| {
+        let s = common::preset("t3d", sets, Some(4));
+        run(&s, "get", &["kernel=copy-sstore", "stride=1", "bytes=65536", "passes=1"]).counters["mbytes_per_s"]
+    };
+    let (preset, slow_router) = (get(&[]), get(&["network.router_latency_ns=1000"]));
+    assert!(slow_router < 0.5 * preset, "router latency 1000 ns: {slow_router:.1} MB/s against {preset:.1}");
+}
+
 /// Issue 33, the loop once: stall on use (`hierarchy.loads_before_use`). With 1 (the presets:
 /// each word's add right after its load) the in-order 21164 of the T3E waits for every miss,
 /// so strided DRAM loads (each word its own line) see one miss at a time; with 2 (loads

@@ -172,3 +172,17 @@ fn sweep_varies_a_key_the_machine_leaves_at_its_default_with_the_tables_type() {
     varied.sort();
     assert_eq!(varied, ["0", "5"], "whole numbers, as the key table declares");
 }
+
+#[test]
+fn processors_sharing_routers_are_refused_where_they_cannot_be() {
+    // The t3d's torus has two processors on every router: an odd count has no place.
+    bad_input(
+        &["run", "em3d", "--machine", "t3d", "--procs", "3"],
+        &["--procs 3", "multiple of 2, got 3 (nearest valid: 2 or 4)"],
+    );
+    bad_input(
+        &["run", "em3d", "--machine", "alewife", "--set", "network.procs_per_router=2"],
+        &["network.procs_per_router", "only a torus"],
+    );
+    bad_input(&["run", "em3d", "--machine", "t3e", "--set", "network.procs_per_router=0"], &["at least 1, got 0"]);
+}
