@@ -751,7 +751,8 @@ fn balanced_factors(n: usize, d: usize, maxf: usize) -> Option<Vec<usize>> {
 /// mesh: as square as possible, dims = [x, y] with x*y = nprocs, x >= y, y the largest divisor
 /// <= sqrt(n) (so 32 -> `[8, 4]`, 7 -> `[7, 1]`); io_nodes kept. torus: same number of dimensions,
 /// factors of the router count as equal as possible, sorted descending (32 with 3 dims -> `[4, 4, 2]`;
-/// with 2 processors per router, `[4, 2, 2]`), nprocs a multiple of the processors per router. hypercube:
+/// with 2 processors per router, `[4, 2, 2]`), nprocs a multiple of the processors per router, or
+/// fewer than one router holds (one router with them all). hypercube:
 /// nprocs must be a power of two. fat-tree (arity kept), ring, crossbar: nprocs.
 /// Err(one-line message) for nprocs == 0 or impossible sizes.
 pub fn resize(kind: &TopologyKind, nprocs: usize) -> Result<TopologyKind, String> {
@@ -772,11 +773,16 @@ pub fn resize(kind: &TopologyKind, nprocs: usize) -> Result<TopologyKind, String
                 return Err(format!("torus dims {dims:?}: need 1 to {MAX_TORUS_DIMS} dimensions"));
             }
             let c = (*procs_per_router).max(1);
+            if nprocs < c {
+                // Fewer processors than one router holds: a single, partly filled router (a
+                // T3D node with one processor; apps' one-processor reference runs).
+                return Ok(TopologyKind::Torus { dims: vec![1; dims.len()], procs_per_router: nprocs });
+            }
             if !nprocs.is_multiple_of(c) {
                 let below = nprocs / c * c;
-                let nearest = if below == 0 { format!("{c}") } else { format!("{below} or {}", below + c) };
                 return Err(format!(
-                    "this torus has {c} processors on every router: the processor count must be a multiple of {c}, got {nprocs} (nearest valid: {nearest})"
+                    "this torus has {c} processors on every router: the processor count must be a multiple of {c}, got {nprocs} (nearest valid: {below} or {})",
+                    below + c
                 ));
             }
             // Always succeeds: [n, 1, 1, ...] is a candidate.
@@ -1275,7 +1281,10 @@ mod tests {
         assert_eq!(resize(&pairs, 512), paired(&[8, 8, 4]));
         let e = resize(&pairs, 3).unwrap_err();
         assert!(e.contains("multiple of 2, got 3 (nearest valid: 2 or 4)"), "{e}");
-        assert!(resize(&pairs, 1).unwrap_err().contains("(nearest valid: 2)"));
+        assert_eq!(resize(&pairs, 1), Ok(TopologyKind::Torus { dims: vec![1, 1, 1], procs_per_router: 1 }));
+        let triples = TopologyKind::Torus { dims: vec![2, 2], procs_per_router: 3 };
+        assert_eq!(resize(&triples, 2), Ok(TopologyKind::Torus { dims: vec![1, 1], procs_per_router: 2 }));
+        assert!(resize(&triples, 4).unwrap_err().contains("multiple of 3, got 4 (nearest valid: 3 or 6)"));
         let h = TopologyKind::Hypercube { dim: 3 };
         assert_eq!(resize(&h, 64), Ok(TopologyKind::Hypercube { dim: 6 }));
         assert_eq!(resize(&h, 1), Ok(TopologyKind::Hypercube { dim: 0 }));

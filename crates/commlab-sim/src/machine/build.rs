@@ -918,7 +918,10 @@ pub fn resize_spec(mut spec: MachineSpec, nprocs: usize) -> Result<MachineSpec, 
     let new = resize(&kind, nprocs).map_err(|e| ConfigError { message: format!("--procs {nprocs}: {e}") })?;
     match new {
         TopologyKind::Mesh { dims, .. } => spec.network.dims = dims.to_vec(),
-        TopologyKind::Torus { dims, .. } => spec.network.dims = dims,
+        TopologyKind::Torus { dims, procs_per_router } => {
+            spec.network.dims = dims;
+            spec.network.procs_per_router = procs_per_router;
+        }
         _ => spec.network.nprocs = nprocs,
     }
     Ok(spec)
