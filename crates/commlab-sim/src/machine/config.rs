@@ -597,6 +597,21 @@ mod mean_hops_tests {
         assert!((150.0..260.0).contains(&sampled), "{sampled}");
         assert_eq!(MachineConfig::preset("alewife", &[], Some(1)).unwrap().mean_hops(), 0.0);
     }
+
+    #[test]
+    fn the_t3d_pairs_processors_on_routers_and_runs_one_alone() {
+        // 32 processors on 16 routers: 64/31 mean hops, from which ni_latency_ns is derived to
+        // give the published 15-cycle 24-byte latency.
+        let t3d = MachineConfig::preset("t3d", &[], None).unwrap();
+        assert_eq!((t3d.nprocs(), t3d.topology.nrouters()), (32, 16));
+        assert!((t3d.mean_hops() - 64.0 / 31.0).abs() < 1e-12, "{}", t3d.mean_hops());
+        assert!((t3d.packet_latency_cycles(24) - 15.0).abs() < 0.01, "{}", t3d.packet_latency_cycles(24));
+        // Regression: a one-processor reference run (iccg's speedup) was refused as "not a
+        // multiple of 2"; it is one router with one processor.
+        let one = MachineConfig::preset("t3d", &[], Some(1)).unwrap();
+        assert_eq!((one.nprocs(), one.topology.nrouters()), (1, 1));
+        assert!(MachineConfig::preset("t3d", &[], Some(3)).is_err());
+    }
 }
 
 #[cfg(test)]
