@@ -79,12 +79,16 @@ enum Shape {
         y: usize,
         io: bool,
     },
-    /// Torus, ring (one dimension) and hypercube (all dimensions of size 2).
+    /// Torus, ring (one dimension) and hypercube (all dimensions of size 2): `dims` and
+    /// `strides` count routers.
     Grid {
         dims: Vec<usize>,
         strides: Vec<usize>,
         /// Dimension cut by the bisection.
         cut: usize,
+        /// Processors on each router (a torus's `procs_per_router`; 1 for ring and hypercube):
+        /// processor p sits on router p / per_router.
+        per_router: usize,
     },
     FatTree(FatTree),
     Crossbar,
@@ -261,8 +265,6 @@ pub struct Topology {
     nprocs: usize,
     nendpoints: usize,
     nrouters: usize,
-    /// Processors per router of a torus (1 for every other kind; a fat-tree's leaves are its own).
-    per_router: usize,
     router_of: Vec<RouterId>,
     links: Vec<Link>,
     /// Ports per router (stride of `ports`).
@@ -321,7 +323,11 @@ impl Topology {
                         cut = i;
                     }
                 }
-                (Shape::Grid { dims: dims.clone(), strides: strides_of(dims), cut }, n, n)
+                (
+                    Shape::Grid { dims: dims.clone(), strides: strides_of(dims), cut, per_router: *procs_per_router },
+                    n,
+                    n,
+                )
             }
             TopologyKind::FatTree { arity, nprocs } => {
                 if *arity < 2 {
@@ -342,7 +348,7 @@ impl Topology {
                 // Dimension i is address bit i; dim 0 is a single processor.
                 let dims = if *dim == 0 { vec![1] } else { vec![2; *dim] };
                 let strides = strides_of(&dims);
-                (Shape::Grid { dims, strides, cut: dim.saturating_sub(1) }, n, n)
+                (Shape::Grid { dims, strides, cut: dim.saturating_sub(1), per_router: 1 }, n, n)
             }
             TopologyKind::Ring { nprocs } | TopologyKind::Crossbar { nprocs } => {
                 let name = if matches!(kind, TopologyKind::Ring { .. }) { "ring" } else { "crossbar" };
@@ -351,7 +357,7 @@ impl Topology {
                 }
                 let n = check_procs(name, Some(*nprocs))?;
                 let shape = if name == "ring" {
-                    Shape::Grid { dims: vec![n], strides: vec![1], cut: 0 }
+                    Shape::Grid { dims: vec![n], strides: vec![1], cut: 0, per_router: 1 }
                 } else {
                     Shape::Crossbar
                 };
@@ -359,13 +365,9 @@ impl Topology {
             }
         };
 
-        let per_router = match &kind {
-            TopologyKind::Torus { procs_per_router, .. } => *procs_per_router,
-            _ => 1,
-        };
         let (nrouters, nports, router_of): (usize, usize, Vec<RouterId>) = match &shape {
             Shape::Mesh { .. } => (nendpoints, 4, (0..nendpoints as RouterId).collect()),
-            Shape::Grid { dims, .. } => {
+            Shape::Grid { dims, per_router, .. } => {
                 (nprocs / per_router, 2 * dims.len(), (0..nprocs).map(|p| (p / per_router) as RouterId).collect())
             }
             Shape::FatTree(ft) => {
@@ -396,7 +398,7 @@ impl Topology {
             }
         }
         debug_assert!(links.len() < NO_LINK as usize);
-        Ok(Topology { kind, shape, nprocs, nendpoints, nrouters, per_router, router_of, links, nports, ports })
+        Ok(Topology { kind, shape, nprocs, nendpoints, nrouters, router_of, links, nports, ports })
     }
 
     pub fn kind(&self) -> &TopologyKind {
@@ -492,8 +494,8 @@ impl Topology {
                 };
                 self.port_link(at, port)
             }
-            Shape::Grid { dims, strides, .. } => {
-                let to = dst / self.per_router;
+            Shape::Grid { dims, strides, per_router, .. } => {
+                let to = dst / per_router;
                 for (i, (&k, &s)) in dims.iter().zip(strides).enumerate() {
                     let (a, b) = (at / s % k, to / s % k);
                     if a != b {
@@ -540,8 +542,8 @@ impl Topology {
                     ax.abs_diff(tx) + ay.abs_diff(by) + tx.abs_diff(bx)
                 }
             }
-            Shape::Grid { dims, strides, .. } => {
-                let (a, b) = (a / self.per_router, b / self.per_router);
+            Shape::Grid { dims, strides, per_router, .. } => {
+                let (a, b) = (a / per_router, b / per_router);
                 dims.iter()
                     .zip(strides)
                     .map(|(&k, &s)| {
@@ -590,7 +592,7 @@ impl Topology {
                 let (c, k) = if x >= y { (cx, *x) } else { (cy, *y) };
                 (k >= 2 && c >= (k / 2) as isize) as u8
             }
-            Shape::Grid { dims, strides, cut } => {
+            Shape::Grid { dims, strides, cut, .. } => {
                 let k = dims[*cut];
                 (k >= 2 && r / strides[*cut] % k >= k / 2) as u8
             }
@@ -669,10 +671,9 @@ impl Topology {
                     shift(p / x, *y, *x)
                 }
             }
-            Shape::Grid { dims, strides, cut } => {
+            Shape::Grid { dims, strides, cut, per_router } => {
                 // The processor in the same place on the partner router.
-                let c = self.per_router;
-                let (k, s) = (dims[*cut], c * strides[*cut]);
+                let (k, s) = (dims[*cut], per_router * strides[*cut]);
                 shift(p / s % k, k, s)
             }
             Shape::FatTree(_) | Shape::Crossbar => {
