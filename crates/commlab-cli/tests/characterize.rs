@@ -165,6 +165,7 @@ fn check_emitted_machine(machine: &std::path::Path, cores: usize) {
         "messaging.poll_cycles",
         "messaging.poll_dispatch_cycles",
         "messaging.interrupt_entry_cycles",
+        "messaging.interrupt_look_cycles",
         "messaging.dma_setup_cycles",
         "messaging.dma_bytes_per_cycle",
         "memory.hit_cycles",

@@ -492,3 +492,35 @@ fn a_sequential_baseline_under_cross_traffic_runs_without_it() {
     // Any other size keeps the rate it was given.
     assert_eq!(sim.with_nprocs(16).unwrap().config().cross_traffic_bytes_per_cycle, 10.0);
 }
+
+#[test]
+fn a_software_interrupt_look_is_charged_on_every_operation_while_receiving_by_interrupt() {
+    // `messaging.interrupt_look_cycles` (only the native host's emitted machine sets it): each
+    // main-thread operation in interrupt mode pays one look. 50 rounds of compute, load, store
+    // and fetch_add are 200 operations in the timed region: 200 x 7 cycles more in interrupt
+    // mode, nothing more when the program polls.
+    struct Looks(ReceiveMode);
+    impl Program for Looks {
+        type State = ();
+        fn receive_mode(&self) -> ReceiveMode {
+            self.0
+        }
+        fn init_state(&self, _: ProcId, _: usize) {}
+        fn main<N: Node<State = ()>>(&self, node: &mut N) {
+            let a = node.alloc_shared(8, commlab_api::Placement::OnNode(0));
+            node.begin_timing();
+            for i in 0..50 {
+                node.compute(10);
+                node.load(a);
+                node.store(a, i);
+                node.fetch_add(a, 1);
+            }
+        }
+    }
+    for (mode, extra) in [(ReceiveMode::Interrupt, 200.0 * 7.0), (ReceiveMode::Polling, 0.0)] {
+        let cycles = |set: &[&str]| alewife(set, Some(1)).run(Arc::new(Looks(mode))).unwrap().stats.cycles;
+        let (plain, looked) = (cycles(&[]), cycles(&["messaging.interrupt_look_cycles=7"]));
+        assert!(plain > 500.0, "{mode:?}: {plain}");
+        assert!((looked - plain - extra).abs() < 1e-6, "{mode:?}: {plain} -> {looked}, expected +{extra}");
+    }
+}

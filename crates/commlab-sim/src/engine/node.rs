@@ -28,6 +28,8 @@ pub(crate) struct SimNode<'y, S> {
     pending_cat: Category,
     hit_ps: u64,
     max_run_ahead_ps: u64,
+    /// `messaging.interrupt_look_cycles`: charged on every operation while receiving by interrupt.
+    look_ps: u64,
     /// Inside a lock, barrier or spin: waiting counts as synchronization.
     sync_depth: u32,
     /// The address of the access `access` just made present and whether it missed (for the
@@ -52,6 +54,7 @@ impl<'y, S> SimNode<'y, S> {
             pending_cat: Category::Compute,
             hit_ps: cfg.mem.hit_ps,
             max_run_ahead_ps: cfg.mem.max_run_ahead_ps,
+            look_ps: cfg.msg.interrupt_look_ps,
             sync_depth: 0,
             last_access: None,
             hierarchy: cfg.mem.hierarchy.is_some(),
@@ -88,6 +91,76 @@ impl<'y, S> SimNode<'y, S> {
         if self.pending_ps >= self.max_run_ahead_ps {
             self.flush();
         }
+    }
+
+    /// An operation of the main thread begins: while receiving by interrupt on a machine that
+    /// looks for messages in software (`messaging.interrupt_look_cycles`), it pays one look, as
+    /// part of its own time (`cat`). Called once per `Node` operation, never from inside another.
+    #[inline]
+    fn look(&mut self, cat: Category) {
+        let id = self.id;
+        if self.look_ps > 0 && self.w().procs[id].mode == ReceiveMode::Interrupt {
+            let ps = self.look_ps;
+            self.run_ahead(ps, cat);
+        }
+    }
+
+    /// Spin on `addr` until `cond` holds (the body of `Node::spin_until`, also used by locks and
+    /// the shared-memory barrier).
+    fn spin_word(&mut self, what: &'static str, addr: Addr, mut cond: impl FnMut(u64) -> bool) -> u64 {
+        self.sync_depth += 1;
+        let id = self.id;
+        let v = loop {
+            let v = self.load_word(addr);
+            if cond(v) {
+                break v;
+            }
+            // Spinning hits in the cache (or the home's own memory) and changes nothing until
+            // the line is taken away.
+            self.flush();
+            let line = self.w().mem.line_of(addr.0);
+            let w = self.w();
+            if w.mem.load_hits(id, line) {
+                self.block(Wait::Spin(what, line), Category::Synchronization);
+            }
+        };
+        self.sync_depth -= 1;
+        v
+    }
+
+    /// A shared-memory load (the body of `Node::load`, also used by spinning).
+    fn load_word(&mut self, addr: Addr) -> u64 {
+        self.check_addr(addr, "load");
+        if self.is_user(addr) {
+            return self.user_access(addr, None);
+        }
+        let line = self.access(addr, false);
+        let (id, at_home) = (self.id, self.at_home);
+        let w = self.w();
+        let (v, checked) = w.mem.load_word(id, line, addr.0, !at_home);
+        if let Err(e) = checked {
+            w.fail(SimError::Internal(format!("coherence invariant: {e}")));
+        }
+        self.charge_hit(0, false);
+        v
+    }
+
+    /// A shared-memory store (the body of `Node::store`, also used by `unlock`).
+    fn store_word(&mut self, addr: Addr, value: u64) {
+        self.check_addr(addr, "store");
+        if self.is_user(addr) {
+            self.user_access(addr, Some(value));
+            return;
+        }
+        let line = self.access(addr, true);
+        let (id, at_home) = (self.id, self.at_home);
+        let w = self.w();
+        if let Err(e) = w.mem.store_word(id, line, addr.0, value, !at_home) {
+            w.fail(SimError::Internal(format!("coherence invariant: {e}")));
+        }
+        // Blizzard-E: a writable block on a read-only page is written by the kernel.
+        let emulated = self.w().mem.emulated_write_ps(id, line);
+        self.charge_hit(emulated, true);
     }
 
     pub(super) fn check_addr(&mut self, addr: Addr, what: &str) {
@@ -433,17 +506,17 @@ impl<'y, S> SimNode<'y, S> {
         let nchildren = children.len() as u64;
         self.sync_depth += 1;
         if nchildren > 0 {
-            self.spin_until("barrier (children arriving)", counter(id), |v| v >= epoch * nchildren);
+            self.spin_word("barrier (children arriving)", counter(id), |v| v >= epoch * nchildren);
         }
         if parent.is_none() {
             self.check_tempest();
         }
         if let Some(parent) = parent {
             self.fetch_add(counter(parent), 1);
-            self.spin_until("barrier (release)", flag(id), |v| v >= epoch);
+            self.spin_word("barrier (release)", flag(id), |v| v >= epoch);
         }
         for c in children {
-            self.store(flag(c), epoch);
+            self.store_word(flag(c), epoch);
         }
         self.sync_depth -= 1;
     }
@@ -643,18 +716,21 @@ impl<S> Node for SimNode<'_, S> {
     }
 
     fn compute(&mut self, cycles: u64) {
+        self.look(Category::Compute);
         let ps = self.w().cfg.cycles_to_ps(cycles as f64);
         self.run_ahead(ps, Category::Compute);
         self.flush();
     }
 
     fn message_work(&mut self, cycles: u64) {
+        self.look(Category::MessageOverhead);
         let ps = self.w().cfg.cycles_to_ps(cycles as f64);
         self.run_ahead(ps, Category::MessageOverhead);
         self.flush();
     }
 
     fn set_receive_mode(&mut self, mode: ReceiveMode) {
+        self.look(Category::MessageOverhead);
         self.flush();
         let id = self.id;
         self.w().procs[id].mode = mode;
@@ -665,11 +741,13 @@ impl<S> Node for SimNode<'_, S> {
     }
 
     fn send_am(&mut self, dest: ProcId, handler: HandlerId, args: &[u64]) {
+        self.look(Category::MessageOverhead);
         self.check_handler("send_am", handler);
         self.send(dest, Target::App(handler), args, Vec::new(), None, Category::MessageOverhead);
     }
 
     fn send_bulk(&mut self, dest: ProcId, handler: HandlerId, args: &[u64], regions: &[&[u64]]) {
+        self.look(Category::MessageOverhead);
         self.check_handler("send_bulk", handler);
         let payload = msg::gather_regions(regions, self.w().cfg.msg.dma_align_bytes);
         self.send(dest, Target::App(handler), args, payload, Some(regions.len()), Category::MessageOverhead);
@@ -695,6 +773,7 @@ impl<S> Node for SimNode<'_, S> {
     }
 
     fn barrier(&mut self) {
+        self.look(Category::Synchronization);
         self.flush();
         match self.w().barrier_kind {
             BarrierKind::Messages => self.barrier_messages(),
@@ -708,6 +787,7 @@ impl<S> Node for SimNode<'_, S> {
     }
 
     fn alloc_shared(&mut self, words: usize, placement: Placement) -> Addr {
+        self.look(Category::Compute);
         let (id, n) = (self.id, self.nprocs());
         match self.w().mem.alloc(id, words, placement, n) {
             Ok(base) => Addr(base),
@@ -716,36 +796,15 @@ impl<S> Node for SimNode<'_, S> {
     }
 
     fn load(&mut self, addr: Addr) -> u64 {
-        self.check_addr(addr, "load");
-        if self.is_user(addr) {
-            return self.user_access(addr, None);
-        }
-        let line = self.access(addr, false);
-        let (id, at_home) = (self.id, self.at_home);
-        let w = self.w();
-        let (v, checked) = w.mem.load_word(id, line, addr.0, !at_home);
-        if let Err(e) = checked {
-            w.fail(SimError::Internal(format!("coherence invariant: {e}")));
-        }
-        self.charge_hit(0, false);
-        v
+        let cat = self.mem_cat(false);
+        self.look(cat);
+        self.load_word(addr)
     }
 
     fn store(&mut self, addr: Addr, value: u64) {
-        self.check_addr(addr, "store");
-        if self.is_user(addr) {
-            self.user_access(addr, Some(value));
-            return;
-        }
-        let line = self.access(addr, true);
-        let (id, at_home) = (self.id, self.at_home);
-        let w = self.w();
-        if let Err(e) = w.mem.store_word(id, line, addr.0, value, !at_home) {
-            w.fail(SimError::Internal(format!("coherence invariant: {e}")));
-        }
-        // Blizzard-E: a writable block on a read-only page is written by the kernel.
-        let emulated = self.w().mem.emulated_write_ps(id, line);
-        self.charge_hit(emulated, true);
+        let cat = self.mem_cat(false);
+        self.look(cat);
+        self.store_word(addr, value);
     }
 
     fn private_array(&mut self, k: usize) -> Addr {
@@ -759,54 +818,77 @@ impl<S> Node for SimNode<'_, S> {
     }
 
     fn private_read(&mut self, addr: Addr) {
+        let cat = self.mem_cat(false);
+        self.look(cat);
         self.private_ref(addr, false);
     }
 
     fn private_write(&mut self, addr: Addr) {
+        let cat = self.mem_cat(false);
+        self.look(cat);
         self.private_ref(addr, true);
     }
 
     fn prefetch_read(&mut self, addr: Addr) {
+        let cat = self.mem_cat(false);
+        self.look(cat);
         self.prefetch(addr, false);
     }
 
     fn prefetch_write(&mut self, addr: Addr) {
+        let cat = self.mem_cat(false);
+        self.look(cat);
         self.prefetch(addr, true);
     }
 
     fn fetch_add(&mut self, addr: Addr, value: u64) -> u64 {
+        let cat = self.mem_cat(false);
+        self.look(cat);
         self.rmw(addr, |old| old.wrapping_add(value))
     }
 
     fn get(&mut self, dst: Addr, dst_stride: usize, src: Addr, src_stride: usize, words: usize) {
+        let cat = self.mem_cat(false);
+        self.look(cat);
         let mut pairs = (0..words).map(|i| (dst.word(i * dst_stride), src.word(i * src_stride)));
         self.one_sided(false, "get", &mut pairs);
     }
 
     fn put(&mut self, dst: Addr, dst_stride: usize, src: Addr, src_stride: usize, words: usize) {
+        let cat = self.mem_cat(false);
+        self.look(cat);
         let mut pairs = (0..words).map(|i| (dst.word(i * dst_stride), src.word(i * src_stride)));
         self.one_sided(true, "put", &mut pairs);
     }
 
     fn get_indexed(&mut self, dst: Addr, src: &[Addr]) {
+        let cat = self.mem_cat(false);
+        self.look(cat);
         let mut pairs = src.iter().enumerate().map(|(i, &s)| (dst.word(i), s));
         self.one_sided(false, "get_indexed", &mut pairs);
     }
 
     fn put_indexed(&mut self, dst: &[Addr], src: Addr) {
+        let cat = self.mem_cat(false);
+        self.look(cat);
         let mut pairs = dst.iter().enumerate().map(|(i, &d)| (d, src.word(i)));
         self.one_sided(true, "put_indexed", &mut pairs);
     }
 
     fn quiet(&mut self) {
+        let cat = self.mem_cat(false);
+        self.look(cat);
         self.one_sided_quiet();
     }
 
     fn compare_swap(&mut self, addr: Addr, expected: u64, new: u64) -> u64 {
+        let cat = self.mem_cat(false);
+        self.look(cat);
         self.rmw(addr, |old| if old == expected { new } else { old })
     }
 
     fn lock(&mut self, addr: Addr) {
+        self.look(Category::Synchronization);
         // Times as the processor sees them (hits not yet given to the scheduler included), so
         // that recording changes nothing.
         let since = self.w().now + self.pending_ps;
@@ -814,7 +896,7 @@ impl<S> Node for SimNode<'_, S> {
         // Test-and-set first (one write miss when the lock is free), then spin with loads
         // in the cache until it looks free (test-and-test-and-set).
         while self.rmw(addr, |_| 1) != 0 {
-            self.spin_until("lock", addr, |v| v == 0);
+            self.spin_word("lock", addr, |v| v == 0);
         }
         let held = self.w().now + self.pending_ps;
         self.w().record_latency_between(("lock_wait", "lock"), since, held);
@@ -826,31 +908,16 @@ impl<S> Node for SimNode<'_, S> {
     }
 
     fn unlock(&mut self, addr: Addr) {
+        self.look(Category::Synchronization);
         self.sync_depth += 1;
-        self.store(addr, 0);
+        self.store_word(addr, 0);
         self.sync_depth -= 1;
         self.w().mem.lock_released(addr.0);
     }
 
-    fn spin_until(&mut self, what: &'static str, addr: Addr, mut cond: impl FnMut(u64) -> bool) -> u64 {
-        self.sync_depth += 1;
-        let id = self.id;
-        let v = loop {
-            let v = self.load(addr);
-            if cond(v) {
-                break v;
-            }
-            // Spinning hits in the cache (or the home's own memory) and changes nothing until
-            // the line is taken away.
-            self.flush();
-            let line = self.w().mem.line_of(addr.0);
-            let w = self.w();
-            if w.mem.load_hits(id, line) {
-                self.block(Wait::Spin(what, line), Category::Synchronization);
-            }
-        };
-        self.sync_depth -= 1;
-        v
+    fn spin_until(&mut self, what: &'static str, addr: Addr, cond: impl FnMut(u64) -> bool) -> u64 {
+        self.look(Category::Synchronization);
+        self.spin_word(what, addr, cond)
     }
 
     fn progress(&mut self, done: u64, total: u64) {

@@ -571,6 +571,7 @@ fn messaging_costs(
         max_arg_words: m.max_arg_words,
         interrupt_entry_ps: scaled(m.interrupt_entry_cycles),
         interrupt_exit_ps: scaled(m.interrupt_exit_cycles),
+        interrupt_look_ps: scaled(m.interrupt_look_cycles),
         receive_per_arg_word_ps: scaled(m.receive_per_arg_word_cycles),
         poll_ps: scaled(m.poll_cycles),
         poll_dispatch_ps: scaled(m.poll_dispatch_cycles),

@@ -67,6 +67,8 @@ pub struct MessagingCosts {
     pub max_arg_words: u64,
     pub interrupt_entry_ps: u64,
     pub interrupt_exit_ps: u64,
+    /// Every main-thread operation in interrupt receive mode (`messaging.interrupt_look_cycles`).
+    pub interrupt_look_ps: u64,
     /// A handler reading one 32-bit argument word (`messaging.receive_per_arg_word_cycles`).
     pub receive_per_arg_word_ps: u64,
     pub poll_ps: u64,

@@ -507,6 +507,10 @@ pub struct MessagingSpec {
     /// none, messages interrupt).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub backedge_interval_cycles: u64 = cycles("polling at loop back-edges, as executable editing inserts it: the program's computation passes a back-edge every this many cycles, each a poll (messaging.poll_cycles when it finds nothing, charged as message overhead); a message that would interrupt (either receive mode, or a software-DSM handler on the compute processor) waits for the next back-edge instead and is dispatched there (messaging.poll_dispatch_cycles, no interrupt entry or exit), one per back-edge; a waiting processor takes it at once, polled; 0 or absent: interrupts"),
+    /// A software look for a waiting message on every operation in interrupt receive mode (0,
+    /// left out of the TOML: machines whose interrupts are hardware pay nothing per operation).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub interrupt_look_cycles: u64 = cycles("what every operation of a processor's main thread (a load, store, private reference, compute or message_work call, send, barrier, one-sided request) costs while it receives by interrupt: a look in software for a waiting message where no hardware interrupts (the native backend's stand-in for one; `characterize --emit-machine` measures it); charged as the operation's own time; default 0").overhead(),
     pub poll_cycles: u64 = cycles("one poll of the NI, whether or not a message waits (an explicit poll(), or a failed poll at a loop back-edge)").overhead(),
     pub poll_dispatch_cycles: u64 = cycles("dispatch of one polled message to its handler").overhead(),
     /// How an SMP node's protocol processor polls for messages (the Blizzard COW study's four
@@ -534,7 +538,7 @@ pub struct MessagingSpec {
     pub barrier_wait_interrupts: bool = key("true|false", "a processor waiting in the message barrier takes its messages by interrupt (entry and exit), as it would anywhere else; default false: it polls (messaging.poll_dispatch_cycles)"),
     /// Overhead-experiment knob: multiplies every send and receive overhead above.
     #[serde(default = "default_scale")]
-    pub overhead_scale: f64 = key("factor", "multiplies send, per-argument (sent and received), interrupt entry/exit, poll and poll-dispatch costs, and the network overflow trap's costs (overhead experiments; 1 on real machines)").positive(),
+    pub overhead_scale: f64 = key("factor", "multiplies send, per-argument (sent and received), interrupt entry/exit and look, poll and poll-dispatch costs, and the network overflow trap's costs (overhead experiments; 1 on real machines)").positive(),
     /// Credit-based flow control: messages one processor may have unacknowledged at another
     /// (0, the default and left out of the TOML: off).
     #[serde(default, skip_serializing_if = "is_zero")]
