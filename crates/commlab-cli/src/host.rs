@@ -18,9 +18,10 @@ use commlab_native::NativeBackend;
 use std::io::Write;
 
 commlab_api::counters! {
-    /// The counters a run on the host adds to am-latency's and bulk-bw's (the host's references,
-    /// measured on the same cores; none when the two processors share a core).
-    pub HOST_COUNTERS;
+    /// The counters a run on the host adds: every run's CPU share (`commlab-native`), and
+    /// am-latency's and bulk-bw's host references, measured on the same cores (none when the
+    /// two processors share a core).
+    pub HOST_COUNTERS [commlab_native::CPU_SHARE];
     ONE_WAY_NS = "one_way_ns", "ns", "am-latency: `one_way_cycles` in nanoseconds at the host's clock";
     CORE_TO_CORE_NS = "core_to_core_ns", "ns",
         "am-latency and bulk-bw: the host's core-to-core one-way latency between the two processors' cores, measured in the same process (a cache-line ping-pong, as `characterize --quick`)";

@@ -98,6 +98,11 @@ impl Clock {
         (ns as f64 * self.ticks_per_ns) as u64
     }
 
+    /// Nanoseconds in `ticks` ticks.
+    pub fn ns_of_ticks(&self, ticks: u64) -> f64 {
+        ticks as f64 / self.ticks_per_ns
+    }
+
     /// Ticks in host cycles (the rate [`host_clock`] reports).
     #[inline]
     pub fn cycles(&self, ticks: u64) -> f64 {
@@ -133,4 +138,18 @@ fn invariant_tsc() -> bool {
 #[cfg(not(target_arch = "x86_64"))]
 fn invariant_tsc() -> bool {
     false
+}
+
+/// The calling thread's CPU time so far (user and system), in nanoseconds; 0 where the host
+/// cannot say.
+pub(crate) fn thread_cpu_ns() -> u64 {
+    #[cfg(unix)]
+    {
+        let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: clock_gettime writes into the timespec it is given.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0 {
+            return t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
+        }
+    }
+    0
 }

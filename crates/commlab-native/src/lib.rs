@@ -193,6 +193,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+commlab_api::counters! {
+    /// The counters every native run reports besides the backend's.
+    pub NATIVE_COUNTERS;
+    CPU_SHARE = "cpu_share", "ratio",
+        "the processors' threads' CPU time over their wall time in the timed region (each thread from its begin_timing to its main thread's return, summed over processors): below 1 when other work on the host took the cores, so the run measured waiting for them";
+}
+
 /// The most argument words one native active message carries.
 pub const MAX_AM_ARGS: usize = inbox::MAX_ARGS;
 
@@ -443,6 +450,11 @@ fn collect_stats<S>(shared: &Shared, results: &[ProcResult<S>], wall: f64) -> Ru
     let messages: u64 = results.iter().map(|r| r.counts.sent).sum();
     let mut counters = BTreeMap::new();
     counters.set(&commlab_api::MESSAGES, messages as f64);
+    let cpu_ns: u64 = results.iter().map(|r| r.acct.cpu_ns).sum();
+    let wall_ns: f64 = results.iter().map(|r| clock.ns_of_ticks(r.acct.finish.saturating_sub(r.acct.start))).sum();
+    if cpu_ns > 0 && wall_ns > 0.0 {
+        counters.set(&CPU_SHARE, cpu_ns as f64 / wall_ns);
+    }
     let nodes = results
         .iter()
         .map(|r| NodeCounters {

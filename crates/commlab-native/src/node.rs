@@ -24,11 +24,15 @@ pub(crate) struct Account {
     pub start: u64,
     pub began: bool,
     pub finish: u64,
+    /// The thread's CPU time (ns) when the timed region began, and in it once it ended.
+    cpu_start_ns: u64,
+    pub cpu_ns: u64,
 }
 
 impl Account {
+    /// On the processor's own thread (its CPU time is the thread's).
     fn new(now: u64) -> Account {
-        Account { last: now, start: now, ..Account::default() }
+        Account { last: now, start: now, cpu_start_ns: crate::clock::thread_cpu_ns(), ..Account::default() }
     }
 
     /// Charge the time since the last switch to the current category and go on in `cat`;
@@ -51,6 +55,7 @@ impl Account {
     fn end(&mut self, now: u64) {
         self.switch(now, self.cur);
         self.finish = self.last;
+        self.cpu_ns = crate::clock::thread_cpu_ns().saturating_sub(self.cpu_start_ns);
     }
 }
 

@@ -58,6 +58,10 @@ fn assert_balanced(stats: &RunStats, what: &str) {
     let received: u64 = stats.nodes.iter().map(|n| n.messages_received).sum();
     assert_eq!(sent, received, "{what}: messages sent vs received");
     assert_eq!(stats.counters["messages"], sent as f64, "{what}: messages counter");
+    // Each thread's CPU time over its own wall time in the timed region: at most about 1 (a
+    // process-wide CPU time would count every thread's against each wall time: about procs).
+    let share = stats.counters["cpu_share"];
+    assert!(share > 0.0 && share <= 1.5, "{what}: cpu_share {share}");
 }
 
 /// Processors to run on: 2, or 4 (on 2 cores, oversubscribed) where the app needs more than

@@ -37,10 +37,10 @@ pub struct Row {
     pub ratio: f64,
     pub ratio_min: f64,
     pub ratio_max: f64,
-    /// The native runs' share of their cores: the process's CPU time (user and system) over
-    /// the run's wall time (set-up included) times the processors, per run; 1 when every
-    /// processor's thread had its core all the time (waits spin), less when the host's other
-    /// load took it.
+    /// The native runs' share of their cores, per run: the processors' threads' CPU time over
+    /// their wall time in the timed region (the run's `cpu_share` counter; set-up excluded); 1
+    /// when every processor's thread had its core all the time (waits spin), less when the
+    /// host's other load took it.
     pub cpu_share: Vec<f64>,
     pub cpu_share_median: f64,
     /// Mean time per processor by category (ns): the median native run's, and the prediction's.
@@ -91,25 +91,6 @@ fn checked(
     Ok(r)
 }
 
-/// The process's CPU time so far (user and system, all threads, ended ones included), in seconds.
-#[cfg(unix)]
-fn cpu_secs() -> f64 {
-    // SAFETY: getrusage writes into the zeroed struct it is given.
-    unsafe {
-        let mut u: libc::rusage = std::mem::zeroed();
-        if libc::getrusage(libc::RUSAGE_SELF, &mut u) != 0 {
-            return f64::NAN;
-        }
-        let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
-        t(u.ru_utime) + t(u.ru_stime)
-    }
-}
-
-#[cfg(not(unix))]
-fn cpu_secs() -> f64 {
-    f64::NAN
-}
-
 fn breakdown_ns(r: &commlab_apps::AppResult, mhz: f64) -> BTreeMap<String, f64> {
     Category::ALL.iter().map(|c| (c.name().to_string(), r.stats.mean(*c) * 1e3 / mhz)).collect()
 }
@@ -147,9 +128,9 @@ pub fn compare(machine: &str, set: &[String], params: &[String], runs: usize) ->
     let mut shares: Vec<Vec<f64>> = variants.iter().map(|_| Vec::new()).collect();
     for _ in 0..runs {
         for (i, v) in variants.iter().enumerate() {
-            let (cpu, wall) = (cpu_secs(), std::time::Instant::now());
-            measured[i].push(checked(commlab_apps::run_app(&native, "em3d", v, &all, 1), v, "on the host")?);
-            shares[i].push((cpu_secs() - cpu) / (wall.elapsed().as_secs_f64() * procs as f64));
+            let r = checked(commlab_apps::run_app(&native, "em3d", v, &all, 1), v, "on the host")?;
+            shares[i].push(r.counters.get(commlab_native::CPU_SHARE.name).copied().unwrap_or(f64::NAN));
+            measured[i].push(r);
         }
     }
     let load_after = load_average();
