@@ -42,11 +42,11 @@ commlab_api::counters! {
     ONE_WAY_OVER_PATH_FLOOR = "one_way_over_path_floor", "ratio",
         "am-latency: `one_way_ns` over `path_floor_ns` (near 1: the pieces and the line transfers explain the message's time)";
     COPY_FLOOR_NS = "copy_floor_ns", "ns",
-        "am-latency with `bytes` > 0: the host's cross-core copy of that many bytes between the two cores, to the point a message's time ends (the sender copies into a buffer the receiver read last and sets a flag; copy start to the receiver seeing the flag; best of 5-30)";
+        "am-latency with `bytes` > 0: the host's cross-core copy of that many bytes between the two cores, to the point a message's time ends (the sender copies into one of two buffers in turn, which the receiver read two copies before, as the native pool alternates its two, and sets a flag; copy start to the receiver seeing the flag; best of 5-30)";
     ONE_WAY_OVER_COPY_FLOOR = "one_way_over_copy_floor", "ratio", "am-latency with `bytes` > 0: `one_way_ns` over `copy_floor_ns`";
     MB_PER_S = "mb_per_s", "MB/s", "bulk-bw: `bytes_per_cycle` at the host's clock";
     COPY_FLOOR_MB_PER_S = "copy_floor_mb_per_s", "MB/s",
-        "bulk-bw: the host's cross-core copy of the same size from processor 0's core to the partner's, to the point `transfer_cycles` ends: the sender copies its source into a buffer the receiver read last and sets a flag; bytes over copy start to the receiver seeing the flag (best of 5-30)";
+        "bulk-bw: the host's cross-core copy of the same size from processor 0's core to the partner's, to the point `transfer_cycles` ends: the sender copies its source into one of two buffers in turn, which the receiver read two copies before, as the native pool alternates its two, and sets a flag; bytes over copy start to the receiver seeing the flag (best of 5-30)";
     BULK_OVER_COPY_FLOOR = "bulk_over_copy_floor", "ratio", "bulk-bw: `mb_per_s` over `copy_floor_mb_per_s`";
     COPY_READ_MB_PER_S = "copy_read_mb_per_s", "MB/s",
         "bulk-bw: the receiver then reading every word of that copy (bytes over its read time, best of 5-30): what a handler pays to read the payload, outside `transfer_cycles`";
@@ -166,8 +166,9 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
 /// - `bulk-bw`: the transfer's `mb_per_s`, the same two line floors between processor 0 and
 ///   its partner (natively processor 1: every processor is 0 hops away and the nearest is
 ///   taken), and the cross-core copy of the same size (`copy_floor_mb_per_s`,
-///   [`reference::cross_copy_secs`]: the sender copies its source into a buffer the receiver
-///   read last, then sets a flag; bytes over copy start to the receiver seeing the flag, the
+///   [`reference::cross_copy_secs`]: the sender copies its source into one of two buffers in
+///   turn, which the receiver read two copies before (as the native pool alternates its two),
+///   then sets a flag; bytes over copy start to the receiver seeing the flag, the
 ///   span `transfer_cycles` covers, which ends at the handler's entry) and the ratio
 ///   (`bulk_over_copy_floor`); the receiver's read of the copy afterwards
 ///   (`copy_read_mb_per_s`: what the handler pays to read the payload, outside the transfer's

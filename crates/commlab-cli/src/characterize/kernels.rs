@@ -193,7 +193,7 @@ pub fn gather_secs(values: usize, samples: usize) -> f64 {
 pub struct CrossCopy {
     /// From the sender's copy starting to the receiver seeing that it is done: the sender
     /// copies its source (`copy_from_slice`, the C library's memcpy, as the native backend
-    /// copies a bulk payload) into a buffer the receiver read last, then stores a flag the
+    /// copies a bulk payload) into a buffer the receiver read two copies before, then stores a flag the
     /// receiver polls. The same span as a native transfer's (send start to handler entry).
     pub write_secs: f64,
     /// The receiver then reading every word of the buffer (a sum), from its seeing the flag:
@@ -202,24 +202,27 @@ pub struct CrossCopy {
 }
 
 /// **Cross-core copy**: `bytes` bytes from a thread pinned to OS core `a` to one pinned to
-/// `b`, `samples` samples after an untimed one (which also faults the buffer's pages in: the
-/// floor is the copy, not the operating system's page faults). Per sample the sender, after a
-/// rendezvous, reads the clock, copies its source into the shared buffer, and stores the
-/// sample's number in a flag alone on its lines; the receiver, polling the flag, reads the
-/// clock when it sees it ([`CrossCopy::write_secs`]), then reads the whole buffer and the clock
-/// again ([`CrossCopy::read_secs`]), so the next sample's copy meets lines the receiver read
-/// last, as a reused receive buffer does. The two clock readings are on different cores
-/// (`Instant`: the monotonic clock, one for the whole system). The buffer is handed over under
-/// a mutex, taken by the sender before its clock read and released before the flag, so the
-/// lock is no part of either span.
+/// `b`, `samples` samples after two untimed ones (which also fault the two buffers' pages in:
+/// the floor is the copy, not the operating system's page faults). Per sample the sender, after
+/// a rendezvous, reads the clock, copies its source into one of two shared buffers, taken in
+/// turn, and stores the sample's number in a flag alone on its lines; the receiver, polling the
+/// flag, reads the clock when it sees it ([`CrossCopy::write_secs`]), then reads the whole
+/// buffer and the clock again ([`CrossCopy::read_secs`]). So each copy meets lines the receiver
+/// read two samples before, as the native backend's receive buffers do: a sender's pool hands
+/// out two buffers in turn (double buffering, `commlab-native`'s `inbox.rs`). The two clock
+/// readings are on different cores (`Instant`: the monotonic clock, one for the whole system).
+/// A buffer is handed over under a mutex, taken by the sender before its clock read and
+/// released before the flag, so the lock is no part of either span.
 pub fn cross_copy(a: usize, b: usize, bytes: usize, samples: usize) -> CrossCopy {
     let words = (bytes / 8).max(1);
-    let buf = std::sync::Mutex::new(vec![0u64; words]);
+    let bufs = [std::sync::Mutex::new(vec![0u64; words]), std::sync::Mutex::new(vec![0u64; words])];
+    let buf = |k: u64| &bufs[(k % 2) as usize];
     let (flag, began) = (Flag::default(), Flag::default());
     let start = Rendezvous::default();
     let origin = Instant::now();
     let ns = |t: Instant| t.duration_since(origin).as_nanos() as u64;
-    let total = samples.max(1) as u64 + 1;
+    let untimed = 2;
+    let total = samples.max(1) as u64 + untimed;
     std::thread::scope(|sc| {
         sc.spawn(|| {
             pin(a);
@@ -227,7 +230,7 @@ pub fn cross_copy(a: usize, b: usize, bytes: usize, samples: usize) -> CrossCopy
             let mut calls = 0;
             for k in 1..=total {
                 start.wait(&mut calls);
-                let mut g = buf.lock().unwrap_or_else(|e| e.into_inner());
+                let mut g = buf(k).lock().unwrap_or_else(|e| e.into_inner());
                 began.0.store(ns(Instant::now()), Relaxed);
                 g.copy_from_slice(black_box(&src));
                 drop(g);
@@ -246,12 +249,12 @@ pub fn cross_copy(a: usize, b: usize, bytes: usize, samples: usize) -> CrossCopy
                     std::hint::spin_loop();
                 }
                 let seen = ns(Instant::now());
-                let g = buf.lock().unwrap_or_else(|e| e.into_inner());
+                let g = buf(k).lock().unwrap_or_else(|e| e.into_inner());
                 let sum = g.iter().fold(0u64, |s, &w| s.wrapping_add(w));
                 black_box(sum);
                 drop(g);
                 let finished = ns(Instant::now());
-                if k > 1 {
+                if k > untimed {
                     write = write.min(seen.saturating_sub(began.0.load(Relaxed)) as f64 * 1e-9);
                     read = read.min(finished.saturating_sub(seen) as f64 * 1e-9);
                 }
