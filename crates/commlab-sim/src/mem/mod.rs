@@ -103,6 +103,7 @@ use protocol::{
     cache_transition, dir_transition, proc_transition, CacheAction, CacheEvent, CacheState, DirAction, DirEvent,
     DirGuard, DirState, Impossible, Pending, ProcAction, ProcEvent, ProcGuard, ProtoKind,
 };
+use smallvec::SmallVec;
 use std::collections::{BTreeMap, VecDeque};
 
 /// The memory's lines as the cost model sees them (`Lines`, a `costs::LineView`), borrowing
@@ -123,8 +124,9 @@ struct DirEntry {
     state: DirState,
     owner: u32,
     /// Sharers in the order they were added (deterministic; may hold stale entries after a
-    /// silent replacement).
-    sharers: Vec<u32>,
+    /// silent replacement). Inline up to four: most shared lines have few sharers, and the
+    /// entry then touches no memory of its own on the heap.
+    sharers: SmallVec<[u32; 4]>,
     /// LimitLESS: remote sharers held in the hardware pointers. The home's own copy is not
     /// one of them (Alewife keeps it in a separate local bit).
     hw_pointers_used: u32,
@@ -135,7 +137,13 @@ struct DirEntry {
 
 impl DirEntry {
     fn new() -> DirEntry {
-        DirEntry { state: DirState::Uncached, owner: 0, sharers: Vec::new(), hw_pointers_used: 0, overflowed: false }
+        DirEntry {
+            state: DirState::Uncached,
+            owner: 0,
+            sharers: SmallVec::new(),
+            hw_pointers_used: 0,
+            overflowed: false,
+        }
     }
 
     /// Forget every sharer (hardware pointers and the software list alike).
@@ -1058,7 +1066,7 @@ impl Memory {
     fn invalidate_other_sharers(&mut self, s: &DirStep, mut t: u64) -> u64 {
         let m = self.t;
         let e = &self.dir[s.line as usize];
-        let others: Vec<u32> = e.sharers.iter().copied().filter(|&x| x as usize != s.requester).collect();
+        let others: SmallVec<[u32; 4]> = e.sharers.iter().copied().filter(|&x| x as usize != s.requester).collect();
         if e.overflowed {
             // LimitLESS: sharers listed in memory are invalidated by software.
             t = self.limitless_trap(s.home, t, m.sw_write_ps);
@@ -1619,6 +1627,13 @@ impl Memory {
 mod tests {
     use super::Memory;
     use crate::machine::MachineConfig;
+
+    /// A directory entry with its four inline sharers is no larger than one with a `Vec` (the
+    /// sharers' `SmallVec` needs its `union` feature for that: without it, 48 bytes).
+    #[test]
+    fn a_directory_entry_keeps_four_sharers_inline_in_40_bytes() {
+        assert_eq!(std::mem::size_of::<super::DirEntry>(), 40);
+    }
 
     /// `is_private_of` (per-processor line ranges) says what `private_owner` (the home of each
     /// line) says, for every line, with arrays of uneven sizes, processors without arrays
