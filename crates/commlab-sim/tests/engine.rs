@@ -524,3 +524,28 @@ fn a_software_interrupt_look_is_charged_on_every_operation_while_receiving_by_in
         assert!((looked - plain - extra).abs() < 1e-6, "{mode:?}: {plain} -> {looked}, expected +{extra}");
     }
 }
+
+#[test]
+fn a_shared_memory_barrier_pays_one_interrupt_look_per_processor() {
+    // `barrier()` is one operation: its own loads, stores and fetch_add inside pay no look of
+    // their own. Two processors, 20 shared-memory barriers: the child's look (7 cycles) comes
+    // before its arrival, the root's overlaps it, so the run is 20 x 7 cycles longer (a look
+    // inside the barrier as well would make it 20 x 14).
+    struct Barriers;
+    impl Program for Barriers {
+        type State = ();
+        fn barrier_kind(&self) -> commlab_api::BarrierKind {
+            commlab_api::BarrierKind::SharedMemory
+        }
+        fn init_state(&self, _: ProcId, _: usize) {}
+        fn main<N: Node<State = ()>>(&self, node: &mut N) {
+            node.begin_timing();
+            for _ in 0..20 {
+                node.barrier();
+            }
+        }
+    }
+    let cycles = |set: &[&str]| alewife(set, Some(2)).run(Arc::new(Barriers)).unwrap().stats.cycles;
+    let (plain, looked) = (cycles(&[]), cycles(&["messaging.interrupt_look_cycles=7"]));
+    assert!((looked - plain - 20.0 * 7.0).abs() < 1e-6, "{plain} -> {looked}, expected +140");
+}

@@ -512,7 +512,7 @@ impl<'y, S> SimNode<'y, S> {
             self.check_tempest();
         }
         if let Some(parent) = parent {
-            self.fetch_add(counter(parent), 1);
+            self.rmw(counter(parent), |old| old.wrapping_add(1));
             self.spin_word("barrier (release)", flag(id), |v| v >= epoch);
         }
         for c in children {
