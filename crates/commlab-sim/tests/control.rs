@@ -73,9 +73,15 @@ fn machine_memory_estimate_counts_stacks_and_cache_tags() {
     let b = s.machine_bytes_estimate();
     assert_eq!(b.processors, 8 * (32 + 8) * 1024, "the stack in use and the processor's state");
     let lines = s.config().mem.cache_lines;
-    // The tag (8 bytes), then the LRU stamp, state and prefetch flag packed in one 8-byte word.
-    assert_eq!(b.caches, 8 * lines * 16, "a way's record: tag, and stamp, state and prefetch flag in one word");
+    assert_eq!(s.config().mem.associativity, 1);
+    // Direct-mapped: one 8-byte word per way (tag, state and prefetch flag).
+    assert_eq!(b.caches, 8 * lines * 8, "a direct-mapped way: one word");
     assert_eq!(b.total(), b.processors + b.caches);
+    // Set-associative: the way's word and its LRU stamp.
+    let four = Simulator::new(MachineConfig::preset("blizzard-s", &[], Some(8)).unwrap());
+    assert_eq!(four.config().mem.associativity, 4);
+    let lines = four.config().mem.cache_lines;
+    assert_eq!(four.machine_bytes_estimate().caches, 8 * lines * 16, "a set-associative way: word and stamp");
     assert_eq!(b.stacks, 8 * (256 + 4) * 1024, "address space: whole stacks and their guard pages");
 }
 

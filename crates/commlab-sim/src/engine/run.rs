@@ -35,10 +35,6 @@ pub const STACK_USE_BYTES: usize = 32 * 1024;
 /// Host bytes per processor besides its stack and cache tags (its `Proc`, memory-side and
 /// network state, inbox), rounded up from measurements.
 const PROC_BYTES: u64 = 8 * 1024;
-/// Host bytes per cache line of every processor's cache: the way's record (tag, LRU stamp,
-/// state and prefetch flag, with its padding). The most the caches can cost: they start as
-/// zeroed memory, and pages of sets no processor touches are never mapped.
-const CACHE_BYTES_PER_LINE: u64 = crate::mem::cache::WAY_BYTES as u64;
 
 /// Estimated host memory of the machine's own state before any application data: per processor
 /// a coroutine stack and a fixed share (first), and every cache's tag array (second). Saturates
@@ -48,7 +44,11 @@ pub(crate) fn machine_bytes(cfg: &MachineConfig) -> (u64, u64) {
     let ways = cfg.mem.associativity.max(1);
     let cache_lines = (cfg.mem.cache_lines / ways).max(1).saturating_mul(ways);
     let procs = (STACK_USE_BYTES as u64 + PROC_BYTES).saturating_mul(n);
-    (procs, cache_lines.saturating_mul(CACHE_BYTES_PER_LINE).saturating_mul(n))
+    // Per cache line the way's word, and its LRU stamp in a set-associative cache
+    // (`mem::cache::way_bytes`): the most the caches can cost, since they start as zeroed
+    // memory and pages of sets no processor touches are never mapped.
+    let per_line = crate::mem::cache::way_bytes(ways);
+    (procs, cache_lines.saturating_mul(per_line).saturating_mul(n))
 }
 
 /// A processor's main thread: a coroutine resumed with the world's pointer.

@@ -1,11 +1,11 @@
 //! Processors' caches: set-associative, LRU, line-granular. Holds tags and protocol states
 //! only; data lives in the single backing store (functional-first).
 //!
-//! Every processor's cache is one flat array of ways (tag, state, LRU stamp and prefetch flag in
-//! one 16-byte record, so a lookup is one host miss) that starts as zeros (an empty way is tag
-//! 0), so the OS maps only the pages of sets a run touches: host memory grows with what the
-//! processors cache, not with their number (the memory estimate, `engine::machine_bytes`, counts
-//! [`WAY_BYTES`] per way). `paged` gives physically
+//! Every processor's cache is one flat array of ways (tag, state and prefetch flag in one 8-byte
+//! word, so a lookup is one host miss; a set-associative cache's LRU stamps after its set's
+//! ways) that starts as zeros (an empty way is tag 0), so the OS maps only the pages of sets a
+//! run touches: host memory grows with what the processors cache, not with their number (the
+//! memory estimate, `engine::machine_bytes`, counts [`way_bytes`] per way). `paged` gives physically
 //! indexed caches their page colours (`hierarchy.page_bytes`, see `hier.rs`).
 
 use super::protocol::CacheState;
@@ -51,68 +51,75 @@ fn decode(b: u8) -> CacheState {
     }
 }
 
-/// Host bytes of one cache way, padding included (what the memory estimate counts per line).
-pub(crate) const WAY_BYTES: usize = std::mem::size_of::<Way>();
-
-/// One way of a set: 16 bytes, so four share a host cache line. Everything an access reads is
-/// in one record, so a lookup at scale, where the ways of a thousand caches do not fit in the
-/// host's caches, costs one host miss instead of one per field. All-zero bytes are an empty way
-/// (`EMPTY`, Invalid, never used, not prefetched).
-///
-/// `meta` packs the last-use stamp for LRU (the low [`STAMP_BITS`] bits; only read when
-/// ways > 1), the protocol state (`encode`d, two bits) and the unused-prefetch flag (the top
-/// bit: a prefetch brought the line in and no access has used it yet). A stamp is the
-/// processor's count of cache touches and installs, which cannot reach 2^61 in any run (at
-/// 10^9 a second it would take 73 years), so packing loses nothing; `install` checks it.
-#[derive(Clone, Copy)]
-#[repr(C)]
-struct Way {
-    tag: Tag,
-    meta: u64,
+/// Host bytes of one cache way at associativity `ways` (what the memory estimate counts per
+/// line): the way's word, and its LRU stamp when the cache has a choice of victim.
+pub(crate) const fn way_bytes(ways: u64) -> u64 {
+    if ways > 1 {
+        16
+    } else {
+        8
+    }
 }
 
-const STAMP_BITS: u32 = 61;
-const STAMP_MASK: u64 = (1 << STAMP_BITS) - 1;
-const STATE_MASK: u64 = 0b11 << STAMP_BITS;
+/// One way of a set, packed in one word so that a lookup at scale, where the ways of a thousand
+/// caches do not fit in the host's caches, costs one host miss, and a direct-mapped cache (most
+/// presets') takes 8 host bytes per line: 1024 Alewife caches are 32 MB of ways, not 64. The
+/// low [`TAG_BITS`] bits are the tag (`line + 1`, or `EMPTY`), then the protocol state
+/// (`encode`d, two bits), then the unused-prefetch flag (the top bit: a prefetch brought the
+/// line in and no access has used it yet). All-zero is an empty way (Invalid, never used, not
+/// prefetched). A line number needs at most 61 bits (`memory.line_bytes` >= 8 and addresses are
+/// 64-bit); `Way::new` checks it.
+///
+/// The LRU stamps are not in the way: only a cache with more than one way reads them, so each
+/// set of such a cache keeps its ways' stamps right after its ways (`Caches::block`), which
+/// leaves a 4-way set's ways and stamps in 64 bytes, as before, and a direct-mapped set with
+/// its one word. A stamp is the processor's count of cache touches and installs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(transparent)]
+struct Way(u64);
+
+const TAG_BITS: u32 = 61;
+const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
+const STATE_MASK: u64 = 0b11 << TAG_BITS;
 const PREFETCH_BIT: u64 = 1 << 63;
 
 impl Way {
     #[inline]
-    fn used(&self) -> u64 {
-        self.meta & STAMP_MASK
+    fn tag(self) -> Tag {
+        self.0 & TAG_MASK
     }
     #[inline]
-    fn set_used(&mut self, stamp: u64) {
-        self.meta = (self.meta & !STAMP_MASK) | stamp;
-    }
-    #[inline]
-    fn state(&self) -> u8 {
-        ((self.meta & STATE_MASK) >> STAMP_BITS) as u8
+    fn state(self) -> u8 {
+        ((self.0 & STATE_MASK) >> TAG_BITS) as u8
     }
     #[inline]
     fn set_state(&mut self, state: u8) {
-        self.meta = (self.meta & !STATE_MASK) | (u64::from(state) << STAMP_BITS);
+        self.0 = (self.0 & !STATE_MASK) | (u64::from(state) << TAG_BITS);
+    }
+    /// Empties the way (tag and prefetch flag cleared), keeping its state bits.
+    #[inline]
+    fn clear_tag(&mut self) {
+        self.0 &= STATE_MASK;
     }
     /// Clears the unused-prefetch flag, returning what it was.
     #[inline]
     fn take_unused_prefetch(&mut self) -> bool {
-        let was = self.meta & PREFETCH_BIT != 0;
-        self.meta &= !PREFETCH_BIT;
+        let was = self.0 & PREFETCH_BIT != 0;
+        self.0 &= !PREFETCH_BIT;
         was
     }
     #[inline]
-    fn new(line: Line, stamp: u64, state: u8, prefetched: bool) -> Way {
-        assert!(stamp <= STAMP_MASK, "a cache's LRU stamp overflowed {STAMP_BITS} bits");
+    fn new(line: Line, state: u8, prefetched: bool) -> Way {
+        let tag = tag_of(line);
+        assert!(tag <= TAG_MASK, "line {line} does not fit a cache tag's {TAG_BITS} bits");
         let flag = if prefetched { PREFETCH_BIT } else { 0 };
-        Way { tag: tag_of(line), meta: stamp | (u64::from(state) << STAMP_BITS) | flag }
+        Way(tag | (u64::from(state) << TAG_BITS) | flag)
     }
 }
 
-// SAFETY: `Way` is two integers, and all-zero bytes are a valid (empty) way.
-unsafe impl bytemuck::Zeroable for Way {}
-
 /// `n` processors' caches of one geometry, each set-associative with LRU replacement, in one
-/// flat array of ways indexed by `(processor * sets + set) * ways + way` (one zeroed
+/// flat array of words: set `set` of processor `p` is the block at `(p * sets + set) * block`,
+/// its ways first and then, when there is more than one, their LRU stamps (one zeroed
 /// allocation, large enough to be mapped lazily).
 #[derive(Clone)]
 pub(crate) struct Caches {
@@ -120,7 +127,9 @@ pub(crate) struct Caches {
     /// `sets - 1` when `sets` is a power of two (the set is then a mask, not a division).
     set_mask: Option<u64>,
     ways: usize,
-    /// Ways per processor: sets x ways.
+    /// Words per set: its ways, and their stamps when `ways > 1`.
+    block: usize,
+    /// Words per processor: sets x block.
     slots: usize,
     /// Pages at physical frames the OS chose (`hierarchy.page_bytes`): log2 of the lines per
     /// page and the page colours (sets / lines per page). A line's set is its place in its
@@ -130,7 +139,8 @@ pub(crate) struct Caches {
     /// order the processor's cache first held a line of it (bin hopping), and the next one.
     frames: Vec<HashMap<u64, u64>>,
     next_frame: Vec<u64>,
-    way: Vec<Way>,
+    /// Ways ([`Way`]'s word) and stamps, by block.
+    word: Vec<u64>,
     /// Each processor's LRU clock.
     clock: Vec<u64>,
 }
@@ -138,17 +148,19 @@ pub(crate) struct Caches {
 impl Caches {
     pub fn new(n: usize, lines: u64, ways: usize) -> Caches {
         let sets = (lines / ways as u64).max(1);
-        let slots = (sets as usize) * ways;
+        let block = if ways > 1 { 2 * ways } else { 1 };
+        let slots = (sets as usize) * block;
         let all = slots * n;
         Caches {
             sets,
             set_mask: sets.is_power_of_two().then(|| sets - 1),
             ways,
+            block,
             slots,
             pages: None,
             frames: Vec::new(),
             next_frame: Vec::new(),
-            way: bytemuck::zeroed_vec(all),
+            word: bytemuck::zeroed_vec(all),
             clock: vec![0; n],
         }
     }
@@ -179,7 +191,8 @@ impl Caches {
         self.clock.len()
     }
 
-    /// The ways of `line`'s set at processor `p`.
+    /// The ways of `line`'s set at processor `p` (indices of their words; way `i`'s stamp is
+    /// word `i + ways`).
     #[inline]
     fn set_of(&self, p: usize, line: Line) -> std::ops::Range<usize> {
         let set = match (self.pages, self.set_mask) {
@@ -189,20 +202,35 @@ impl Caches {
             (None, Some(mask)) => line & mask,
             (None, None) => line % self.sets,
         };
-        let base = p * self.slots + set as usize * self.ways;
+        let base = p * self.slots + set as usize * self.block;
         base..base + self.ways
+    }
+
+    #[inline]
+    fn way(&self, i: usize) -> Way {
+        Way(self.word[i])
+    }
+
+    /// The LRU stamp of way `i` (0 in a direct-mapped cache, which keeps none).
+    #[inline]
+    fn stamp(&self, i: usize) -> u64 {
+        if self.ways > 1 {
+            self.word[i + self.ways]
+        } else {
+            0
+        }
     }
 
     #[inline]
     fn slot(&self, p: usize, line: Line) -> Option<usize> {
         let tag = tag_of(line);
-        self.set_of(p, line).find(|&i| self.way[i].tag == tag)
+        self.set_of(p, line).find(|&i| self.way(i).tag() == tag)
     }
 
     /// The line's state at processor `p` (Invalid when absent).
     #[inline]
     pub fn state(&self, p: usize, line: Line) -> CacheState {
-        self.slot(p, line).map_or(CacheState::Invalid, |i| decode(self.way[i].state()))
+        self.slot(p, line).map_or(CacheState::Invalid, |i| decode(self.way(i).state()))
     }
 
     /// Mark a use of a present line (LRU); returns whether this is the first use of a line a
@@ -212,20 +240,23 @@ impl Caches {
         let Some(i) = self.slot(p, line) else { return false };
         if self.ways > 1 {
             self.clock[p] += 1;
-            self.way[i].set_used(self.clock[p]);
+            self.word[i + self.ways] = self.clock[p];
         }
-        self.way[i].take_unused_prefetch()
+        let mut w = self.way(i);
+        let useful = w.take_unused_prefetch();
+        self.word[i] = w.0;
+        useful
     }
 
     /// Change the state of a present line; Invalid removes it.
     pub fn set_state(&mut self, p: usize, line: Line, s: CacheState) {
         if let Some(i) = self.slot(p, line) {
-            let w = &mut self.way[i];
+            let mut w = self.way(i);
             if !s.valid() {
-                w.tag = EMPTY;
-                w.take_unused_prefetch();
+                w.clear_tag();
             }
             w.set_state(encode(s));
+            self.word[i] = w.0;
         }
     }
 
@@ -239,11 +270,11 @@ impl Caches {
             return Ok(None);
         }
         let ways = self.set_of(p, line);
-        if ways.clone().any(|i| self.way[i].tag == EMPTY) {
+        if ways.clone().any(|i| self.way(i).tag() == EMPTY) {
             return Ok(None);
         }
-        let i = ways.filter(|&i| !keep(line_of(self.way[i].tag))).min_by_key(|&i| self.way[i].used()).ok_or(())?;
-        Ok(Some((line_of(self.way[i].tag), decode(self.way[i].state()))))
+        let i = ways.filter(|&i| !keep(line_of(self.way(i).tag()))).min_by_key(|&i| self.stamp(i)).ok_or(())?;
+        Ok(Some((line_of(self.way(i).tag()), decode(self.way(i).state()))))
     }
 
     /// Install `line` at processor `p` in state `s` (the victim, if any, must have been dealt
@@ -258,10 +289,13 @@ impl Caches {
         let ways = self.set_of(p, line);
         let i = self
             .slot(p, line)
-            .or_else(|| ways.clone().find(|&i| self.way[i].tag == EMPTY))
-            .unwrap_or_else(|| ways.min_by_key(|&i| self.way[i].used()).expect("at least one way"));
+            .or_else(|| ways.clone().find(|&i| self.way(i).tag() == EMPTY))
+            .unwrap_or_else(|| ways.min_by_key(|&i| self.stamp(i)).expect("at least one way"));
         self.clock[p] += 1;
-        self.way[i] = Way::new(line, self.clock[p], encode(s), prefetched);
+        self.word[i] = Way::new(line, encode(s), prefetched).0;
+        if self.ways > 1 {
+            self.word[i + self.ways] = self.clock[p];
+        }
     }
 }
 
@@ -387,6 +421,42 @@ mod tests {
         assert_eq!(c.victim(2, 4, |l| l == 2), Ok(Some((0, CacheState::Shared))), "a kept line is skipped");
         c.set_state(2, 2, CacheState::Invalid);
         assert_eq!(c.victim(2, 4, |_| false), Ok(None), "a freed way takes the new line");
+    }
+
+    /// A 4-way cache keeps each set's stamps after its ways: filling every set of two
+    /// processors leaves every line present in its state, and each set's LRU victim is its own
+    /// least recently used line (a stamp written over a neighbour's way would lose a line or
+    /// pick another victim).
+    #[test]
+    fn every_set_keeps_its_ways_and_its_own_lru_order() {
+        let (sets, ways) = (3u64, 4usize);
+        let mut c = Caches::new(2, sets * ways as u64, ways);
+        assert_eq!(way_bytes(ways as u64), 16);
+        assert_eq!(way_bytes(1), 8);
+        let state = |l: u64| if l % 2 == 0 { CacheState::Shared } else { CacheState::Modified };
+        for p in 0..2 {
+            for l in 0..sets * ways as u64 {
+                c.install(p, l + 100 * p as u64, state(l), false);
+            }
+        }
+        for p in 0..2 {
+            // Touch all but the second line of each set, so that it is the least recent.
+            for l in 0..sets * ways as u64 {
+                if l / sets != 1 {
+                    c.touch(p, l + 100 * p as u64);
+                }
+            }
+        }
+        for p in 0..2 {
+            let base = 100 * p as u64;
+            for l in 0..sets * ways as u64 {
+                assert_eq!(c.state(p, l + base), state(l), "processor {p} line {l}");
+            }
+            for set in 0..sets {
+                let victim = c.victim(p, base + set + 1000 * sets, |_| false);
+                assert_eq!(victim, Ok(Some((base + set + sets, state(set + sets)))), "processor {p} set {set}");
+            }
+        }
     }
 
     #[test]
