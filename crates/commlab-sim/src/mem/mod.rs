@@ -119,38 +119,65 @@ macro_rules! lines {
     };
 }
 
+/// A line's directory entry: 32 bytes, so that two share a host cache line and none straddles
+/// two (at 40 bytes half did), which matters at scale, where the directory does not fit in the
+/// host's caches and a home's lookup is a host miss.
 #[derive(Clone, Debug)]
 struct DirEntry {
-    state: DirState,
-    owner: u32,
     /// Sharers in the order they were added (deterministic; may hold stale entries after a
     /// silent replacement). Inline up to four: most shared lines have few sharers, and the
     /// entry then touches no memory of its own on the heap.
     sharers: SmallVec<[u32; 4]>,
-    /// LimitLESS: remote sharers held in the hardware pointers. The home's own copy is not
-    /// one of them (Alewife keeps it in a separate local bit).
-    hw_pointers_used: u32,
-    /// LimitLESS: the sharer set overflowed into a list in memory since the line was last
-    /// owned, so a write must trap to software to invalidate it.
-    overflowed: bool,
+    owner: u32,
+    /// The state (bits 28 to 30), the overflowed flag (bit 24) and the hardware pointers in use
+    /// (the low 24 bits) in one word (see the accessors).
+    meta: u32,
 }
+
+const POINTERS_MASK: u32 = (1 << 24) - 1;
+const OVERFLOWED_BIT: u32 = 1 << 24;
+const STATE_SHIFT: u32 = 28;
+const _: () = assert!(crate::topology::MAX_PROCS <= POINTERS_MASK as usize, "a pointer count fits its 24 bits");
 
 impl DirEntry {
     fn new() -> DirEntry {
-        DirEntry {
-            state: DirState::Uncached,
-            owner: 0,
-            sharers: SmallVec::new(),
-            hw_pointers_used: 0,
-            overflowed: false,
-        }
+        DirEntry { sharers: SmallVec::new(), owner: 0, meta: 0 }
+    }
+
+    #[inline]
+    fn state(&self) -> DirState {
+        DirState::ALL[(self.meta >> STATE_SHIFT) as usize]
+    }
+
+    #[inline]
+    fn set_state(&mut self, s: DirState) {
+        self.meta = (self.meta & !(0b111 << STATE_SHIFT)) | (s as u32) << STATE_SHIFT;
+    }
+
+    /// LimitLESS: remote sharers held in the hardware pointers (below `topology::MAX_PROCS`).
+    /// The home's own copy is not one of them (Alewife keeps it in a separate local bit).
+    #[inline]
+    fn hw_pointers_used(&self) -> usize {
+        (self.meta & POINTERS_MASK) as usize
+    }
+
+    #[inline]
+    fn set_hw_pointers_used(&mut self, n: usize) {
+        debug_assert!(n <= POINTERS_MASK as usize);
+        self.meta = (self.meta & !POINTERS_MASK) | n as u32;
+    }
+
+    /// LimitLESS: the sharer set overflowed into a list in memory since the line was last
+    /// owned, so a write must trap to software to invalidate it.
+    #[inline]
+    fn overflowed(&self) -> bool {
+        self.meta & OVERFLOWED_BIT != 0
     }
 
     /// Forget every sharer (hardware pointers and the software list alike).
     fn clear_sharers(&mut self) {
         self.sharers.clear();
-        self.hw_pointers_used = 0;
-        self.overflowed = false;
+        self.meta &= !(POINTERS_MASK | OVERFLOWED_BIT);
     }
 }
 
@@ -446,7 +473,7 @@ impl Memory {
                 for _ in 0..lines {
                     self.home.push(p as u32);
                     let mut e = DirEntry::new();
-                    e.state = DirState::Exclusive;
+                    e.set_state(DirState::Exclusive);
                     e.owner = p as u32;
                     self.dir.push(e);
                 }
@@ -939,7 +966,7 @@ impl Memory {
         let start = now.max(self.ctrl_busy[home]);
         self.ctrl_busy[home] = start + m.dir_occupancy_ps;
         let entry = &self.dir[line as usize];
-        let state = entry.state;
+        let state = entry.state();
         let txn = self.txns.get(&line);
         let (requester, write, upgrade) =
             txn.map_or((from, false, false), |t| (t.req.requester as usize, t.req.write, t.req.upgrade));
@@ -971,7 +998,7 @@ impl Memory {
         // Only an upgrade from a listed sharer gets ownership without the data (a sharer entry
         // may be stale: the cache dropped its clean copy silently).
         let requester_had_copy = upgrade && self.dir[line as usize].sharers.contains(&(requester as u32));
-        self.dir[line as usize].state = next;
+        self.dir[line as usize].set_state(next);
         // Blizzard-E: the home's own tag follows the directory (bad ECC before the answer, a
         // downgrade's page change after it: `retag`).
         let (tag_ps, lost) = self.retag(home, line, self.caches.state(home, line));
@@ -1001,7 +1028,7 @@ impl Memory {
                     let owner = e.owner;
                     e.clear_sharers();
                     e.sharers.push(owner);
-                    e.hw_pointers_used = u32::from(owner as usize != home);
+                    e.set_hw_pointers_used(usize::from(owner as usize != home));
                     t
                 }
                 DirAction::ClearOwner => {
@@ -1030,15 +1057,15 @@ impl Memory {
         if !e.sharers.contains(&(s.requester as u32)) {
             e.sharers.push(s.requester as u32);
             if s.requester != s.home {
-                if e.hw_pointers_used as usize == hw_pointers {
+                if e.hw_pointers_used() == hw_pointers {
                     // LimitLESS pointer overflow: the home processor traps once, empties the
                     // pointers into the list in memory (with the new sharer), and later reads
                     // use the pointers again.
-                    e.hw_pointers_used = 0;
-                    e.overflowed = true;
+                    e.set_hw_pointers_used(0);
+                    e.meta |= OVERFLOWED_BIT;
                     t = self.limitless_trap(s.home, t, self.t.sw_read_ps);
                 } else {
-                    e.hw_pointers_used += 1;
+                    e.set_hw_pointers_used(e.hw_pointers_used() + 1);
                 }
             }
         }
@@ -1067,7 +1094,7 @@ impl Memory {
         let m = self.t;
         let e = &self.dir[s.line as usize];
         let others: SmallVec<[u32; 4]> = e.sharers.iter().copied().filter(|&x| x as usize != s.requester).collect();
-        if e.overflowed {
+        if e.overflowed() {
             // LimitLESS: sharers listed in memory are invalidated by software.
             t = self.limitless_trap(s.home, t, m.sw_write_ps);
         }
@@ -1358,7 +1385,7 @@ impl Memory {
         let at = line as usize * lw;
         let dir = (!self.txns.contains_key(&line)).then(|| {
             let e = &self.dir[line as usize];
-            check::DirView { state: e.state, owner: e.owner, sharers: &e.sharers }
+            check::DirView { state: e.state(), owner: e.owner, sharers: &e.sharers }
         });
         let states = (0..self.caches.len()).map(|p| self.caches.state(p, line));
         if let Err(e) = c.check_line(line, states, &self.data[at..at + lw], dir) {
@@ -1387,7 +1414,7 @@ impl LineView for Lines<'_> {
     }
     #[inline]
     fn dir_state(&self, line: Line) -> DirState {
-        self.dir[line as usize].state
+        self.dir[line as usize].state()
     }
     #[inline]
     fn engaged_with(&self, p: usize, line: Line) -> bool {
@@ -1631,8 +1658,30 @@ mod tests {
     /// A directory entry with its four inline sharers is no larger than one with a `Vec` (the
     /// sharers' `SmallVec` needs its `union` feature for that: without it, 48 bytes).
     #[test]
-    fn a_directory_entry_keeps_four_sharers_inline_in_40_bytes() {
-        assert_eq!(std::mem::size_of::<super::DirEntry>(), 40);
+    fn a_directory_entry_keeps_four_sharers_inline_in_32_bytes() {
+        assert_eq!(std::mem::size_of::<super::DirEntry>(), 32);
+    }
+
+    /// The packed fields keep their values independently: every state with the largest
+    /// pointer count and either flag, and clearing the sharers keeps the state.
+    #[test]
+    fn a_directory_entrys_packed_state_pointers_and_flag_are_independent() {
+        let most = crate::topology::MAX_PROCS - 1;
+        for s in super::DirState::ALL {
+            for (n, flag) in [(0, false), (most, false), (most, true), (1, true)] {
+                let mut e = super::DirEntry::new();
+                e.set_hw_pointers_used(n);
+                if flag {
+                    e.meta |= super::OVERFLOWED_BIT;
+                }
+                e.set_state(s);
+                assert_eq!((e.state(), e.hw_pointers_used(), e.overflowed()), (s, n, flag));
+                e.set_hw_pointers_used(n / 2);
+                assert_eq!((e.state(), e.hw_pointers_used(), e.overflowed()), (s, n / 2, flag));
+                e.clear_sharers();
+                assert_eq!((e.state(), e.hw_pointers_used(), e.overflowed()), (s, 0, false));
+            }
+        }
     }
 
     /// `is_private_of` (per-processor line ranges) says what `private_owner` (the home of each

@@ -326,6 +326,17 @@ pub enum DirState {
     BusyForwarding,
 }
 
+impl DirState {
+    /// Every state, indexed by its discriminant (how a packed directory entry stores it).
+    pub(crate) const ALL: [DirState; 5] = [
+        DirState::Uncached,
+        DirState::Shared,
+        DirState::Exclusive,
+        DirState::BusyInvalidating,
+        DirState::BusyForwarding,
+    ];
+}
+
 /// What arrives at the home for a line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum DirEvent {
