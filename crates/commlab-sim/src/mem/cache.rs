@@ -433,7 +433,7 @@ mod tests {
         let mut c = Caches::new(2, sets * ways as u64, ways);
         assert_eq!(way_bytes(ways as u64), 16);
         assert_eq!(way_bytes(1), 8);
-        let state = |l: u64| if l % 2 == 0 { CacheState::Shared } else { CacheState::Modified };
+        let state = |l: u64| if l.is_multiple_of(2) { CacheState::Shared } else { CacheState::Modified };
         for p in 0..2 {
             for l in 0..sets * ways as u64 {
                 c.install(p, l + 100 * p as u64, state(l), false);
