@@ -128,9 +128,9 @@ fn address_space_left() -> Option<(u64, u64)> {
 /// (`Simulator::machine_bytes_estimate`: per processor the 32 KiB of coroutine stack an
 /// application may use, 8 KiB of state and 8 bytes per cache line, 16 in a set-associative
 /// cache) and the application's data from its parameters (`commlab_apps::data_bytes_estimate`);
-/// its address space adds the whole 260 KiB stacks and the worker thread. It counts whole tag arrays and stacks, so it errs
-/// high (measured against peak RSS from 64 to 16384 processors), and it is checked once, before
-/// anything is built.
+/// its address space adds the whole 260 KiB stacks and the worker thread. It counts whole tag
+/// arrays and stacks, so it errs high (measured against peak RSS from 64 to 16384 processors),
+/// and it is checked once, before anything is built.
 pub fn check(app: &str, params: &[String], sim: &Simulator, max_memory: Option<u64>) -> Result<(), Failure> {
     let need = need(app, params, sim)?;
     let nprocs = sim.config().nprocs();

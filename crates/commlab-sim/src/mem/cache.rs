@@ -5,8 +5,8 @@
 //! word, so a lookup is one host miss; a set-associative cache's LRU stamps after its set's
 //! ways) that starts as zeros (an empty way is tag 0), so the OS maps only the pages of sets a
 //! run touches: host memory grows with what the processors cache, not with their number (the
-//! memory estimate, `engine::machine_bytes`, counts [`way_bytes`] per way). `paged` gives physically
-//! indexed caches their page colours (`hierarchy.page_bytes`, see `hier.rs`).
+//! memory estimate, `engine::machine_bytes`, counts [`way_bytes`] per way). `paged` gives
+//! physically indexed caches their page colours (`hierarchy.page_bytes`, see `hier.rs`).
 
 use super::protocol::CacheState;
 use std::collections::HashMap;
@@ -74,7 +74,7 @@ pub(crate) const fn way_bytes(ways: u64) -> u64 {
 /// set of such a cache keeps its ways' stamps right after its ways (`Caches::block`), which
 /// leaves a 4-way set's ways and stamps in 64 bytes, as before, and a direct-mapped set with
 /// its one word. A stamp is the processor's count of cache touches and installs.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 #[repr(transparent)]
 struct Way(u64);
 
@@ -148,7 +148,8 @@ pub(crate) struct Caches {
 impl Caches {
     pub fn new(n: usize, lines: u64, ways: usize) -> Caches {
         let sets = (lines / ways as u64).max(1);
-        let block = if ways > 1 { 2 * ways } else { 1 };
+        // The way's word, and its stamp when there is a choice of victim (`way_bytes`).
+        let block = ways * (way_bytes(ways as u64) / 8) as usize;
         let slots = (sets as usize) * block;
         let all = slots * n;
         Caches {

@@ -174,6 +174,11 @@ impl DirEntry {
         self.meta & OVERFLOWED_BIT != 0
     }
 
+    #[inline]
+    fn mark_overflowed(&mut self) {
+        self.meta |= OVERFLOWED_BIT;
+    }
+
     /// Forget every sharer (hardware pointers and the software list alike).
     fn clear_sharers(&mut self) {
         self.sharers.clear();
@@ -1062,7 +1067,7 @@ impl Memory {
                     // pointers into the list in memory (with the new sharer), and later reads
                     // use the pointers again.
                     e.set_hw_pointers_used(0);
-                    e.meta |= OVERFLOWED_BIT;
+                    e.mark_overflowed();
                     t = self.limitless_trap(s.home, t, self.t.sw_read_ps);
                 } else {
                     e.set_hw_pointers_used(e.hw_pointers_used() + 1);
@@ -1672,7 +1677,7 @@ mod tests {
                 let mut e = super::DirEntry::new();
                 e.set_hw_pointers_used(n);
                 if flag {
-                    e.meta |= super::OVERFLOWED_BIT;
+                    e.mark_overflowed();
                 }
                 e.set_state(s);
                 assert_eq!((e.state(), e.hw_pointers_used(), e.overflowed()), (s, n, flag));
