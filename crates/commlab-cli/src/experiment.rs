@@ -373,7 +373,7 @@ fn run_axis(
         "crossovers": found,
         "machines_on_axis": marks.iter().map(|m| json!({"machine": m.label, "x": m.x})).collect::<Vec<_>>(),
         "machines_off_axis": off_axis,
-        "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        "plots": rows::plot_names(&files),
     });
     Ok((write_summary(d, &summary, text, &files)?, outcome))
 }
@@ -572,7 +572,7 @@ fn run_variants(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig) -
     let summary = json!({
         "experiment": name, "app": info.name, "machine": base.spec.name, "procs": base.nprocs(),
         "runs": rows.iter().map(|r| &r.record).collect::<Vec<_>>(),
-        "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        "plots": rows::plot_names(&files),
     });
     print!("{}", write_summary(dir, &summary, text, &files)?);
     if problems.is_empty() {
@@ -687,7 +687,7 @@ fn run_param_curve(a: &ExperimentArgs, dir: &Path, base: &machine::MachineConfig
         "varied": c.key, "x_label": c.x_label, "metric": c.counter, "y_label": c.y_label,
         "series": all.iter().map(|(v, p)| (v.clone(), json!(p))).collect::<serde_json::Map<_, _>>(),
         "crossovers": found,
-        "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        "plots": rows::plot_names(&files),
     });
     print!("{}", write_summary(dir, &summary, text, &files)?);
     if outcome.is_ok() && rows.is_empty() {

@@ -32,6 +32,13 @@ fn bisection_experiment_writes_results_summary_and_plots() {
     let text = ok(&args);
     assert_eq!(json_lines(&d.join("results.jsonl")).len(), 3 * 5, "3 points x 5 variants");
     let summary: Value = serde_json::from_str(&std::fs::read_to_string(d.join("experiment.json")).unwrap()).unwrap();
+    // Plots are named relative to the folder (they were absolute paths naming the directory the
+    // experiment was written in), and each exists there.
+    let plots: Vec<&str> = summary["plots"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+    assert!(!plots.is_empty());
+    for p in &plots {
+        assert!(!p.contains('/') && d.join(p).is_file(), "plot {p} is not a file name in the folder");
+    }
     let series = summary["series"].as_object().unwrap();
     assert_eq!(series.len(), 5);
     // x = bisection left to the application: the bisection less the cross-traffic each run

@@ -415,7 +415,7 @@ fn summarize(
         "speedup": speedups,
         "table_procs": largest,
         "table": table,
-        "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        "plots": super::rows::plot_names(&files),
     });
     print!("{}", write_summary(dir, &summary, text, &files)?);
     Ok(())

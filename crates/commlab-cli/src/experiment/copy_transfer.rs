@@ -173,7 +173,7 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path, base: &MachineConfig) -> Resul
         "surfaces_mb_per_s": surfaces,
         "plateaus": plateaus,
         "remote_over_local": ratios,
-        "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        "plots": super::rows::plot_names(&files),
     });
     print!("{}", write_summary(dir, &summary, text, &files)?);
     if outcome.is_ok() && (rows.is_empty() || large_rows.is_empty()) {

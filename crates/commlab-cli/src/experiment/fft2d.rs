@@ -120,7 +120,7 @@ pub(super) fn run(a: &ExperimentArgs, dir: &Path, base: &MachineConfig) -> Resul
     let summary = json!({
         "experiment": "fft2d", "app": info.name, "machine": machine, "procs": procs,
         "variants": variants, "sizes": sizes, "points": table,
-        "plots": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        "plots": super::rows::plot_names(&files),
     });
     print!("{}", write_summary(dir, &summary, text, &files)?);
     if outcome.is_ok() && rows.is_empty() {

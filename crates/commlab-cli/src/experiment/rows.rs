@@ -33,6 +33,15 @@ fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
     std::fs::write(path, text).map_err(|e| failed(format!("writing `{}`: {e}", path.display())))
 }
 
+/// The plots' names as `experiment.json` records them: relative to the experiment's folder, so a
+/// folder that is moved or committed does not name the directory it was written in.
+pub(super) fn plot_names(files: &[PathBuf]) -> Vec<String> {
+    files
+        .iter()
+        .map(|f| f.file_name().map_or_else(|| f.display().to_string(), |n| n.to_string_lossy().into_owned()))
+        .collect()
+}
+
 /// Write an experiment's `experiment.json` (`summary`) and `experiment.txt` (`text`) into `dir`;
 /// returns `text` followed by the plots' paths, as the experiment prints it.
 pub(super) fn write_summary(dir: &Path, summary: &Value, text: String, plots: &[PathBuf]) -> Result<String, Failure> {
