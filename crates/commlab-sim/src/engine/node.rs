@@ -945,7 +945,7 @@ impl<S> Node for SimNode<'_, S> {
                 p.checked = [0; 2];
             }
             w.overflow = Default::default();
-            w.net.reset_link_stats();
+            w.net.reset_link_stats(now);
             if let Some(l) = w.lat.as_mut() {
                 l.clear();
             }

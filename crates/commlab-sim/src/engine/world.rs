@@ -350,6 +350,9 @@ impl<S> World<S> {
             poll_stats: PollStats::default(),
             cfg: Arc::clone(cfg),
         });
+        if world.sampler.is_some() || recording.trace.is_some() {
+            world.net.keep_every_hop_in_time();
+        }
         if let Some(len) = world.sampler.as_ref().map(|s| s.len) {
             for p in &mut world.procs {
                 p.acct.intervals = Some(Box::new(IntervalAccount::new(len)));

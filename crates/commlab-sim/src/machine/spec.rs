@@ -369,8 +369,9 @@ pub struct NetworkSpec {
     pub model: Option<String> = key("hop|fold", "how the simulator runs the network, not a machine property: `hop` (default, the reference) \
               schedules every hop, delivery and wake-up through the event queue; `fold` runs an event at \
               once, without queueing it, when it is due before everything queued (nothing can come \
-              between), which gives identical cycles, statistics and event order with fewer queued events \
-              (the run's `events` and `limits.max_events` count queued events)"),
+              between), and under the key tie order runs a packet's hops ahead of their time where nothing \
+              due in between can touch their links, which gives identical cycles, statistics and event \
+              order with fewer queued events (the run's `events` and `limits.max_events` count queued events)"),
 }
 }
 

@@ -292,6 +292,19 @@ impl<E: Liveness> EventQueue<E> {
         (k < best_key).then(|| self.held.remove(first))
     }
 
+    /// The time of the earliest pending event (queued or held), `u64::MAX` when none is.
+    #[inline]
+    pub fn next_time(&self) -> u64 {
+        let mut key = self.heap.peek_key().unwrap_or(u128::MAX);
+        for line in &self.lines {
+            if let Some(front) = line.front() {
+                key = key.min(front.key);
+            }
+        }
+        let held = self.held.iter().map(|h| h.time_ps).min().unwrap_or(u64::MAX);
+        ((key >> 64) as u64).min(held)
+    }
+
     pub fn len(&self) -> usize {
         self.heap.len() + self.lines.iter().map(|l| l.len()).sum::<usize>() + self.held.len()
     }
