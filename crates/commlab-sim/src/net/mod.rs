@@ -67,7 +67,7 @@
 mod overflow;
 
 use crate::machine::{CrossArbitration, MachineConfig};
-use crate::queue::{identity, tie, EventQueue, Liveness, Priority, TieOrder};
+use crate::queue::{identity, tie, EventQueue, Liveness, Priority, TieOrder, AHEAD_LINES};
 use crate::stats::trace::PacketLog;
 use crate::topology::{LinkId, LinkKind, Topology};
 use overflow::Watch;
@@ -522,7 +522,7 @@ impl Network {
         let vc = self.vc_for(pkt, link);
         let l = &self.links[link as usize];
         if l.waiters.is_empty() && !l.occupied[vc as usize] && self.link_free(link, now) {
-            self.acquire(q, now, link, pkt, vc, false);
+            self.acquire(q, now, link, pkt, vc, 0);
             return;
         }
         if self.cross_priority && self.packets[pkt as usize].background {
@@ -577,16 +577,17 @@ impl Network {
         if self.link_free(link, now) {
             if let Some(i) = self.first_eligible(link) {
                 let (pkt, vc) = self.links[link as usize].waiters.remove(i).expect("eligible waiter");
-                self.acquire(q, now, link, pkt, vc, false);
+                self.acquire(q, now, link, pkt, vc, 0);
             }
         }
         self.schedule_grant(q, now, link);
     }
 
-    /// `pkt` takes `link` at `now`. `ahead`: this is a hop run ahead of its time by an
-    /// acquisition at an earlier time (`hop_ahead`): what it schedules goes to the heap (a delay
-    /// line's times must not decrease).
-    fn acquire(&mut self, q: &mut impl NetQueue, now: u64, link: LinkId, pkt: PacketId, vc: u8, ahead: bool) {
+    /// `pkt` takes `link` at `now`. `ahead` > 0: this is the packet's `ahead`th hop run ahead of
+    /// its time by an acquisition at an earlier time (`hop_ahead`): the Hop it queues goes on
+    /// that depth's own delay line (a line's times must not decrease: the current time plus
+    /// `1 + ahead` router hops) or, beyond the lines, on the heap.
+    fn acquire(&mut self, q: &mut impl NetQueue, now: u64, link: LinkId, pkt: PacketId, vc: u8, ahead: usize) {
         let bytes = self.packets[pkt as usize].bytes as u64;
         let ser = self.serialization_ps(bytes);
         let (kind, to_router, endpoint, latency, line) = {
@@ -598,7 +599,7 @@ impl Network {
             l.bytes += bytes;
             (l.kind, l.to_router, l.endpoint as usize, l.latency_ps, l.line as usize)
         };
-        if ahead {
+        if ahead > 0 {
             self.ahead_log.push_back((now, link, bytes as u32));
         }
         if let Some(log) = self.packet_log.as_mut() {
@@ -635,13 +636,13 @@ impl Network {
             let at = now + latency;
             if kind == LinkKind::Router {
                 if let Some((next, next_vc)) = self.hop_ahead(q, now, link, pkt, at) {
-                    if !ahead {
+                    if ahead == 0 {
                         // `now` is the current time: the log's entries before it have passed.
                         while self.ahead_log.front().is_some_and(|&(t, _, _)| t <= now) {
                             self.ahead_log.pop_front();
                         }
                     }
-                    self.acquire(q, at, next, pkt, next_vc, true);
+                    self.acquire(q, at, next, pkt, next_vc, ahead + 1);
                     return;
                 }
             }
@@ -649,11 +650,11 @@ impl Network {
                 self.hops_queued[to_router as usize] += 1;
             }
             let ev = NetEvent::Hop { pkt, router: to_router, background };
-            if own_ni.is_some() || ahead {
-                // Not the link's fixed latency, or not now: not on its delay line (whose times
-                // must not decrease).
+            if own_ni.is_some() || ahead > AHEAD_LINES {
+                // Not the link's fixed latency, or too far ahead: not on a delay line.
                 self.push(q, at, ev);
             } else {
+                let line = if ahead == 0 { line } else { 1 + ahead };
                 q.push_net_line(line, at, self.tie(q, &ev), ev);
             }
         }
@@ -686,7 +687,9 @@ impl Network {
     /// its links' statistics would count acquisitions after the end). Interval samples and
     /// traces read links in between: `keep_every_hop_in_time` turns this off for such runs.
     fn hop_ahead(&self, q: &impl NetQueue, now: u64, link: LinkId, pkt: PacketId, at: u64) -> Option<(LinkId, u8)> {
-        if !self.ahead || at > self.max_time_ps || self.packets[pkt as usize].background {
+        // The queue's and this router's state first: the next link's is likely not in the host's
+        // cache (at 16,384 processors, reading it first made a failed test cost a miss twice).
+        if !self.ahead || at > self.max_time_ps || q.next_time() <= now || self.packets[pkt as usize].background {
             return None;
         }
         let l = &self.links[link as usize];
@@ -700,9 +703,6 @@ impl Network {
         let next = self.topo.next_link(r2, self.packets[pkt as usize].dst as usize);
         let n = &self.links[next as usize];
         if !n.waiters.is_empty() || n.grant_pending || n.occupied.iter().any(|&o| o) || !self.link_free(next, at) {
-            return None;
-        }
-        if q.next_time() <= now {
             return None;
         }
         Some((next, self.vc_for(pkt, next)))

@@ -13,7 +13,9 @@
 //!
 //! Most events (a packet header reaching the next router) are scheduled a fixed latency after
 //! the current time. Since the current time never decreases, such events arrive in time order,
-//! so they go into *delay lines* (O(1)) instead of the heap; `pop` takes the smallest key among
+//! so they go into *delay lines* (O(1)) instead of the heap (a packet that ran `k` hops ahead,
+//! `net/mod.rs`, queues its next hop `1 + k` router hops after the current time: a line per
+//! `k`); `pop` takes the smallest key among
 //! the heap top and the line fronts. Under `creation` a line is a FIFO (later pushes have larger
 //! sequence numbers). Under `key` an event may be pushed at the same time as the line's last
 //! ones with a smaller tie: it is inserted in key order among those (a short walk back over the
@@ -110,8 +112,12 @@ pub(crate) trait Liveness {
     fn background(&self) -> bool;
 }
 
-/// Number of delay lines (one per fixed latency: router hop, NI link).
-pub(crate) const LINES: usize = 2;
+/// Number of delay lines: one per fixed latency after the current time (a router hop, an NI
+/// link), and one per number of router hops a packet ran ahead (`net/mod.rs`: its next hop is
+/// due `1 + k` router hops after the current time), up to [`AHEAD_LINES`].
+pub(crate) const LINES: usize = 2 + AHEAD_LINES;
+/// Delay lines for hops queued by packets that ran 1, 2, ... hops ahead (beyond: the heap).
+pub(crate) const AHEAD_LINES: usize = 3;
 
 /// An event pushed but not yet filed (folding only).
 struct Held<E> {
@@ -141,6 +147,8 @@ pub(crate) struct EventQueue<E> {
     /// Whether pushed events are held back (see the module documentation).
     fold: bool,
     held: Vec<Held<E>>,
+    /// The earliest time among `held` (`u64::MAX` when empty).
+    held_time: u64,
 }
 
 impl<E: Liveness> EventQueue<E> {
@@ -155,6 +163,7 @@ impl<E: Liveness> EventQueue<E> {
             keyed: order == TieOrder::Key,
             fold,
             held: Vec::new(),
+            held_time: u64::MAX,
         }
     }
 
@@ -210,6 +219,7 @@ impl<E: Liveness> EventQueue<E> {
     fn add(&mut self, line: Option<usize>, time_ps: u64, prio: Priority, tie: u64, event: E) {
         self.live += u64::from(!event.background());
         if self.fold {
+            self.held_time = self.held_time.min(time_ps);
             self.held.push(Held { time_ps, prio, tie, line, event });
         } else {
             self.file(line, time_ps, prio, tie, event);
@@ -251,6 +261,7 @@ impl<E: Liveness> EventQueue<E> {
                 self.file(h.line, h.time_ps, h.prio, h.tie, h.event);
             }
             self.held = held;
+            self.held_time = u64::MAX;
             if let Some(h) = folded {
                 self.live -= u64::from(!h.event.background());
                 return Some((h.time_ps, h.event, true));
@@ -301,8 +312,7 @@ impl<E: Liveness> EventQueue<E> {
                 key = key.min(front.key);
             }
         }
-        let held = self.held.iter().map(|h| h.time_ps).min().unwrap_or(u64::MAX);
-        ((key >> 64) as u64).min(held)
+        ((key >> 64) as u64).min(self.held_time)
     }
 
     pub fn len(&self) -> usize {
