@@ -61,7 +61,8 @@ fn assert_balanced(stats: &RunStats, what: &str) {
     // Each thread's CPU time over its own wall time in the timed region: at most about 1 (a
     // process-wide CPU time would count every thread's against each wall time: about procs).
     let share = stats.counters["cpu_share"];
-    assert!(share > 0.0 && share <= 1.5, "{what}: cpu_share {share}");
+    let busy: Vec<f64> = stats.procs.iter().map(|p| p.busy).collect();
+    assert!(share > 0.0 && share <= 1.5, "{what}: cpu_share {share}, busy cycles {busy:?}");
 }
 
 /// Processors to run on: 2, or 4 (on 2 cores, oversubscribed) where the app needs more than
