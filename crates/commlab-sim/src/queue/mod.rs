@@ -242,17 +242,7 @@ impl<E: Liveness> EventQueue<E> {
     /// The earliest event, its time, and whether it was folded (popped without having been
     /// queued; see the module documentation).
     pub fn pop(&mut self) -> Option<(u64, E, bool)> {
-        // The source holding the smallest key: the heap (usize::MAX) or a delay line.
-        let mut best = usize::MAX;
-        let mut best_key = self.heap.peek_key().unwrap_or(u128::MAX);
-        for (i, line) in self.lines.iter().enumerate() {
-            if let Some(front) = line.front() {
-                if front.key < best_key {
-                    best = i;
-                    best_key = front.key;
-                }
-            }
-        }
+        let (best, best_key) = self.earliest_queued();
         if !self.held.is_empty() {
             let folded = if self.keyed { self.fold_keyed(best_key) } else { self.fold_creation(best_key) };
             // The others are filed now, before the folded event pushes anything.
@@ -303,16 +293,25 @@ impl<E: Liveness> EventQueue<E> {
         (k < best_key).then(|| self.held.remove(first))
     }
 
+    /// The queued source holding the smallest key (the heap, `usize::MAX`, or a delay line) and
+    /// that key (`u128::MAX` when nothing is queued); held events are not looked at.
+    #[inline]
+    fn earliest_queued(&self) -> (usize, u128) {
+        let mut best = (usize::MAX, self.heap.peek_key().unwrap_or(u128::MAX));
+        for (i, line) in self.lines.iter().enumerate() {
+            if let Some(front) = line.front() {
+                if front.key < best.1 {
+                    best = (i, front.key);
+                }
+            }
+        }
+        best
+    }
+
     /// The time of the earliest pending event (queued or held), `u64::MAX` when none is.
     #[inline]
     pub fn next_time(&self) -> u64 {
-        let mut key = self.heap.peek_key().unwrap_or(u128::MAX);
-        for line in &self.lines {
-            if let Some(front) = line.front() {
-                key = key.min(front.key);
-            }
-        }
-        ((key >> 64) as u64).min(self.held_time)
+        ((self.earliest_queued().1 >> 64) as u64).min(self.held_time)
     }
 
     pub fn len(&self) -> usize {
