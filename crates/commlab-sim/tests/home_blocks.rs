@@ -22,6 +22,10 @@ enum Script {
     RemoteReaderThenHomeWrite,
     /// The home spins on its own block until processor 1 writes it.
     HomeSpins,
+    /// Processor 1 writes the block; then processor 2 reads it, processors 3 and up miss on
+    /// four other blocks of the home each (keeping its protocol processor busy) and, `delay`
+    /// cycles later, the home loads the block and at once stores to it.
+    HomeLoadStoreBehindRead { delay: u64 },
 }
 
 struct Home(Script);
@@ -31,6 +35,8 @@ impl Program for Home {
     fn init_state(&self, _: ProcId, _: usize) {}
     fn main<N: Node<State = ()>>(&self, node: &mut N) {
         let a: Addr = node.alloc_shared(1, Placement::OnNode(0));
+        // 32 blocks of up to 512 bytes (the largest Blizzard block).
+        let others: Addr = node.alloc_shared(32 * 64, Placement::OnNode(0));
         node.barrier();
         node.begin_timing();
         let me = node.id();
@@ -55,6 +61,30 @@ impl Program for Home {
                 node.barrier();
                 if me == 1 {
                     assert_eq!(node.load(a), 7, "the remote copy was invalidated and fetched again");
+                }
+            }
+            Script::HomeLoadStoreBehindRead { delay } => {
+                if me == 1 {
+                    node.store(a, 3);
+                }
+                node.barrier();
+                if me == 2 {
+                    assert_eq!(node.load(a), 3);
+                }
+                if me >= 3 {
+                    for k in 0..4 {
+                        let block = (512 * (me * 4 + k)) as u64;
+                        assert_eq!(node.load(Addr(others.0 + block)), 0);
+                    }
+                }
+                if me == 0 {
+                    node.compute(delay);
+                    assert_eq!(node.load(a), 3);
+                    node.store(a, 4);
+                }
+                node.barrier();
+                if me == 1 {
+                    assert_eq!(node.load(a), 4);
                 }
             }
             Script::HomeSpins => {
@@ -116,5 +146,27 @@ fn a_home_spinning_on_its_own_block_wakes_when_a_remote_write_takes_it() {
         // The writer's miss, then the home's fault to fetch the block back.
         assert_eq!(s.counters["cache_misses"], 2.0, "{name}");
         assert_eq!(s.counters["local_misses"], 1.0, "{name}");
+    }
+}
+
+/// Regression (found in `experiment blizzard`: barnes stache on blizzard-s at 8 processors
+/// stopped with "a pinned line holds the fill of the very access the processor performs next").
+/// The home's read miss on its own block sends a request to itself; while that request waits
+/// for the home's protocol processor, another reader's transaction completes, leaving the
+/// home's tag readable, and the home, woken by that handler, performs its load at home. Its
+/// store then waits for the fill of the read request, which must not hold the line for the
+/// store (the access it was sent for has performed). The delays sweep the window on each
+/// machine (before the fix, delays 18,455-18,520 stopped with that error on blizzard-s and
+/// 17,565-17,590 on blizzard-t); every run must finish with the values the program asserts,
+/// under the invariant checker.
+#[test]
+fn a_homes_access_that_outruns_its_own_request_does_not_hold_the_fill() {
+    for name in ["blizzard-s", "blizzard-e", "blizzard-t"] {
+        let sim = Simulator::new(MachineConfig::preset(name, &[], Some(8)).unwrap()).checked(true);
+        for delay in (0..20_000).step_by(5) {
+            if let Err(e) = sim.run(Arc::new(Home(Script::HomeLoadStoreBehindRead { delay }))) {
+                panic!("{name}, the home's load {delay} cycles after the barrier: {e}");
+            }
+        }
     }
 }

@@ -235,6 +235,10 @@ struct ProcMem {
     waiting: Option<Line>,
     /// Lines with a prefetch in flight.
     prefetches: Vec<Line>,
+    /// Lines whose demand request is still in flight although the access it was sent for has
+    /// performed (software DSM: the home's own request, overtaken by another transaction that
+    /// left the home's tag allowing the access). The fill is installed, not held for an access.
+    outrun: Vec<Line>,
     /// Allocations this processor has made (its index into the region list).
     allocs: usize,
     /// A line filled for a demand miss, held until the processor has performed its access
@@ -245,10 +249,17 @@ struct ProcMem {
 }
 
 impl ProcMem {
-    /// Whether this processor has a request in flight for `line` (a demand miss or a
-    /// prefetch) or holds it for an access it has not performed yet.
+    /// Whether this processor has a request in flight for `line` or holds it for an access it
+    /// has not performed yet.
     fn engaged_with(&self, line: Line) -> bool {
-        self.pinned == Some(line) || self.waiting == Some(line) || self.prefetches.contains(&line)
+        self.pinned == Some(line) || self.requested(line)
+    }
+
+    /// Whether this processor has a request in flight for `line`: a demand miss, a prefetch,
+    /// or a demand request its access has outrun.
+    #[inline]
+    fn requested(&self, line: Line) -> bool {
+        self.waiting == Some(line) || self.prefetches.contains(&line) || self.outrun.contains(&line)
     }
 
     /// The transient part of `line`'s state here, as the processor's accesses see it: a request
@@ -256,7 +267,7 @@ impl ProcMem {
     /// performed on at once; the processor never sees it otherwise.)
     #[inline]
     fn access_pending(&self, line: Line) -> Pending {
-        if self.waiting == Some(line) || self.prefetches.contains(&line) {
+        if self.requested(line) {
             Pending::Requested
         } else if self.pinned == Some(line) {
             Pending::Pinned
@@ -271,7 +282,7 @@ impl ProcMem {
     fn protocol_pending(&self, line: Line) -> Pending {
         if self.pinned == Some(line) {
             Pending::Pinned
-        } else if self.waiting == Some(line) || self.prefetches.contains(&line) {
+        } else if self.requested(line) {
             Pending::Requested
         } else {
             Pending::Idle
@@ -624,6 +635,13 @@ impl Memory {
     /// access `missed` first.
     #[inline]
     pub(crate) fn performed(&mut self, p: usize, line: Line, missed: bool) {
+        let pm = &mut self.procs[p];
+        if pm.waiting == Some(line) {
+            // Performed at home before the fill of its own request came: the request stays in
+            // flight, but its fill no longer holds the line for this access.
+            pm.waiting = None;
+            pm.outrun.push(line);
+        }
         if self.caches.touch(p, line) {
             self.stats.prefetches_useful += 1;
         }
@@ -1236,6 +1254,7 @@ impl Memory {
         }
         let pm = &mut self.procs[p];
         pm.prefetches.retain(|&l| l != line);
+        pm.outrun.retain(|&l| l != line);
         if pm.waiting == Some(line) {
             // A demand fill that could not be placed is simply missed again.
             pm.waiting = None;

@@ -165,7 +165,8 @@ pub fn proc_transition(s: CacheState, pending: Pending, e: ProcEvent, g: ProcGua
     use ProcAction as PA;
     Ok(match (s, pending, e) {
         // Software DSM: the home's tag allows the access; a request of its own may still be on
-        // its way to itself (it finds the line as it is then).
+        // its way to itself (it finds the line as it is then, and the request's fill, when it
+        // comes, is installed without holding the line for an access: `ProcMem::outrun`).
         (CS::Invalid, _, PE::Load | PE::Store) if g.home_tag_allows => PA::HitAtHome,
         (CS::Modified, _, PE::Load | PE::Store) | (CS::Shared, _, PE::Load) => PA::Hit,
         (CS::Invalid, Idle, PE::Load) => PA::SendReadRequest,
