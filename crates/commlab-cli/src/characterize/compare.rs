@@ -40,7 +40,8 @@ pub struct Row {
     /// The native runs' share of their cores, per run: the processors' threads' CPU time over
     /// their wall time in the timed region (the run's `cpu_share` counter; set-up excluded); 1
     /// when every processor's thread had its core all the time (waits spin), less when the
-    /// host's other load took it.
+    /// host's other load took it; NaN (null in JSON) for a run whose timed region was too
+    /// short to measure it (under 1 ms per processor).
     pub cpu_share: Vec<f64>,
     pub cpu_share_median: f64,
     /// Mean time per processor by category (ns): the median native run's, and the prediction's.
@@ -206,14 +207,15 @@ pub fn table(c: &Comparison) -> String {
     ));
     for r in &c.variants {
         t.push_str(&format!(
-            "{:<8} {:>12.3} {:>23} {:>13.3} {:>18.2}  {:<11} {:.2}\n",
+            "{:<8} {:>12.3} {:>23} {:>13.3} {:>18.2}  {:<11} {}\n",
             r.variant,
             r.measured_median_ns / 1e6,
             format!("{:.3}-{:.3}", r.measured_min_ns / 1e6, r.measured_max_ns / 1e6),
             r.predicted_ns / 1e6,
             r.ratio,
             format!("{:.2}-{:.2}", r.ratio_min, r.ratio_max),
-            r.cpu_share_median
+            // Absent from runs whose timed region was under 1 ms per processor.
+            if r.cpu_share_median.is_finite() { format!("{:.2}", r.cpu_share_median) } else { "-".into() }
         ));
     }
     t.push_str(&format!(
