@@ -453,6 +453,10 @@ pub struct RunStats {
     pub links: Vec<LinkStats>,
     /// Simulator events executed (0 for native runs).
     pub events: u64,
+    /// Those events by kind, in a fixed order of kinds (`hop`, `grant`, `deliver`, `inject`,
+    /// ..., `wake`, `wake_superseded`: a processor's wake-up that found a later one had replaced
+    /// it); they sum to `events`. Empty for native runs.
+    pub events_by_kind: Vec<(&'static str, u64)>,
     /// Wall-clock seconds the run took.
     pub wall_seconds: f64,
     /// Latency distributions over the timed region, one per metric and class; empty unless the

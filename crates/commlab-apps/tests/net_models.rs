@@ -65,12 +65,36 @@ fn outcome(r: Result<AppResult, AppError>) -> (String, u64) {
     match r {
         Ok(mut r) => {
             let events = r.stats.events;
+            let by_kind: u64 = r.stats.events_by_kind.iter().map(|&(_, n)| n).sum();
+            assert_eq!(by_kind, events, "events by kind sum to the events: {:?}", r.stats.events_by_kind);
             r.stats.events = 0;
+            r.stats.events_by_kind.clear();
             r.stats.wall_seconds = 0.0;
             (format!("{r:?}"), events)
         }
         Err(e) => (format!("{e:?}"), 0),
     }
+}
+
+/// The events by kind: the same in two runs, summing to the events, with hops and resuming
+/// wake-ups among them; under `fold` fewer hops are queued.
+#[test]
+fn events_by_kind_sum_to_the_events_and_show_the_hops_fold_saves() {
+    let by_kind = |model: &str| {
+        let sim = Simulator::new(alewife(&[&format!("network.model={model}")], Some(16)));
+        let params = small_params("em3d", &sim);
+        let r = run_app(&sim, "em3d", "sm", &params, 7).expect("em3d sm");
+        let kinds: std::collections::BTreeMap<&str, u64> = r.stats.events_by_kind.iter().copied().collect();
+        assert_eq!(kinds.values().sum::<u64>(), r.stats.events, "{model}: {kinds:?}");
+        (kinds, r.stats.events)
+    };
+    let (hop, hop_events) = by_kind("hop");
+    assert_eq!(by_kind("hop").0, hop, "two runs, same events by kind");
+    for kind in ["hop", "deliver", "inject", "wake"] {
+        assert!(hop[kind] > 0, "{kind}: {hop:?}");
+    }
+    let (fold, fold_events) = by_kind("fold");
+    assert!(fold["hop"] < hop["hop"] && fold_events < hop_events, "fold {fold:?} against hop {hop:?}");
 }
 
 #[test]

@@ -390,6 +390,8 @@ fn print_row(
             "shared_refs_per_second": (hits + misses) / wall, "misses_per_second": misses / wall,
             "remote_misses": remote_misses, "events_per_remote_miss": per_miss,
             "messages_all": all_msgs, "events_per_message": per_msg,
+            "events_by_kind": r.stats.events_by_kind.iter().map(|&(k, n)| (k.to_string(), json!(n)))
+                .collect::<serde_json::Map<_, _>>(),
         });
         if let Some((base_wall, same)) = base {
             j["baseline_wall_seconds"] = json!(base_wall);

@@ -479,6 +479,7 @@ fn collect_stats<S>(shared: &Shared, results: &[ProcResult<S>], wall: f64) -> Ru
         nodes,
         links: Vec::new(),
         events: 0,
+        events_by_kind: Vec::new(),
         wall_seconds: wall,
         latencies: Vec::new(),
         trace: None,

@@ -11,7 +11,7 @@
 use super::control::RunControl;
 use super::error::SimError;
 use super::node::SimNode;
-use super::state::{Event, MainState, Recording, Wait};
+use super::state::{Event, EventCounts, MainState, Recording, Wait, EVENT_KINDS};
 use super::stats::collect_stats;
 use super::world::World;
 use crate::machine::MachineConfig;
@@ -73,7 +73,7 @@ pub fn run<P: Program>(
     // outlives the statement that makes it, and none is held while a coroutine runs.
     unsafe { &mut *wp }.start();
     let events = event_loop(wp, &mut coros, control)?;
-    unsafe { &mut *wp }.check_end(events, control)?;
+    unsafe { &mut *wp }.check_end(events.total(), control)?;
     if let Some(c) = control.filter(|c| c.measuring_stacks()) {
         let deepest = coros.into_iter().map(|co| stack_bytes_used(&co.into_stack())).max().unwrap_or(0);
         c.record_stack_bytes(deepest as u64);
@@ -86,7 +86,7 @@ pub fn run<P: Program>(
         let end = world.now;
         world.sample_until(end.saturating_add(len - 1));
     }
-    let stats = collect_stats(&world, events, started.elapsed().as_secs_f64())?;
+    let stats = collect_stats(&world, &events, started.elapsed().as_secs_f64())?;
     let memory = world.mem.take_data();
     let states = world.procs.into_iter().map(|p| p.state).collect();
     Ok(RunOutput { states, memory, stats })
@@ -108,18 +108,26 @@ fn coroutines<P: Program>(program: &Arc<P>, n: usize) -> Result<Vec<Coro<P::Stat
 }
 
 /// The event loop: pop and handle events (a processor's wake-up resumes its coroutine) until
-/// none keeps the run alive; returns how many events were queued and handled. Stops with an
-/// error at the event or time limit, on the control's request, at the first error, or when
-/// every unfinished processor is blocked with nothing in flight (deadlock).
-fn event_loop<S>(wp: *mut World<S>, coros: &mut [Coro<S>], control: Option<&RunControl>) -> Result<u64, SimError> {
+/// none keeps the run alive; returns how many events of each kind were queued and handled.
+/// Stops with an error at the event or time limit, on the control's request, at the first
+/// error, or when every unfinished processor is blocked with nothing in flight (deadlock).
+fn event_loop<S>(
+    wp: *mut World<S>,
+    coros: &mut [Coro<S>],
+    control: Option<&RunControl>,
+) -> Result<EventCounts, SimError> {
     let cfg = Arc::clone(&unsafe { &*wp }.cfg);
     let mut events: u64 = 0;
+    let mut counts = EventCounts::default();
     loop {
         let w = unsafe { &mut *wp };
         // A folded event (`network.model = "fold"`) is handled exactly where the reference
         // pops it, but was never queued; `events` counts queued events only.
         let Some((t, ev, folded)) = w.q.pop() else { break };
-        events += u64::from(!folded);
+        if !folded {
+            events += 1;
+            counts.by_kind[ev.kind()] += 1;
+        }
         if t >= w.next_sample_ps() {
             w.sample_until(t);
         }
@@ -139,7 +147,12 @@ fn event_loop<S>(wp: *mut World<S>, coros: &mut [Coro<S>], control: Option<&RunC
             }
         }
         match ev {
-            Event::Wake { p, gen } => resume(wp, coros, p as usize, gen),
+            Event::Wake { p, gen } => {
+                if !resume(wp, coros, p as usize, gen) && !folded {
+                    counts.by_kind[WAKE] -= 1;
+                    counts.by_kind[WAKE_SUPERSEDED] += 1;
+                }
+            }
             other => w.handle(other),
         }
         let w = unsafe { &mut *wp };
@@ -155,16 +168,22 @@ fn event_loop<S>(wp: *mut World<S>, coros: &mut [Coro<S>], control: Option<&RunC
             }
         }
     }
-    Ok(events)
+    Ok(counts)
 }
 
+/// Indices of a wake-up that resumed its processor and one that was superseded, in
+/// [`EVENT_KINDS`].
+const WAKE: usize = EVENT_KINDS.len() - 2;
+const WAKE_SUPERSEDED: usize = EVENT_KINDS.len() - 1;
+
 /// `Event::Wake`: resume processor `p`'s main thread if `gen` is still its current generation,
-/// until it yields or returns, then carry out what the network reported meanwhile.
+/// until it yields or returns, then carry out what the network reported meanwhile; false if
+/// the wake-up was superseded (it does nothing).
 #[inline]
-fn resume<S>(wp: *mut World<S>, coros: &mut [Coro<S>], p: usize, gen: u32) {
+fn resume<S>(wp: *mut World<S>, coros: &mut [Coro<S>], p: usize, gen: u32) -> bool {
     let w = unsafe { &mut *wp };
     if w.procs[p].gen != gen {
-        return; // superseded
+        return false; // superseded
     }
     w.procs[p].main = MainState::Running;
     match coros[p].resume(wp) {
@@ -177,6 +196,7 @@ fn resume<S>(wp: *mut World<S>, coros: &mut [Coro<S>], p: usize, gen: u32) {
     }
     let w = unsafe { &mut *wp };
     w.drain_notices();
+    true
 }
 
 /// How deep a finished coroutine's stack went: its usable part (the top `STACK_BYTES`, above

@@ -101,6 +101,65 @@ impl Event {
     }
 }
 
+/// The names of the event kinds, indexed by [`Event::kind`]; the last is a wake-up that found
+/// its processor's generation moved on (it does nothing).
+pub(crate) const EVENT_KINDS: [&str; 15] = [
+    "hop",
+    "grant",
+    "deliver",
+    "inject",
+    "overflow_check",
+    "proto",
+    "one_sided",
+    "one_sided_serve",
+    "trap",
+    "cross_gen",
+    "handler_done",
+    "dispatch",
+    "overflow_drain",
+    "wake",
+    "wake_superseded",
+];
+
+impl Event {
+    /// The event's kind, an index into [`EVENT_KINDS`] (a wake-up counts as `wake`).
+    #[inline]
+    pub(crate) fn kind(&self) -> usize {
+        match *self {
+            Event::Net(NetEvent::Hop { .. }) => 0,
+            Event::Net(NetEvent::Grant { .. }) => 1,
+            Event::Net(NetEvent::Deliver { .. }) => 2,
+            Event::Net(NetEvent::Inject { .. }) => 3,
+            Event::Net(NetEvent::OverflowCheck { .. }) => 4,
+            Event::Proto { .. } => 5,
+            Event::OneSided { .. } => 6,
+            Event::OneSidedServe { .. } => 7,
+            Event::Trap { .. } => 8,
+            Event::CrossGen { .. } => 9,
+            Event::HandlerDone { .. } => 10,
+            Event::Dispatch { .. } => 11,
+            Event::OverflowDrain { .. } => 12,
+            Event::Wake { .. } => 13,
+        }
+    }
+}
+
+/// The queued events a run handled, by kind (folded events are not queued and not counted).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct EventCounts {
+    pub by_kind: [u64; EVENT_KINDS.len()],
+}
+
+impl EventCounts {
+    pub fn total(&self) -> u64 {
+        self.by_kind.iter().sum()
+    }
+
+    pub fn by_kind(&self) -> Vec<(&'static str, u64)> {
+        EVENT_KINDS.iter().copied().zip(self.by_kind).collect()
+    }
+}
+
 impl Liveness for Event {
     /// Background events (cross-traffic) do not keep a run alive.
     fn background(&self) -> bool {

@@ -2,6 +2,7 @@
 //! optional latency distributions, intervals and trace, from the world at the end of a run.
 
 use super::error::SimError;
+use super::state::EventCounts;
 use super::world::World;
 use crate::stats::counters::*;
 use crate::stats::interval::{self as intervals, IntervalAccount};
@@ -12,7 +13,7 @@ use std::collections::BTreeMap;
 type Counters = BTreeMap<String, f64>;
 
 /// The run's statistics at its end (`events` handled in `wall` seconds of host time).
-pub(super) fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<RunStats, SimError> {
+pub(super) fn collect_stats<S>(w: &World<S>, events: &EventCounts, wall: f64) -> Result<RunStats, SimError> {
     let cfg = &w.cfg;
     let (procs, timed_ps) = proc_times(w)?;
     let mut counters = Counters::new();
@@ -29,7 +30,8 @@ pub(super) fn collect_stats<S>(w: &World<S>, events: u64, wall: f64) -> Result<R
         counters,
         nodes,
         links,
-        events,
+        events: events.total(),
+        events_by_kind: events.by_kind(),
         wall_seconds: wall,
         latencies: w.lat.as_ref().map_or_else(Vec::new, |l| l.report(cfg.cycle_ps)),
         intervals: w.sampler.as_ref().map(|s| {
