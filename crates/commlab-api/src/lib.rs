@@ -454,8 +454,9 @@ pub struct RunStats {
     /// Simulator events executed (0 for native runs).
     pub events: u64,
     /// Those events by kind, in a fixed order of kinds (`hop`, `grant`, `deliver`, `inject`,
-    /// ..., `wake`, `wake_superseded`: a processor's wake-up that found a later one had replaced
-    /// it); they sum to `events`. Empty for native runs.
+    /// ..., and a processor's wake-ups: `wake_timed` at the end of its own computation, hits or
+    /// overheads, `wake_blocked` at the end of a wait, `wake_superseded` where a later one had
+    /// replaced it); they sum to `events`. Empty for native runs.
     pub events_by_kind: Vec<(&'static str, u64)>,
     /// Wall-clock seconds the run took.
     pub wall_seconds: f64,

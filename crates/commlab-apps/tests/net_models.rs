@@ -90,7 +90,7 @@ fn events_by_kind_sum_to_the_events_and_show_the_hops_fold_saves() {
     };
     let (hop, hop_events) = by_kind("hop");
     assert_eq!(by_kind("hop").0, hop, "two runs, same events by kind");
-    for kind in ["hop", "deliver", "inject", "wake"] {
+    for kind in ["hop", "deliver", "inject", "wake_timed", "wake_blocked"] {
         assert!(hop[kind] > 0, "{kind}: {hop:?}");
     }
     let (fold, fold_events) = by_kind("fold");

@@ -148,9 +148,10 @@ fn event_loop<S>(
         }
         match ev {
             Event::Wake { p, gen } => {
-                if !resume(wp, coros, p as usize, gen) && !folded {
-                    counts.by_kind[WAKE] -= 1;
-                    counts.by_kind[WAKE_SUPERSEDED] += 1;
+                let woke = resume(wp, coros, p as usize, gen);
+                if !folded && woke != Woke::Timed {
+                    counts.by_kind[WAKE_TIMED] -= 1;
+                    counts.by_kind[if woke == Woke::Blocked { WAKE_BLOCKED } else { WAKE_SUPERSEDED }] += 1;
                 }
             }
             other => w.handle(other),
@@ -171,20 +172,28 @@ fn event_loop<S>(
     Ok(counts)
 }
 
-/// Indices of a wake-up that resumed its processor and one that was superseded, in
-/// [`EVENT_KINDS`].
-const WAKE: usize = EVENT_KINDS.len() - 2;
+/// Indices of the three kinds of wake-up in [`EVENT_KINDS`].
+const WAKE_TIMED: usize = EVENT_KINDS.len() - 3;
+const WAKE_BLOCKED: usize = EVENT_KINDS.len() - 2;
 const WAKE_SUPERSEDED: usize = EVENT_KINDS.len() - 1;
 
+/// What a wake-up did: end a stretch of the processor's own time, end a wait, or nothing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Woke {
+    Timed,
+    Blocked,
+    Superseded,
+}
+
 /// `Event::Wake`: resume processor `p`'s main thread if `gen` is still its current generation,
-/// until it yields or returns, then carry out what the network reported meanwhile; false if
-/// the wake-up was superseded (it does nothing).
+/// until it yields or returns, then carry out what the network reported meanwhile.
 #[inline]
-fn resume<S>(wp: *mut World<S>, coros: &mut [Coro<S>], p: usize, gen: u32) -> bool {
+fn resume<S>(wp: *mut World<S>, coros: &mut [Coro<S>], p: usize, gen: u32) -> Woke {
     let w = unsafe { &mut *wp };
     if w.procs[p].gen != gen {
-        return false; // superseded
+        return Woke::Superseded;
     }
+    let woke = if matches!(w.procs[p].main, MainState::Timed { .. }) { Woke::Timed } else { Woke::Blocked };
     w.procs[p].main = MainState::Running;
     match coros[p].resume(wp) {
         CoroutineResult::Yield(()) => {}
@@ -196,7 +205,7 @@ fn resume<S>(wp: *mut World<S>, coros: &mut [Coro<S>], p: usize, gen: u32) -> bo
     }
     let w = unsafe { &mut *wp };
     w.drain_notices();
-    true
+    woke
 }
 
 /// How deep a finished coroutine's stack went: its usable part (the top `STACK_BYTES`, above

@@ -101,9 +101,11 @@ impl Event {
     }
 }
 
-/// The names of the event kinds, indexed by [`Event::kind`]; the last is a wake-up that found
-/// its processor's generation moved on (it does nothing).
-pub(crate) const EVENT_KINDS: [&str; 15] = [
+/// The names of the event kinds, indexed by [`Event::kind`]. A processor's wake-up is one of the
+/// last three: the end of a stretch of its own time (computation, hits, overheads: `Timed`), the
+/// end of a wait for something outside it (a fill, a barrier, a message: `Blocked`), or one that
+/// found its processor's generation moved on (it does nothing).
+pub(crate) const EVENT_KINDS: [&str; 16] = [
     "hop",
     "grant",
     "deliver",
@@ -117,12 +119,14 @@ pub(crate) const EVENT_KINDS: [&str; 15] = [
     "handler_done",
     "dispatch",
     "overflow_drain",
-    "wake",
+    "wake_timed",
+    "wake_blocked",
     "wake_superseded",
 ];
 
 impl Event {
-    /// The event's kind, an index into [`EVENT_KINDS`] (a wake-up counts as `wake`).
+    /// The event's kind, an index into [`EVENT_KINDS`] (a wake-up counts as `wake_timed`; the
+    /// event loop, which sees what it did, moves it).
     #[inline]
     pub(crate) fn kind(&self) -> usize {
         match *self {
