@@ -111,9 +111,17 @@ fn event_and_time_limits_stop_runaway_runs() {
     let ping_forever = prog(vec![incr], |x, id| loop {
         x(Op::Send((id + 1) % 4, 0, vec![]));
     });
-    let err = alewife(&["limits.max_events=5000"], Some(4)).run(Arc::new(ping_forever)).err().unwrap();
+    let ping_forever = Arc::new(ping_forever);
+    let err = alewife(&["limits.max_events=5000", "network.model=fold"], Some(4))
+        .run(Arc::clone(&ping_forever))
+        .err()
+        .unwrap();
     assert!(matches!(err, SimError::EventLimit { events: 5000, .. }), "{err}");
     assert!(err.to_string().contains("limits.max_events"));
+    // The limit counts every event handled, folded or queued: `fold` stops at the event and
+    // cycle the reference `hop` stops at.
+    let hop = alewife(&["limits.max_events=5000", "network.model=hop"], Some(4)).run(ping_forever).err().unwrap();
+    assert_eq!(hop.to_string(), err.to_string());
 
     let long = prog(vec![], |x, _| {
         x(Op::Compute(10_000_000));

@@ -117,29 +117,33 @@ fn event_loop<S>(
     control: Option<&RunControl>,
 ) -> Result<EventCounts, SimError> {
     let cfg = Arc::clone(&unsafe { &*wp }.cfg);
-    let mut events: u64 = 0;
+    // A folded event (`network.model = "fold"`) is handled exactly where the reference pops it,
+    // but was never queued: `counts` (the run's `events`) counts queued events only, `handled`
+    // every event. The event limit and the control's cadence go by `handled`, so a run stops
+    // at the event the reference stops at, and one whose every event folds still looks at its
+    // control.
+    let mut handled: u64 = 0;
     let mut counts = EventCounts::default();
     loop {
         let w = unsafe { &mut *wp };
-        // A folded event (`network.model = "fold"`) is handled exactly where the reference
-        // pops it, but was never queued; `events` counts queued events only.
         let Some((t, ev, folded)) = w.q.pop() else { break };
+        handled += 1;
         if !folded {
-            events += 1;
             counts.by_kind[ev.kind()] += 1;
         }
         if t >= w.next_sample_ps() {
             w.sample_until(t);
         }
         w.now = t;
-        if events > cfg.max_events {
-            return Err(SimError::EventLimit { events: events - 1, cycles: cfg.ps_to_cycles(t) });
+        if handled > cfg.max_events {
+            return Err(SimError::EventLimit { events: handled - 1, cycles: cfg.ps_to_cycles(t) });
         }
         if t > cfg.max_time_ps {
             return Err(SimError::TimeLimit { cycles: cfg.ps_to_cycles(t) });
         }
-        if !folded && events.is_multiple_of(CONTROL_EVERY_EVENTS) {
+        if handled.is_multiple_of(CONTROL_EVERY_EVENTS) {
             if let Some(c) = control {
+                let events = counts.total();
                 c.publish(events, t, w.work);
                 if c.stop_requested() {
                     return Err(SimError::Cancelled { cycles: cfg.ps_to_cycles(t), events });
