@@ -771,8 +771,8 @@ fn remote_config(spec: &MachineSpec, cycle_ps: f64) -> Result<Option<RemoteConfi
 /// Whether the network folds a packet's hops into one event (`network.model = "fold"`).
 fn network_model_folds(n: &spec::NetworkSpec) -> Result<bool, ConfigError> {
     let fold_events = match n.model.as_deref() {
-        None | Some("hop") => false,
-        Some("fold") => true,
+        Some("hop") => false,
+        None | Some("fold") => true,
         Some(other) => {
             return Err(ConfigError::key("network.model", format!("must be \"hop\" or \"fold\", got \"{other}\"")))
         }

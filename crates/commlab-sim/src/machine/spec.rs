@@ -364,10 +364,10 @@ pub struct NetworkSpec {
     pub ni_input_queue_packets: u32 = key("packets", "NI input queue; when full, arriving packets wait in the network holding their link").at_least(1),
     pub ni_output_queue_packets: u32 = key("packets", "NI output queue; a sender whose queue is full stalls (memory_ni_wait)").at_least(1),
     /// How the simulator drives the network (`hop` or `fold`); not part of the machine's
-    /// timing, which both give identically. Absent means `hop`.
+    /// timing, which both give identically. Absent means `fold`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String> = key("hop|fold", "how the simulator runs the network, not a machine property: `hop` (default, the reference) \
-              schedules every hop, delivery and wake-up through the event queue; `fold` runs an event at \
+    pub model: Option<String> = key("fold|hop", "how the simulator runs the network, not a machine property: `hop` (the reference) \
+              schedules every hop, delivery and wake-up through the event queue; `fold` (default) runs an event at \
               once, without queueing it, when it is due before everything queued (nothing can come \
               between), and under the key tie order runs a packet's hops ahead of their time where nothing \
               due in between can touch their links, which gives identical cycles, statistics and event \
