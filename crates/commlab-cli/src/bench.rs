@@ -316,6 +316,8 @@ pub fn run(
     // Ratios of medians (this build / baseline), and workloads whose events differ.
     let mut ratios: Vec<f64> = Vec::new();
     let mut differ: Vec<&str> = Vec::new();
+    // Events new/base of the workloads whose events differ.
+    let mut event_ratios: Vec<f64> = Vec::new();
     for w in selected {
         let mut set: Vec<String> = w.set.iter().map(|s| s.to_string()).collect();
         if let Some(m) = model {
@@ -338,25 +340,43 @@ pub fn run(
         }
         let r = last.expect("at least one repetition");
         let wall = median(walls);
-        // The baseline's median wall time and whether every one of its runs counted this
-        // build's events.
-        let base = (!base_runs.is_empty()).then(|| {
-            let same = base_runs.iter().all(|b| b.events == r.stats.events);
-            (median(base_runs.iter().map(|b| b.wall_seconds).collect()), same)
+        // The baseline's median wall time, the events its first run counted, and whether
+        // every one of its runs counted this build's events.
+        let base = (!base_runs.is_empty()).then(|| Base {
+            wall: median(base_runs.iter().map(|b| b.wall_seconds).collect()),
+            events: base_runs[0].events,
+            same: base_runs.iter().all(|b| b.events == r.stats.events),
         });
         // A baseline wall time of 0 (a clock that did not move) gives no ratio.
-        let ratio = base.and_then(|(base_wall, _)| (base_wall > 0.0).then(|| wall / base_wall));
+        let ratio = base.and_then(|b| (b.wall > 0.0).then(|| wall / b.wall));
         ratios.extend(ratio);
-        if base.is_some_and(|(_, same)| !same) {
+        if let Some(b) = base.filter(|b| !b.same) {
             differ.push(w.name);
+            event_ratios.extend(b.event_ratio(r.stats.events));
         }
         if w.app == "em3d" {
             em3d_wall = (em3d_wall.0 + wall, em3d_wall.1 + 1);
         }
         print_row(w, &r, wall, repeat, json_out, base, ratio);
     }
-    print_totals(json_out, repeat, em3d_wall, &ratios, &differ);
+    print_totals(json_out, repeat, em3d_wall, &ratios, &differ, &event_ratios);
     Ok(())
+}
+
+/// A workload's baseline runs: the median wall time, the events of the first, and whether all
+/// counted this build's events.
+#[derive(Clone, Copy)]
+struct Base {
+    wall: f64,
+    events: u64,
+    same: bool,
+}
+
+impl Base {
+    /// This build's events over the baseline's (none if the baseline counted none).
+    fn event_ratio(&self, events: u64) -> Option<f64> {
+        (self.events > 0).then(|| events as f64 / self.events as f64)
+    }
 }
 
 /// One workload's row: its events and rates (a JSON line with --json), beside the baseline's.
@@ -366,7 +386,7 @@ fn print_row(
     wall: f64,
     repeat: usize,
     json_out: bool,
-    base: Option<(f64, bool)>,
+    base: Option<Base>,
     ratio: Option<f64>,
 ) {
     let events = r.stats.events as f64;
@@ -393,10 +413,12 @@ fn print_row(
             "events_by_kind": r.stats.events_by_kind.iter().map(|&(k, n)| (k.to_string(), json!(n)))
                 .collect::<serde_json::Map<_, _>>(),
         });
-        if let Some((base_wall, same)) = base {
-            j["baseline_wall_seconds"] = json!(base_wall);
+        if let Some(b) = base {
+            j["baseline_wall_seconds"] = json!(b.wall);
             j["wall_ratio"] = json!(ratio);
-            j["baseline_events_same"] = json!(same);
+            j["baseline_events"] = json!(b.events);
+            j["events_ratio"] = json!(b.event_ratio(r.stats.events));
+            j["baseline_events_same"] = json!(b.same);
         }
         println!("{j}");
     } else {
@@ -412,16 +434,30 @@ fn print_row(
             cell(per_miss),
             cell(per_msg)
         );
-        if let Some((base_wall, same)) = base {
+        if let Some(b) = base {
             let ratio = ratio.map_or("-".to_string(), |r| format!("{r:.3}"));
-            print!(" {:>10.4} {:>8} {:>7}", base_wall, ratio, if same { "same" } else { "DIFFER" });
+            // Events: `same`, or this build's over the baseline's.
+            let events = match (b.same, b.event_ratio(r.stats.events)) {
+                (true, _) => "same".to_string(),
+                (false, Some(e)) => format!("x{e:.3}"),
+                (false, None) => "DIFFER".to_string(),
+            };
+            print!(" {:>10.4} {:>8} {:>7}", b.wall, ratio, events);
         }
         println!();
     }
 }
 
 /// The totals: em3d's five variants together, and the ratio to the baseline over the workloads.
-fn print_totals(json_out: bool, repeat: usize, em3d_wall: (f64, i32), ratios: &[f64], differ: &[&str]) {
+fn print_totals(
+    json_out: bool,
+    repeat: usize,
+    em3d_wall: (f64, i32),
+    ratios: &[f64],
+    differ: &[&str],
+    event_ratios: &[f64],
+) {
+    let events_geomean = crate::characterize::geomean(event_ratios);
     if em3d_wall.1 == 5 {
         if json_out {
             println!("{}", json!({"workload": "em3d-all-variants", "wall_seconds": em3d_wall.0, "repeat": repeat}));
@@ -433,13 +469,16 @@ fn print_totals(json_out: bool, repeat: usize, em3d_wall: (f64, i32), ratios: &[
         if json_out {
             println!(
                 "{}",
-                json!({"workload": "baseline-summary", "wall_ratio_geomean": geomean, "workloads": ratios.len(), "events_differ": differ})
+                json!({"workload": "baseline-summary", "wall_ratio_geomean": geomean, "workloads": ratios.len(),
+                       "events_differ": differ, "events_ratio_geomean": events_geomean})
             );
         } else {
             let events = if differ.is_empty() {
                 "every workload counted the same events".to_string()
             } else {
-                format!("events differ in: {}", differ.join(", "))
+                let mean =
+                    events_geomean.map_or(String::new(), |g| format!(" (events new/base {g:.3}, geometric mean)"));
+                format!("events differ in: {}{mean}", differ.join(", "))
             };
             println!(
                 "against the baseline: wall time new/base {geomean:.3} (geometric mean of {} workloads); {events}",

@@ -105,13 +105,14 @@ enum Command {
         /// One JSON object per workload.
         #[arg(long)]
         json: bool,
-        /// Network model for every workload (`network.model`: hop or fold); default: the presets'.
+        /// Network model for every workload (`network.model`: hop or fold); default: the presets' (`fold`; `hop` is the reference, which queues every event).
         #[arg(long)]
         model: Option<String>,
         /// Another commlab binary (an older build) to measure side by side: each repetition
         /// of each workload runs it (`PATH bench --only W --repeat 1 --json`) and then this
         /// build, alternately, and the rows add its median wall time, the ratio new/baseline
-        /// and whether the two counted the same events (a refactoring must).
+        /// and whether the two counted the same events (a refactoring must) or, where not, this
+        /// build's events over the baseline's (`x0.794`).
         #[arg(long, value_name = "PATH")]
         baseline: Option<std::path::PathBuf>,
     },

@@ -1,5 +1,5 @@
 //! `commlab bench --baseline PATH`: another build measured side by side, with the ratio of
-//! wall times and a check that both counted the same events.
+//! wall times and a check that both counted the same events (or the ratio of their events).
 
 use crate::common;
 use common::*;
@@ -18,6 +18,8 @@ fn a_build_measured_against_itself_counts_the_same_events() {
     let (row, summary) = (&out[0], &out[1]);
     assert_eq!(row["workload"], "hotspot-32");
     assert_eq!(row["baseline_events_same"], true);
+    assert_eq!(row["baseline_events"], row["events"]);
+    assert_eq!(row["events_ratio"], 1.0);
     let (wall, base, ratio) = (
         row["wall_seconds"].as_f64().unwrap(),
         row["baseline_wall_seconds"].as_f64().unwrap(),
@@ -28,6 +30,7 @@ fn a_build_measured_against_itself_counts_the_same_events() {
     assert_eq!(summary["workload"], "baseline-summary");
     assert_eq!(summary["workloads"], 1);
     assert_eq!(summary["events_differ"], serde_json::json!([]));
+    assert!(summary["events_ratio_geomean"].is_null(), "no workload differs: {summary}");
     assert!((summary["wall_ratio_geomean"].as_f64().unwrap() - ratio).abs() <= 1e-12 * ratio, "{summary}");
 }
 
@@ -59,8 +62,11 @@ fn a_baseline_with_other_events_is_named() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
     let row = text.lines().find(|l| l.starts_with("hotspot-32")).expect("the workload's row");
-    assert!(row.trim_end().ends_with("DIFFER"), "{text}");
-    assert!(text.contains("events differ in: hotspot-32"), "{text}");
+    // The events column gives this build's events over the baseline's 7.
+    let events: f64 = row.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let shown = row.split_whitespace().last().unwrap();
+    assert_eq!(shown, format!("x{:.3}", events / 7.0), "{text}");
+    assert!(text.contains(&format!("events differ in: hotspot-32 (events new/base {:.3}", events / 7.0)), "{text}");
 }
 
 /// A baseline that fails on a workload ends the run as a failure (exit 1: rows may already
