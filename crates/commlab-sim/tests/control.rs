@@ -33,8 +33,10 @@ impl Program for Ring {
     }
 }
 
-fn sim() -> Simulator {
-    Simulator::new(MachineConfig::preset("alewife", &[], Some(8)).unwrap())
+/// Alewife at 8 processors, with settings `set` (`key=value`).
+fn sim(set: &[&str]) -> Simulator {
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    Simulator::new(MachineConfig::preset("alewife", &set, Some(8)).unwrap())
 }
 
 /// Under both network models: under `fold` the ring's events all fold (one is pending at a
@@ -45,9 +47,9 @@ fn a_stopped_control_cancels_the_run_with_what_it_reached() {
     for model in ["fold", "hop"] {
         let control = Arc::new(RunControl::default());
         control.stop();
-        let set = [format!("network.model={model}")];
-        let sim = Simulator::new(MachineConfig::preset("alewife", &set, Some(8)).unwrap());
-        let result = sim.with_control(Arc::clone(&control)).run(Arc::new(Ring { rounds: 100_000 }));
+        let result = sim(&[&format!("network.model={model}")])
+            .with_control(Arc::clone(&control))
+            .run(Arc::new(Ring { rounds: 100_000 }));
         let Err(err) = result else { panic!("{model}: a stopped run completed") };
         match err {
             SimError::Cancelled { cycles, events } => {
@@ -62,9 +64,9 @@ fn a_stopped_control_cancels_the_run_with_what_it_reached() {
 
 #[test]
 fn a_control_never_stopped_changes_nothing() {
-    let plain = sim().run(Arc::new(Ring { rounds: 2000 })).unwrap();
+    let plain = sim(&[]).run(Arc::new(Ring { rounds: 2000 })).unwrap();
     let control = Arc::new(RunControl::default());
-    let watched = sim().with_control(Arc::clone(&control)).run(Arc::new(Ring { rounds: 2000 })).unwrap();
+    let watched = sim(&[]).with_control(Arc::clone(&control)).run(Arc::new(Ring { rounds: 2000 })).unwrap();
     assert_eq!(plain.states, watched.states);
     assert_eq!(plain.stats.cycles, watched.stats.cycles);
     assert_eq!(plain.stats.events, watched.stats.events);
@@ -76,7 +78,7 @@ fn a_control_never_stopped_changes_nothing() {
 
 #[test]
 fn machine_memory_estimate_counts_stacks_and_cache_tags() {
-    let s = sim();
+    let s = sim(&[]);
     let b = s.machine_bytes_estimate();
     assert_eq!(b.processors, 8 * (32 + 8) * 1024, "the stack in use and the processor's state");
     let lines = s.config().mem.cache_lines;
@@ -96,11 +98,11 @@ fn machine_memory_estimate_counts_stacks_and_cache_tags() {
 fn the_programs_progress_reaches_the_control() {
     let control = Arc::new(RunControl::default());
     assert_eq!(control.work(), (0, 0));
-    let watched = sim().with_control(Arc::clone(&control));
+    let watched = sim(&[]).with_control(Arc::clone(&control));
     let with = watched.run(Arc::new(Ring { rounds: 7 })).unwrap();
     assert_eq!(control.work(), (7, 7), "the last step the program reported, and its total");
     // Reporting progress changes nothing simulated.
-    let without = sim().run(Arc::new(Ring { rounds: 7 })).unwrap();
+    let without = sim(&[]).run(Arc::new(Ring { rounds: 7 })).unwrap();
     assert_eq!(with.stats.cycles, without.stats.cycles);
     assert_eq!(with.stats.events, without.stats.events);
 }

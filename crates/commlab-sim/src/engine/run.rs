@@ -11,7 +11,7 @@
 use super::control::RunControl;
 use super::error::SimError;
 use super::node::SimNode;
-use super::state::{Event, EventCounts, MainState, Recording, Wait, EVENT_KINDS};
+use super::state::{Event, EventCounts, EventKind, MainState, Recording, Wait};
 use super::stats::collect_stats;
 use super::world::World;
 use crate::machine::MachineConfig;
@@ -129,7 +129,7 @@ fn event_loop<S>(
         let Some((t, ev, folded)) = w.q.pop() else { break };
         handled += 1;
         if !folded {
-            counts.by_kind[ev.kind()] += 1;
+            counts.count(ev.kind());
         }
         if t >= w.next_sample_ps() {
             w.sample_until(t);
@@ -153,9 +153,8 @@ fn event_loop<S>(
         match ev {
             Event::Wake { p, gen } => {
                 let woke = resume(wp, coros, p as usize, gen);
-                if !folded && woke != Woke::Timed {
-                    counts.by_kind[WAKE_TIMED] -= 1;
-                    counts.by_kind[if woke == Woke::Blocked { WAKE_BLOCKED } else { WAKE_SUPERSEDED }] += 1;
+                if !folded && woke != EventKind::WakeTimed {
+                    counts.reclassify(EventKind::WakeTimed, woke);
                 }
             }
             other => w.handle(other),
@@ -176,28 +175,20 @@ fn event_loop<S>(
     Ok(counts)
 }
 
-/// Indices of the three kinds of wake-up in [`EVENT_KINDS`].
-const WAKE_TIMED: usize = EVENT_KINDS.len() - 3;
-const WAKE_BLOCKED: usize = EVENT_KINDS.len() - 2;
-const WAKE_SUPERSEDED: usize = EVENT_KINDS.len() - 1;
-
-/// What a wake-up did: end a stretch of the processor's own time, end a wait, or nothing.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Woke {
-    Timed,
-    Blocked,
-    Superseded,
-}
-
 /// `Event::Wake`: resume processor `p`'s main thread if `gen` is still its current generation,
-/// until it yields or returns, then carry out what the network reported meanwhile.
+/// until it yields or returns, then carry out what the network reported meanwhile. Returns the
+/// wake-up's kind: it ended the processor's own time (`WakeTimed`), a wait (`WakeBlocked`), or
+/// nothing (`WakeSuperseded`).
 #[inline]
-fn resume<S>(wp: *mut World<S>, coros: &mut [Coro<S>], p: usize, gen: u32) -> Woke {
+fn resume<S>(wp: *mut World<S>, coros: &mut [Coro<S>], p: usize, gen: u32) -> EventKind {
     let w = unsafe { &mut *wp };
     if w.procs[p].gen != gen {
-        return Woke::Superseded;
+        return EventKind::WakeSuperseded;
     }
-    let woke = if matches!(w.procs[p].main, MainState::Timed { .. }) { Woke::Timed } else { Woke::Blocked };
+    let woke = match w.procs[p].main {
+        MainState::Timed { .. } => EventKind::WakeTimed,
+        _ => EventKind::WakeBlocked,
+    };
     w.procs[p].main = MainState::Running;
     match coros[p].resume(wp) {
         CoroutineResult::Yield(()) => {}

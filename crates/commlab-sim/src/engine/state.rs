@@ -101,49 +101,93 @@ impl Event {
     }
 }
 
-/// The names of the event kinds, indexed by [`Event::kind`]. A processor's wake-up is one of the
-/// last three: the end of a stretch of its own time (computation, hits, overheads: `Timed`), the
-/// end of a wait for something outside it (a fill, a barrier, a message: `Blocked`), or one that
-/// found its processor's generation moved on (it does nothing).
-pub(crate) const EVENT_KINDS: [&str; 16] = [
-    "hop",
-    "grant",
-    "deliver",
-    "inject",
-    "overflow_check",
-    "proto",
-    "one_sided",
-    "one_sided_serve",
-    "trap",
-    "cross_gen",
-    "handler_done",
-    "dispatch",
-    "overflow_drain",
-    "wake_timed",
-    "wake_blocked",
-    "wake_superseded",
-];
+/// What kind of event a queued event was, for [`EventCounts`]. A processor's wake-up is one of
+/// the last three: the end of a stretch of its own time (computation, hits, overheads: `Timed`),
+/// the end of a wait for something outside it (a fill, a barrier, a message: `Blocked`), or one
+/// that found its processor's generation moved on (it does nothing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EventKind {
+    Hop,
+    Grant,
+    Deliver,
+    Inject,
+    OverflowCheck,
+    Proto,
+    OneSided,
+    OneSidedServe,
+    Trap,
+    CrossGen,
+    HandlerDone,
+    Dispatch,
+    OverflowDrain,
+    WakeTimed,
+    WakeBlocked,
+    WakeSuperseded,
+}
+
+impl EventKind {
+    /// Every kind, in the order `RunStats::events_by_kind` lists them.
+    pub const ALL: [EventKind; 16] = [
+        EventKind::Hop,
+        EventKind::Grant,
+        EventKind::Deliver,
+        EventKind::Inject,
+        EventKind::OverflowCheck,
+        EventKind::Proto,
+        EventKind::OneSided,
+        EventKind::OneSidedServe,
+        EventKind::Trap,
+        EventKind::CrossGen,
+        EventKind::HandlerDone,
+        EventKind::Dispatch,
+        EventKind::OverflowDrain,
+        EventKind::WakeTimed,
+        EventKind::WakeBlocked,
+        EventKind::WakeSuperseded,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::Hop => "hop",
+            EventKind::Grant => "grant",
+            EventKind::Deliver => "deliver",
+            EventKind::Inject => "inject",
+            EventKind::OverflowCheck => "overflow_check",
+            EventKind::Proto => "proto",
+            EventKind::OneSided => "one_sided",
+            EventKind::OneSidedServe => "one_sided_serve",
+            EventKind::Trap => "trap",
+            EventKind::CrossGen => "cross_gen",
+            EventKind::HandlerDone => "handler_done",
+            EventKind::Dispatch => "dispatch",
+            EventKind::OverflowDrain => "overflow_drain",
+            EventKind::WakeTimed => "wake_timed",
+            EventKind::WakeBlocked => "wake_blocked",
+            EventKind::WakeSuperseded => "wake_superseded",
+        }
+    }
+}
 
 impl Event {
-    /// The event's kind, an index into [`EVENT_KINDS`] (a wake-up counts as `wake_timed`; the
-    /// event loop, which sees what it did, moves it).
+    /// The event's kind; a wake-up counts as `WakeTimed` until the event loop, which sees what
+    /// it did, says otherwise ([`EventCounts::reclassify`]).
     #[inline]
-    pub(crate) fn kind(&self) -> usize {
+    pub(crate) fn kind(&self) -> EventKind {
         match *self {
-            Event::Net(NetEvent::Hop { .. }) => 0,
-            Event::Net(NetEvent::Grant { .. }) => 1,
-            Event::Net(NetEvent::Deliver { .. }) => 2,
-            Event::Net(NetEvent::Inject { .. }) => 3,
-            Event::Net(NetEvent::OverflowCheck { .. }) => 4,
-            Event::Proto { .. } => 5,
-            Event::OneSided { .. } => 6,
-            Event::OneSidedServe { .. } => 7,
-            Event::Trap { .. } => 8,
-            Event::CrossGen { .. } => 9,
-            Event::HandlerDone { .. } => 10,
-            Event::Dispatch { .. } => 11,
-            Event::OverflowDrain { .. } => 12,
-            Event::Wake { .. } => 13,
+            Event::Net(NetEvent::Hop { .. }) => EventKind::Hop,
+            Event::Net(NetEvent::Grant { .. }) => EventKind::Grant,
+            Event::Net(NetEvent::Deliver { .. }) => EventKind::Deliver,
+            Event::Net(NetEvent::Inject { .. }) => EventKind::Inject,
+            Event::Net(NetEvent::OverflowCheck { .. }) => EventKind::OverflowCheck,
+            Event::Proto { .. } => EventKind::Proto,
+            Event::OneSided { .. } => EventKind::OneSided,
+            Event::OneSidedServe { .. } => EventKind::OneSidedServe,
+            Event::Trap { .. } => EventKind::Trap,
+            Event::CrossGen { .. } => EventKind::CrossGen,
+            Event::HandlerDone { .. } => EventKind::HandlerDone,
+            Event::Dispatch { .. } => EventKind::Dispatch,
+            Event::OverflowDrain { .. } => EventKind::OverflowDrain,
+            Event::Wake { .. } => EventKind::WakeTimed,
         }
     }
 }
@@ -151,16 +195,29 @@ impl Event {
 /// The queued events a run handled, by kind (folded events are not queued and not counted).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct EventCounts {
-    pub by_kind: [u64; EVENT_KINDS.len()],
+    by_kind: [u64; EventKind::ALL.len()],
 }
 
 impl EventCounts {
+    #[inline]
+    pub fn count(&mut self, kind: EventKind) {
+        self.by_kind[kind as usize] += 1;
+    }
+
+    /// An event counted as `from` turned out, once handled, to be `to`.
+    #[inline]
+    pub fn reclassify(&mut self, from: EventKind, to: EventKind) {
+        self.by_kind[from as usize] -= 1;
+        self.by_kind[to as usize] += 1;
+    }
+
     pub fn total(&self) -> u64 {
         self.by_kind.iter().sum()
     }
 
-    pub fn by_kind(&self) -> Vec<(&'static str, u64)> {
-        EVENT_KINDS.iter().copied().zip(self.by_kind).collect()
+    /// Each kind's name and count, in the order of [`EventKind::ALL`].
+    pub fn named(&self) -> Vec<(&'static str, u64)> {
+        EventKind::ALL.iter().map(|&k| (k.name(), self.by_kind[k as usize])).collect()
     }
 }
 

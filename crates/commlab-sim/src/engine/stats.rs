@@ -31,7 +31,7 @@ pub(super) fn collect_stats<S>(w: &World<S>, events: &EventCounts, wall: f64) ->
         nodes,
         links,
         events: events.total(),
-        events_by_kind: events.by_kind(),
+        events_by_kind: events.named(),
         wall_seconds: wall,
         latencies: w.lat.as_ref().map_or_else(Vec::new, |l| l.report(cfg.cycle_ps)),
         intervals: w.sampler.as_ref().map(|s| {
