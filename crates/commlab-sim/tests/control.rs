@@ -83,7 +83,8 @@ fn machine_memory_estimate_counts_stacks_and_cache_tags() {
     assert_eq!(b.processors, 8 * (32 + 8) * 1024, "the stack in use and the processor's state");
     let lines = s.config().mem.cache_lines;
     assert_eq!(s.config().mem.associativity, 1);
-    // Direct-mapped: one 8-byte word per way (tag, state and prefetch flag).
+    // Direct-mapped: one word per way (tag, state and prefetch flag), counted at its widest, 8
+    // bytes (a run's caches start narrower and widen only for huge memories or long runs).
     assert_eq!(b.caches, 8 * lines * 8, "a direct-mapped way: one word");
     assert_eq!(b.total(), b.processors + b.caches);
     // Set-associative: the way's word and its LRU stamp.

@@ -1,36 +1,31 @@
 //! Processors' caches: set-associative, LRU, line-granular. Holds tags and protocol states
 //! only; data lives in the single backing store (functional-first).
 //!
-//! Every processor's cache is one flat array of ways (tag, state and prefetch flag in one 8-byte
+//! Every processor's cache is one flat array of ways (tag, state and prefetch flag in one
 //! word, so a lookup is one host miss; a set-associative cache's LRU stamps after its set's
 //! ways) that starts as zeros (an empty way is tag 0), so the OS maps only the pages of sets a
 //! run touches: host memory grows with what the processors cache, not with their number (the
-//! memory estimate, `engine::machine_bytes`, counts [`way_bytes`] per way). `paged` gives
-//! physically indexed caches their page colours (`hierarchy.page_bytes`, see `hier.rs`).
+//! memory estimate, `engine::machine_bytes`, counts [`way_bytes`] per way). A way's word is 4
+//! bytes while every tag and stamp fits and widens to 8 once one does not ([`Words`]).
+//! `paged` gives physically indexed caches their page colours (`hierarchy.page_bytes`, see
+//! `hier.rs`).
 
 use super::protocol::CacheState;
 use std::collections::HashMap;
+use std::marker::PhantomData;
 
 /// Line number: byte address / line size.
 pub(crate) type Line = u64;
 
-/// What a way holds: `line + 1`, or `EMPTY`. Every array of [`Caches`] starts as zeros, so it
-/// can come from zeroed memory, which the OS maps on first write: a machine's caches cost host
-/// memory only for the pages of sets its processors touch (a 20,000-processor run whose
-/// processors touch a few lines each otherwise writes every tag array at start-up, about 73 KB
-/// per processor for Alewife's 64 KB cache).
+/// What a way holds: its line's key within the set plus one, or `EMPTY`. The key is what
+/// tells apart the lines that share a set: `line / sets` (the set is the remainder), or a
+/// coloured cache's page number (the set is the page's colour and the line's place in its
+/// page). Every array of [`Caches`] starts as zeros, so it can come from zeroed memory, which
+/// the OS maps on first write: a machine's caches cost host memory only for the pages of sets
+/// its processors touch (a 20,000-processor run whose processors touch a few lines each
+/// otherwise writes every tag array at start-up).
 type Tag = u64;
 const EMPTY: Tag = 0;
-
-#[inline]
-fn tag_of(line: Line) -> Tag {
-    line + 1
-}
-
-#[inline]
-fn line_of(tag: Tag) -> Line {
-    tag - 1
-}
 
 /// A state as stored: 0 is Invalid, so the zeroed array is a cache of invalid ways.
 #[inline]
@@ -51,8 +46,9 @@ fn decode(b: u8) -> CacheState {
     }
 }
 
-/// Host bytes of one cache way at associativity `ways` (what the memory estimate counts per
-/// line): the way's word, and its LRU stamp when the cache has a choice of victim.
+/// Host bytes of one cache way at associativity `ways`, the most it can take (what the memory
+/// estimate counts per line): a wide way's word, and its LRU stamp when the cache has a choice
+/// of victim. A cache whose tags and stamps fit 4-byte words takes half of it.
 pub(crate) const fn way_bytes(ways: u64) -> u64 {
     if ways > 1 {
         16
@@ -61,60 +57,172 @@ pub(crate) const fn way_bytes(ways: u64) -> u64 {
     }
 }
 
-/// One way of a set, packed in one word so that a lookup at scale, where the ways of a thousand
-/// caches do not fit in the host's caches, costs one host miss, and a direct-mapped cache (most
-/// presets') takes 8 host bytes per line: 1024 Alewife caches are 32 MB of ways, not 64. The
-/// low [`TAG_BITS`] bits are the tag (`line + 1`, or `EMPTY`), then the protocol state
-/// (`encode`d, two bits), then the unused-prefetch flag (the top bit: a prefetch brought the
-/// line in and no access has used it yet). All-zero is an empty way (Invalid, never used, not
-/// prefetched). A line number needs at most 61 bits (`memory.line_bytes` >= 8 and addresses are
-/// 64-bit); `Way::new` checks it.
+/// The word a way and an LRU stamp are stored in: the narrowest of `u16`, `u32` and `u64` that
+/// holds every tag and stamp so far.
+trait Word: Copy + bytemuck::Zeroable {
+    const BITS: u32;
+    fn get(self) -> u64;
+    /// `v` must fit (the caller checked).
+    fn put(v: u64) -> Self;
+}
+
+impl Word for u16 {
+    const BITS: u32 = 16;
+    #[inline]
+    fn get(self) -> u64 {
+        u64::from(self)
+    }
+    #[inline]
+    fn put(v: u64) -> u16 {
+        debug_assert!(v <= u64::from(u16::MAX));
+        v as u16
+    }
+}
+
+impl Word for u32 {
+    const BITS: u32 = 32;
+    #[inline]
+    fn get(self) -> u64 {
+        u64::from(self)
+    }
+    #[inline]
+    fn put(v: u64) -> u32 {
+        debug_assert!(v <= u64::from(u32::MAX));
+        v as u32
+    }
+}
+
+impl Word for u64 {
+    const BITS: u32 = 64;
+    #[inline]
+    fn get(self) -> u64 {
+        self
+    }
+    #[inline]
+    fn put(v: u64) -> u64 {
+        v
+    }
+}
+
+/// One way of a set, packed in one word of `W` so that a lookup at scale, where the ways of a
+/// thousand caches do not fit in the host's caches, costs one host miss, and a direct-mapped
+/// cache (most presets') takes 2 host bytes per line while its tags fit: 1024 Alewife caches
+/// are 8 MB of ways (32 MB with the 8-byte ways every cache had before).
+/// The low `W::BITS - 3` bits are the tag (the key plus one, or `EMPTY`), then the protocol
+/// state (`encode`d, two bits), then the unused-prefetch flag (the top bit: a prefetch brought
+/// the line in and no access has used it yet). All-zero is an empty way (Invalid, never used,
+/// not prefetched). Held in a register as a `u64` in `W`'s layout.
 ///
 /// The LRU stamps are not in the way: only a cache with more than one way reads them, so each
-/// set of such a cache keeps its ways' stamps right after its ways (`Caches::block`), which
-/// leaves a 4-way set's ways and stamps in 64 bytes, as before, and a direct-mapped set with
-/// its one word. A stamp is the processor's count of cache touches and installs.
+/// set of such a cache keeps its ways' stamps right after its ways (`Shape::block`), which
+/// leaves a 4-way set's ways and stamps in 32 bytes, and a direct-mapped set with its one
+/// word. A stamp is the processor's count of cache touches and installs.
 #[derive(Clone, Copy)]
-#[repr(transparent)]
-struct Way(u64);
+struct Way<W>(u64, PhantomData<W>);
 
-const TAG_BITS: u32 = 61;
-const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
-const STATE_MASK: u64 = 0b11 << TAG_BITS;
-const PREFETCH_BIT: u64 = 1 << 63;
+impl<W: Word> Way<W> {
+    const TAG_BITS: u32 = W::BITS - 3;
+    const TAG_MASK: u64 = (1 << Self::TAG_BITS) - 1;
+    const STATE_MASK: u64 = 0b11 << Self::TAG_BITS;
+    const PREFETCH_BIT: u64 = 1 << (W::BITS - 1);
+    /// The largest LRU stamp a word of `W` holds.
+    const STAMP_MAX: u64 = if W::BITS == 64 { u64::MAX } else { (1 << W::BITS) - 1 };
 
-impl Way {
+    #[inline]
+    fn load(w: W) -> Self {
+        Way(w.get(), PhantomData)
+    }
+    #[inline]
+    fn word(self) -> W {
+        W::put(self.0)
+    }
+    #[inline]
+    fn fits(tag: Tag) -> bool {
+        tag <= Self::TAG_MASK
+    }
     #[inline]
     fn tag(self) -> Tag {
-        self.0 & TAG_MASK
+        self.0 & Self::TAG_MASK
     }
     #[inline]
     fn state(self) -> u8 {
-        ((self.0 & STATE_MASK) >> TAG_BITS) as u8
+        ((self.0 & Self::STATE_MASK) >> Self::TAG_BITS) as u8
     }
     #[inline]
     fn set_state(&mut self, state: u8) {
-        self.0 = (self.0 & !STATE_MASK) | (u64::from(state) << TAG_BITS);
+        self.0 = (self.0 & !Self::STATE_MASK) | (u64::from(state) << Self::TAG_BITS);
     }
     /// Empties the way (tag and prefetch flag cleared), keeping its state bits.
     #[inline]
     fn clear_tag(&mut self) {
-        self.0 &= STATE_MASK;
+        self.0 &= Self::STATE_MASK;
+    }
+    #[inline]
+    fn prefetched(self) -> bool {
+        self.0 & Self::PREFETCH_BIT != 0
     }
     /// Clears the unused-prefetch flag, returning what it was.
     #[inline]
     fn take_unused_prefetch(&mut self) -> bool {
-        let was = self.0 & PREFETCH_BIT != 0;
-        self.0 &= !PREFETCH_BIT;
+        let was = self.prefetched();
+        self.0 &= !Self::PREFETCH_BIT;
         was
     }
     #[inline]
-    fn new(line: Line, state: u8, prefetched: bool) -> Way {
-        let tag = tag_of(line);
-        assert!(tag <= TAG_MASK, "line {line} does not fit a cache tag's {TAG_BITS} bits");
-        let flag = if prefetched { PREFETCH_BIT } else { 0 };
-        Way(tag | (u64::from(state) << TAG_BITS) | flag)
+    fn new(tag: Tag, state: u8, prefetched: bool) -> Self {
+        debug_assert!(Self::fits(tag));
+        let flag = if prefetched { Self::PREFETCH_BIT } else { 0 };
+        Way(tag | (u64::from(state) << Self::TAG_BITS) | flag, PhantomData)
     }
+}
+
+/// Every processor's ways and stamps, in the narrowest words that hold them: a direct-mapped
+/// cache starts with 2-byte words (its tags: keys below 2^13, a memory of fewer than 2^13 x
+/// sets lines, 512 MB for Alewife's cache), a set-associative one with 4-byte words (its
+/// stamps: a processor's first 2^32 - 1 cache touches). The words widen, for the rest of the
+/// run, when a tag or a stamp does not fit (a key of 2^13 or 2^29, a clock past 2^32 - 1).
+/// Every width holds the same tags, states, flags and stamps, so which one a run uses changes
+/// nothing it computes; narrower words put more of the caches of a thousand processors in the
+/// host's caches.
+#[derive(Clone)]
+enum Words {
+    Two(Vec<u16>),
+    Four(Vec<u32>),
+    Eight(Vec<u64>),
+}
+
+/// Calls `$body` with `$w` bound to the words, whichever their width.
+macro_rules! with_words {
+    ($words:expr, $w:ident => $body:expr) => {
+        match $words {
+            Words::Two($w) => $body,
+            Words::Four($w) => $body,
+            Words::Eight($w) => $body,
+        }
+    };
+}
+
+/// The words `from` in the wider `To`: each way re-packed (its tag, state and flag in `To`'s
+/// layout), each stamp copied. Only nonzero words are written, so the pages of untouched sets
+/// stay unmapped.
+fn widened<From: Word, To: Word>(from: &[From], ways: usize, block: usize) -> Vec<To> {
+    debug_assert!(To::BITS > From::BITS);
+    let mut to: Vec<To> = bytemuck::zeroed_vec(from.len());
+    for (i, &n) in from.iter().enumerate().filter(|&(_, n)| n.get() != 0) {
+        to[i] = if i % block < ways {
+            let w = Way::<From>::load(n);
+            Way::<To>::new(w.tag(), w.state(), w.prefetched()).word()
+        } else {
+            To::put(n.get())
+        };
+    }
+    to
+}
+
+/// Whether words like `_words` hold `tag` (if any) and the stamp `stamp` (if any).
+#[inline]
+fn holds<W: Word>(_words: &[W], tag: Option<Tag>, stamp: Option<u64>) -> bool {
+    tag.is_none_or(Way::<W>::fits) && stamp.is_none_or(|s| s <= Way::<W>::STAMP_MAX)
 }
 
 /// `n` processors' caches of one geometry, each set-associative with LRU replacement, in one
@@ -123,9 +231,17 @@ impl Way {
 /// allocation, large enough to be mapped lazily).
 #[derive(Clone)]
 pub(crate) struct Caches {
+    shape: Shape,
+    words: Words,
+}
+
+/// Where a line goes in the words (everything of [`Caches`] but the words themselves).
+#[derive(Clone)]
+struct Shape {
     sets: u64,
-    /// `sets - 1` when `sets` is a power of two (the set is then a mask, not a division).
-    set_mask: Option<u64>,
+    /// `sets - 1` and log2 of `sets` when `sets` is a power of two (the set is then a mask and
+    /// the key a shift, not a division).
+    set_mask: Option<(u64, u32)>,
     ways: usize,
     /// Words per set: its ways, and their stamps when `ways > 1`.
     block: usize,
@@ -139,30 +255,159 @@ pub(crate) struct Caches {
     /// order the processor's cache first held a line of it (bin hopping), and the next one.
     frames: Vec<HashMap<u64, u64>>,
     next_frame: Vec<u64>,
-    /// Ways ([`Way`]'s word) and stamps, by block.
-    word: Vec<u64>,
     /// Each processor's LRU clock.
     clock: Vec<u64>,
+}
+
+/// A line's place at one processor: its set's first word and its tag there.
+#[derive(Clone, Copy)]
+struct Place {
+    base: usize,
+    tag: Tag,
+}
+
+impl Shape {
+    /// The frame of `line`'s page at processor `p`: the one it got, or the one it would get now.
+    #[inline]
+    fn frame(&self, p: usize, page: u64) -> u64 {
+        self.frames[p].get(&page).copied().unwrap_or(self.next_frame[p])
+    }
+
+    /// `line`'s set at processor `p` (where its ways start) and its tag there.
+    #[inline]
+    fn place(&self, p: usize, line: Line) -> Place {
+        let (set, key) = match (self.pages, self.set_mask) {
+            (Some((shift, colours)), _) => {
+                let page = line >> shift;
+                ((self.frame(p, page) % colours) << shift | (line & ((1 << shift) - 1)), page)
+            }
+            (None, Some((mask, bits))) => (line & mask, line >> bits),
+            (None, None) => (line % self.sets, line / self.sets),
+        };
+        Place { base: p * self.slots + set as usize * self.block, tag: key + 1 }
+    }
+
+    /// The line whose tag is `tag` in the set whose first word is `base`.
+    #[inline]
+    fn line_at(&self, base: usize, tag: Tag) -> Line {
+        let set = (base % self.slots / self.block) as u64;
+        let key = tag - 1;
+        match (self.pages, self.set_mask) {
+            (Some((shift, _)), _) => key << shift | (set & ((1 << shift) - 1)),
+            (None, Some((_, bits))) => key << bits | set,
+            (None, None) => key * self.sets + set,
+        }
+    }
+
+    /// The indices of the ways of the set at `base` (way `i`'s stamp is word `i + ways`).
+    #[inline]
+    fn ways_at(&self, base: usize) -> std::ops::Range<usize> {
+        base..base + self.ways
+    }
+
+    #[inline]
+    fn slot<W: Word>(&self, words: &[W], at: Place) -> Option<usize> {
+        self.ways_at(at.base).find(|&i| Way::<W>::load(words[i]).tag() == at.tag)
+    }
+
+    /// The LRU stamp of way `i` (0 in a direct-mapped cache, which keeps none).
+    #[inline]
+    fn stamp<W: Word>(&self, words: &[W], i: usize) -> u64 {
+        if self.ways > 1 {
+            words[i + self.ways].get()
+        } else {
+            0
+        }
+    }
+
+    #[inline]
+    fn state<W: Word>(&self, words: &[W], at: Place) -> CacheState {
+        self.slot(words, at).map_or(CacheState::Invalid, |i| decode(Way::<W>::load(words[i]).state()))
+    }
+
+    #[inline]
+    fn touch<W: Word>(&mut self, words: &mut [W], p: usize, at: Place) -> bool {
+        let Some(i) = self.slot(words, at) else { return false };
+        if self.ways > 1 {
+            self.clock[p] += 1;
+            words[i + self.ways] = W::put(self.clock[p]);
+        }
+        let mut w = Way::<W>::load(words[i]);
+        let useful = w.take_unused_prefetch();
+        words[i] = w.word();
+        useful
+    }
+
+    fn set_state<W: Word>(&self, words: &mut [W], at: Place, s: CacheState) {
+        if let Some(i) = self.slot(words, at) {
+            let mut w = Way::<W>::load(words[i]);
+            if !s.valid() {
+                w.clear_tag();
+            }
+            w.set_state(encode(s));
+            words[i] = w.word();
+        }
+    }
+
+    fn victim<W: Word>(
+        &self,
+        words: &[W],
+        at: Place,
+        keep: impl Fn(Line) -> bool,
+    ) -> Result<Option<(Line, CacheState)>, ()> {
+        if self.slot(words, at).is_some() {
+            return Ok(None);
+        }
+        let way = |i: usize| Way::<W>::load(words[i]);
+        let ways = self.ways_at(at.base);
+        if ways.clone().any(|i| way(i).tag() == EMPTY) {
+            return Ok(None);
+        }
+        let i = ways
+            .filter(|&i| !keep(self.line_at(at.base, way(i).tag())))
+            .min_by_key(|&i| self.stamp(words, i))
+            .ok_or(())?;
+        Ok(Some((self.line_at(at.base, way(i).tag()), decode(way(i).state()))))
+    }
+
+    fn install<W: Word>(&mut self, words: &mut [W], p: usize, at: Place, s: CacheState, prefetched: bool) {
+        let ways = self.ways_at(at.base);
+        let i = self
+            .slot(words, at)
+            .or_else(|| ways.clone().find(|&i| Way::<W>::load(words[i]).tag() == EMPTY))
+            .unwrap_or_else(|| ways.min_by_key(|&i| self.stamp(words, i)).expect("at least one way"));
+        self.clock[p] += 1;
+        words[i] = Way::<W>::new(at.tag, encode(s), prefetched).word();
+        if self.ways > 1 {
+            words[i + self.ways] = W::put(self.clock[p]);
+        }
+    }
 }
 
 impl Caches {
     pub fn new(n: usize, lines: u64, ways: usize) -> Caches {
         let sets = (lines / ways as u64).max(1);
-        // The way's word, and its stamp when there is a choice of victim (`way_bytes`).
-        let block = ways * (way_bytes(ways as u64) / 8) as usize;
+        // The way's word, and its stamp when there is a choice of victim.
+        let block = if ways > 1 { 2 * ways } else { 1 };
         let slots = (sets as usize) * block;
         let all = slots * n;
         Caches {
-            sets,
-            set_mask: sets.is_power_of_two().then(|| sets - 1),
-            ways,
-            block,
-            slots,
-            pages: None,
-            frames: Vec::new(),
-            next_frame: Vec::new(),
-            word: bytemuck::zeroed_vec(all),
-            clock: vec![0; n],
+            shape: Shape {
+                sets,
+                set_mask: sets.is_power_of_two().then(|| (sets - 1, sets.trailing_zeros())),
+                ways,
+                block,
+                slots,
+                pages: None,
+                frames: Vec::new(),
+                next_frame: Vec::new(),
+                clock: vec![0; n],
+            },
+            words: if ways > 1 {
+                Words::Four(bytemuck::zeroed_vec(all))
+            } else {
+                Words::Two(bytemuck::zeroed_vec(all))
+            },
         }
     }
 
@@ -173,92 +418,62 @@ impl Caches {
     /// than one) is affected; a cache of one page or less is indexed within the page anyway.
     pub fn paged(mut self, page_lines: u64) -> Caches {
         debug_assert!(page_lines.is_power_of_two());
-        if self.sets > page_lines && self.sets.is_multiple_of(page_lines) {
-            self.pages = Some((page_lines.trailing_zeros(), self.sets / page_lines));
-            self.frames = vec![HashMap::new(); self.clock.len()];
-            self.next_frame = vec![0; self.clock.len()];
+        let s = &mut self.shape;
+        if s.sets > page_lines && s.sets.is_multiple_of(page_lines) {
+            s.pages = Some((page_lines.trailing_zeros(), s.sets / page_lines));
+            s.frames = vec![HashMap::new(); s.clock.len()];
+            s.next_frame = vec![0; s.clock.len()];
         }
         self
     }
 
-    /// The frame of `line`'s page at processor `p`: the one it got, or the one it would get now.
-    #[inline]
-    fn frame(&self, p: usize, page: u64) -> u64 {
-        self.frames[p].get(&page).copied().unwrap_or(self.next_frame[p])
-    }
-
     /// The number of caches.
     pub fn len(&self) -> usize {
-        self.clock.len()
+        self.shape.clock.len()
     }
 
-    /// The ways of `line`'s set at processor `p` (indices of their words; way `i`'s stamp is
-    /// word `i + ways`).
-    #[inline]
-    fn set_of(&self, p: usize, line: Line) -> std::ops::Range<usize> {
-        let set = match (self.pages, self.set_mask) {
-            (Some((shift, colours)), _) => {
-                (self.frame(p, line >> shift) % colours) << shift | (line & ((1 << shift) - 1))
-            }
-            (None, Some(mask)) => line & mask,
-            (None, None) => line % self.sets,
+    /// Makes the words the next width up (the same ways, states, flags and stamps). Eight
+    /// bytes hold every tag (a line number has at most 61 bits: `memory.line_bytes` >= 8) and
+    /// stamp.
+    fn widen(&mut self) {
+        let (ways, block) = (self.shape.ways, self.shape.block);
+        self.words = match &self.words {
+            Words::Two(w) => Words::Four(widened(w, ways, block)),
+            Words::Four(w) => Words::Eight(widened(w, ways, block)),
+            Words::Eight(_) => unreachable!("a line of 2^61 or more, or a processor's 2^64th cache touch"),
         };
-        let base = p * self.slots + set as usize * self.block;
-        base..base + self.ways
     }
 
+    /// Widens the words until they hold `tag` (if any) and processor `p`'s next LRU stamp (if
+    /// the cache keeps stamps).
     #[inline]
-    fn way(&self, i: usize) -> Way {
-        Way(self.word[i])
-    }
-
-    /// The LRU stamp of way `i` (0 in a direct-mapped cache, which keeps none).
-    #[inline]
-    fn stamp(&self, i: usize) -> u64 {
-        if self.ways > 1 {
-            self.word[i + self.ways]
-        } else {
-            0
+    fn make_room(&mut self, p: usize, tag: Option<Tag>) {
+        let stamp = (self.shape.ways > 1).then(|| self.shape.clock[p] + 1);
+        while !with_words!(&self.words, w => holds(w, tag, stamp)) {
+            self.widen();
         }
-    }
-
-    #[inline]
-    fn slot(&self, p: usize, line: Line) -> Option<usize> {
-        let tag = tag_of(line);
-        self.set_of(p, line).find(|&i| self.way(i).tag() == tag)
     }
 
     /// The line's state at processor `p` (Invalid when absent).
     #[inline]
     pub fn state(&self, p: usize, line: Line) -> CacheState {
-        self.slot(p, line).map_or(CacheState::Invalid, |i| decode(self.way(i).state()))
+        let at = self.shape.place(p, line);
+        with_words!(&self.words, w => self.shape.state(w, at))
     }
 
     /// Mark a use of a present line (LRU); returns whether this is the first use of a line a
     /// prefetch brought in (a useful prefetch).
     #[inline]
     pub fn touch(&mut self, p: usize, line: Line) -> bool {
-        let Some(i) = self.slot(p, line) else { return false };
-        if self.ways > 1 {
-            self.clock[p] += 1;
-            self.word[i + self.ways] = self.clock[p];
-        }
-        let mut w = self.way(i);
-        let useful = w.take_unused_prefetch();
-        self.word[i] = w.0;
-        useful
+        self.make_room(p, None);
+        let at = self.shape.place(p, line);
+        with_words!(&mut self.words, w => self.shape.touch(w, p, at))
     }
 
     /// Change the state of a present line; Invalid removes it.
     pub fn set_state(&mut self, p: usize, line: Line, s: CacheState) {
-        if let Some(i) = self.slot(p, line) {
-            let mut w = self.way(i);
-            if !s.valid() {
-                w.clear_tag();
-            }
-            w.set_state(encode(s));
-            self.word[i] = w.0;
-        }
+        let at = self.shape.place(p, line);
+        with_words!(&mut self.words, w => self.shape.set_state(w, at, s))
     }
 
     /// What installing `line` at processor `p` needs: `Ok(None)` if a way is free or `line` is
@@ -267,36 +482,23 @@ impl Caches {
     /// must stay).
     #[allow(clippy::result_unit_err)]
     pub fn victim(&self, p: usize, line: Line, keep: impl Fn(Line) -> bool) -> Result<Option<(Line, CacheState)>, ()> {
-        if self.slot(p, line).is_some() {
-            return Ok(None);
-        }
-        let ways = self.set_of(p, line);
-        if ways.clone().any(|i| self.way(i).tag() == EMPTY) {
-            return Ok(None);
-        }
-        let i = ways.filter(|&i| !keep(line_of(self.way(i).tag()))).min_by_key(|&i| self.stamp(i)).ok_or(())?;
-        Ok(Some((line_of(self.way(i).tag()), decode(self.way(i).state()))))
+        let at = self.shape.place(p, line);
+        with_words!(&self.words, w => self.shape.victim(w, at, keep))
     }
 
     /// Install `line` at processor `p` in state `s` (the victim, if any, must have been dealt
     /// with); `prefetched` when a prefetch brought it.
     pub fn install(&mut self, p: usize, line: Line, s: CacheState, prefetched: bool) {
-        if let Some((shift, _)) = self.pages {
-            if let std::collections::hash_map::Entry::Vacant(e) = self.frames[p].entry(line >> shift) {
-                e.insert(self.next_frame[p]);
-                self.next_frame[p] += 1;
+        let s_ = &mut self.shape;
+        if let Some((shift, _)) = s_.pages {
+            if let std::collections::hash_map::Entry::Vacant(e) = s_.frames[p].entry(line >> shift) {
+                e.insert(s_.next_frame[p]);
+                s_.next_frame[p] += 1;
             }
         }
-        let ways = self.set_of(p, line);
-        let i = self
-            .slot(p, line)
-            .or_else(|| ways.clone().find(|&i| self.way(i).tag() == EMPTY))
-            .unwrap_or_else(|| ways.min_by_key(|&i| self.stamp(i)).expect("at least one way"));
-        self.clock[p] += 1;
-        self.word[i] = Way::new(line, encode(s), prefetched).0;
-        if self.ways > 1 {
-            self.word[i + self.ways] = self.clock[p];
-        }
+        let at = self.shape.place(p, line);
+        self.make_room(p, Some(at.tag));
+        with_words!(&mut self.words, w => self.shape.install(w, p, at, s, prefetched))
     }
 }
 
@@ -352,11 +554,11 @@ mod tests {
     fn lines_map_to_sets_by_mask_or_remainder() {
         for sets in [4u64, 3] {
             let mut c = Caches::new(1, sets, 1);
-            assert_eq!(c.set_mask.is_some(), sets.is_power_of_two());
+            assert_eq!(c.shape.set_mask.is_some(), sets.is_power_of_two());
             c.install(0, 7, CacheState::Shared, false);
             assert_eq!(c.victim(0, 7 + sets, |_| false), Ok(Some((7, CacheState::Shared))), "{sets} sets");
             assert_eq!(c.victim(0, 8, |_| false), Ok(None), "{sets} sets");
-            assert_eq!(c.set_of(0, 7 + 5 * sets), c.set_of(0, 7));
+            assert_eq!(c.shape.place(0, 7 + 5 * sets).base, c.shape.place(0, 7).base);
         }
     }
 
@@ -389,14 +591,14 @@ mod tests {
         assert!((1000..1000 + sets).all(|l| one.state(0, l) == CacheState::Shared), "one array fills the cache");
         for l in 1000..1000 + page_lines - 1 {
             assert_eq!(
-                one.set_of(0, l + 1).start,
-                one.set_of(0, l).start + 1,
+                one.shape.place(0, l + 1).base,
+                one.shape.place(0, l).base + 1,
                 "within a page the sets are consecutive"
             );
         }
         let one_page = Caches::new(1, page_lines, 1).paged(page_lines);
-        assert!(one_page.pages.is_none());
-        assert_eq!(one_page.set_of(0, 3 + page_lines), one_page.set_of(0, 3));
+        assert!(one_page.shape.pages.is_none());
+        assert_eq!(one_page.shape.place(0, 3 + page_lines).base, one_page.shape.place(0, 3).base);
     }
 
     #[test]
@@ -457,6 +659,133 @@ mod tests {
                 let victim = c.victim(p, base + set + 1000 * sets, |_| false);
                 assert_eq!(victim, Ok(Some((base + set + sets, state(set + sets)))), "processor {p} set {set}");
             }
+        }
+    }
+
+    /// The bytes of the words `c` uses now.
+    fn width(c: &Caches) -> u32 {
+        with_words!(&c.words, w => size_of_val(&w[0]) as u32)
+    }
+
+    /// A line whose key needs more than the words' tag bits (13 in 2 bytes, 29 in 4) widens the
+    /// words, and every line held before keeps its state, its unused-prefetch flag and its
+    /// place in its set's LRU order; the wide line is found and given back as a victim.
+    #[test]
+    fn a_line_beyond_a_tag_widens_the_words_and_keeps_every_line() {
+        let sets = 8u64;
+        let state = |l: u64| if l % 3 == 0 { CacheState::Modified } else { CacheState::Shared };
+        for (ways, widths) in [(1usize, [2, 4, 8]), (2, [4, 4, 8])] {
+            let mut c = Caches::new(2, sets * ways as u64, ways);
+            for l in 0..sets * ways as u64 {
+                c.install(1, l, state(l), l % 2 == 0);
+            }
+            if ways > 1 {
+                c.touch(1, 3); // line 3 + sets is now its set's least recent
+            }
+            assert_eq!(width(&c), widths[0], "{ways} ways: small tags");
+            for (key_bits, bytes) in [(13, widths[1]), (29, widths[2])] {
+                // The key 2^k: its tag 2^k + 1 needs k + 1 bits.
+                let far = (1u64 << key_bits) * sets + 5;
+                c.install(0, far, CacheState::Shared, false);
+                assert_eq!(width(&c), bytes, "{ways} ways: a key of 2^{key_bits}");
+                assert_eq!(c.state(0, far), CacheState::Shared);
+                assert_eq!(c.state(1, far), CacheState::Invalid);
+                c.install(0, far + 4 * sets, CacheState::Modified, false);
+                let victim = if ways == 1 { (far + 4 * sets, CacheState::Modified) } else { (far, CacheState::Shared) };
+                assert_eq!(c.victim(0, far + 8 * sets, |_| false), Ok(Some(victim)), "{ways} ways: 2^{key_bits}");
+                for l in 0..sets * ways as u64 {
+                    assert_eq!(c.state(1, l), state(l), "{ways} ways: line {l} after 2^{key_bits}");
+                }
+                if ways > 1 {
+                    assert_eq!(c.victim(1, 3 + 4 * sets, |_| false), Ok(Some((3 + sets, CacheState::Shared))));
+                }
+            }
+            // The flag survives: line 4 was prefetched and never used, line 3 was not.
+            assert!(c.touch(1, 4), "{ways} ways: line 4's prefetch is still unused");
+            assert!(!c.touch(1, 4));
+            assert!(!c.touch(1, 3));
+        }
+    }
+
+    /// A processor's LRU clock past 2^32 - 1 widens a set-associative cache's words (a stamp
+    /// would not fit) and keeps the order: the stamp written before and the one after still
+    /// compare as they were made. A direct-mapped cache keeps no stamps and stays at 2 bytes.
+    #[test]
+    fn a_stamp_beyond_four_bytes_widens_the_words_and_keeps_the_lru_order() {
+        let mut c = Caches::new(1, 2, 2); // one set of two ways
+        c.install(0, 10, CacheState::Shared, false);
+        c.install(0, 11, CacheState::Shared, false);
+        c.shape.clock[0] = Way::<u32>::STAMP_MAX - 1;
+        c.touch(0, 10); // stamp 2^32 - 1: the last that fits
+        assert_eq!(width(&c), 4);
+        assert_eq!(c.victim(0, 12, |_| false), Ok(Some((11, CacheState::Shared))));
+        c.touch(0, 11); // stamp 2^32
+        assert_eq!(width(&c), 8);
+        assert_eq!(c.victim(0, 12, |_| false), Ok(Some((10, CacheState::Shared))), "11 is now the more recent");
+        let mut d = Caches::new(1, 2, 1);
+        d.shape.clock[0] = u64::MAX / 2;
+        d.install(0, 10, CacheState::Shared, false);
+        d.touch(0, 10);
+        assert_eq!(width(&d), 2, "a direct-mapped cache stores no stamps");
+    }
+
+    /// One operation on a cache: (kind, processor, line, state, prefetched).
+    type Op = (u8, usize, u64, u8, bool);
+
+    /// Applies `op` and returns what it observed, so two caches can be compared operation by
+    /// operation.
+    fn apply(c: &mut Caches, (kind, p, line, st, pf): Op) -> String {
+        let st = decode(st);
+        match kind % 5 {
+            0 => format!("{:?}", c.state(p, line)),
+            1 => format!("{}", c.touch(p, line)),
+            2 => {
+                c.set_state(p, line, st);
+                String::new()
+            }
+            3 => format!("{:?}", c.victim(p, line, |l| l % 7 == 0)),
+            _ => {
+                if c.victim(p, line, |_| false).is_ok() {
+                    c.install(p, line, st, pf);
+                }
+                String::new()
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// The narrowest words, the next width from the start, 8 bytes from the start, and the
+        /// narrowest widened part-way through observe the same states, useful prefetches and victims under any sequence of
+        /// operations, on direct-mapped, set-associative, non-power-of-two and coloured caches.
+        #[test]
+        fn narrow_and_wide_words_hold_the_same_caches(
+            geometry in 0usize..5,
+            ops in proptest::collection::vec((0u8..5, 0usize..2, 0u64..200, 0u8..3, proptest::bool::ANY), 1..300),
+            widen_at in 0usize..300,
+        ) {
+            let make = || match geometry {
+                0 => Caches::new(2, 16, 1),
+                1 => Caches::new(2, 16, 4),
+                2 => Caches::new(2, 12, 1),
+                3 => Caches::new(2, 12, 3),
+                _ => Caches::new(2, 32, 2).paged(4),
+            };
+            let (mut narrow, mut next, mut wide, mut late) = (make(), make(), make(), make());
+            let start = width(&narrow);
+            next.widen();
+            while width(&wide) < 8 {
+                wide.widen();
+            }
+            for (k, &op) in ops.iter().enumerate() {
+                if k == widen_at {
+                    late.widen();
+                }
+                let seen = apply(&mut narrow, op);
+                for other in [&mut next, &mut wide, &mut late] {
+                    proptest::prop_assert_eq!(&seen, &apply(other, op), "op {} {:?}", k, op);
+                }
+            }
+            proptest::prop_assert_eq!(width(&narrow), start, "small lines stay in the narrowest words");
         }
     }
 
