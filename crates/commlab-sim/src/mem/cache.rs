@@ -66,31 +66,25 @@ trait Word: Copy + bytemuck::Zeroable {
     fn put(v: u64) -> Self;
 }
 
-impl Word for u16 {
-    const BITS: u32 = 16;
-    #[inline]
-    fn get(self) -> u64 {
-        u64::from(self)
-    }
-    #[inline]
-    fn put(v: u64) -> u16 {
-        debug_assert!(v <= u64::from(u16::MAX));
-        v as u16
-    }
+/// `Word` for a word narrower than 64 bits: its values are the `u64`s below `2^BITS`.
+macro_rules! narrow_word {
+    ($t:ty) => {
+        impl Word for $t {
+            const BITS: u32 = <$t>::BITS;
+            #[inline]
+            fn get(self) -> u64 {
+                u64::from(self)
+            }
+            #[inline]
+            fn put(v: u64) -> $t {
+                debug_assert!(v <= u64::from(<$t>::MAX));
+                v as $t
+            }
+        }
+    };
 }
-
-impl Word for u32 {
-    const BITS: u32 = 32;
-    #[inline]
-    fn get(self) -> u64 {
-        u64::from(self)
-    }
-    #[inline]
-    fn put(v: u64) -> u32 {
-        debug_assert!(v <= u64::from(u32::MAX));
-        v as u32
-    }
-}
+narrow_word!(u16);
+narrow_word!(u32);
 
 impl Word for u64 {
     const BITS: u32 = 64;
@@ -673,7 +667,7 @@ mod tests {
     #[test]
     fn a_line_beyond_a_tag_widens_the_words_and_keeps_every_line() {
         let sets = 8u64;
-        let state = |l: u64| if l % 3 == 0 { CacheState::Modified } else { CacheState::Shared };
+        let state = |l: u64| if l.is_multiple_of(3) { CacheState::Modified } else { CacheState::Shared };
         for (ways, widths) in [(1usize, [2, 4, 8]), (2, [4, 4, 8])] {
             let mut c = Caches::new(2, sets * ways as u64, ways);
             for l in 0..sets * ways as u64 {
