@@ -5,8 +5,9 @@
 //! word, so a lookup is one host miss; a set-associative cache's LRU stamps after its set's
 //! ways) that starts as zeros (an empty way is tag 0), so the OS maps only the pages of sets a
 //! run touches: host memory grows with what the processors cache, not with their number (the
-//! memory estimate, `engine::machine_bytes`, counts [`way_bytes`] per way). A way's word is 4
-//! bytes while every tag and stamp fits and widens to 8 once one does not ([`Words`]).
+//! memory estimate, `engine::machine_bytes`, counts [`way_bytes`] per way). The words are the
+//! narrowest that hold every tag and stamp so far (2 bytes, 4 with LRU stamps) and widen when
+//! one does not fit ([`Words`]).
 //! `paged` gives physically indexed caches their page colours (`hierarchy.page_bytes`, see
 //! `hier.rs`).
 
@@ -48,7 +49,8 @@ fn decode(b: u8) -> CacheState {
 
 /// Host bytes of one cache way at associativity `ways`, the most it can take (what the memory
 /// estimate counts per line): a wide way's word, and its LRU stamp when the cache has a choice
-/// of victim. A cache whose tags and stamps fit 4-byte words takes half of it.
+/// of victim. A cache whose tags fit 2-byte words takes a quarter of it, and one whose tags and
+/// stamps fit 4-byte words half.
 pub(crate) const fn way_bytes(ways: u64) -> u64 {
     if ways > 1 {
         16
@@ -101,7 +103,7 @@ impl Word for u64 {
 /// One way of a set, packed in one word of `W` so that a lookup at scale, where the ways of a
 /// thousand caches do not fit in the host's caches, costs one host miss, and a direct-mapped
 /// cache (most presets') takes 2 host bytes per line while its tags fit: 1024 Alewife caches
-/// are 8 MB of ways (32 MB with the 8-byte ways every cache had before).
+/// are 8 MB of ways (32 MB in 8-byte words).
 /// The low `W::BITS - 3` bits are the tag (the key plus one, or `EMPTY`), then the protocol
 /// state (`encode`d, two bits), then the unused-prefetch flag (the top bit: a prefetch brought
 /// the line in and no access has used it yet). All-zero is an empty way (Invalid, never used,
