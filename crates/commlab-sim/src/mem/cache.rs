@@ -173,10 +173,11 @@ impl<W: Word> Way<W> {
 }
 
 /// Every processor's ways and stamps, in the narrowest words that hold them: a direct-mapped
-/// cache starts with 2-byte words (its tags: keys below 2^13, a memory of fewer than 2^13 x
-/// sets lines, 512 MB for Alewife's cache), a set-associative one with 4-byte words (its
-/// stamps: a processor's first 2^32 - 1 cache touches). The words widen, for the rest of the
-/// run, when a tag or a stamp does not fit (a key of 2^13 or 2^29, a clock past 2^32 - 1).
+/// cache starts with 2-byte words (13 tag bits: keys up to 2^13 - 2, a memory of fewer than
+/// (2^13 - 1) x sets lines, about 512 MB for Alewife's cache), a set-associative one with
+/// 4-byte words (its stamps: a processor's first 2^32 - 1 cache touches). The words widen, for
+/// the rest of the run, when a tag or a stamp does not fit (a key of 2^13 - 1 or more, then of
+/// 2^29 - 1 or more; a clock past 2^32 - 1).
 /// Every width holds the same tags, states, flags and stamps, so which one a run uses changes
 /// nothing it computes; narrower words put more of the caches of a thousand processors in the
 /// host's caches.
@@ -485,11 +486,11 @@ impl Caches {
     /// Install `line` at processor `p` in state `s` (the victim, if any, must have been dealt
     /// with); `prefetched` when a prefetch brought it.
     pub fn install(&mut self, p: usize, line: Line, s: CacheState, prefetched: bool) {
-        let s_ = &mut self.shape;
-        if let Some((shift, _)) = s_.pages {
-            if let std::collections::hash_map::Entry::Vacant(e) = s_.frames[p].entry(line >> shift) {
-                e.insert(s_.next_frame[p]);
-                s_.next_frame[p] += 1;
+        let shape = &mut self.shape;
+        if let Some((shift, _)) = shape.pages {
+            if let std::collections::hash_map::Entry::Vacant(e) = shape.frames[p].entry(line >> shift) {
+                e.insert(shape.next_frame[p]);
+                shape.next_frame[p] += 1;
             }
         }
         let at = self.shape.place(p, line);
@@ -701,6 +702,23 @@ mod tests {
             assert!(!c.touch(1, 4));
             assert!(!c.touch(1, 3));
         }
+    }
+
+    /// The bounds as documented on [`Words`]: a direct-mapped cache keeps 2-byte words up to key
+    /// 2^13 - 2 and widens at 2^13 - 1; 4-byte words hold keys up to 2^29 - 2.
+    #[test]
+    fn the_words_widen_exactly_where_a_tag_stops_fitting() {
+        let sets = 4u64;
+        let mut c = Caches::new(1, sets, 1);
+        c.install(0, ((1 << 13) - 2) * sets + 1, CacheState::Shared, false);
+        assert_eq!(width(&c), 2, "key 2^13 - 2");
+        c.install(0, ((1 << 13) - 1) * sets + 1, CacheState::Shared, false);
+        assert_eq!(width(&c), 4, "key 2^13 - 1");
+        c.install(0, ((1 << 29) - 2) * sets + 2, CacheState::Shared, false);
+        assert_eq!(width(&c), 4, "key 2^29 - 2");
+        c.install(0, ((1 << 29) - 1) * sets + 2, CacheState::Shared, false);
+        assert_eq!(width(&c), 8, "key 2^29 - 1");
+        assert_eq!(c.state(0, ((1 << 13) - 1) * sets + 1), CacheState::Shared);
     }
 
     /// A processor's LRU clock past 2^32 - 1 widens a set-associative cache's words (a stamp
