@@ -88,6 +88,7 @@
 pub(crate) mod cache;
 pub(crate) mod check;
 mod costs;
+mod directory;
 mod dsm;
 pub(crate) mod hier;
 mod model;
@@ -98,6 +99,7 @@ use crate::machine::{DsmCosts, MachineConfig, MemoryConfig};
 use cache::{Caches, Line};
 use commlab_api::{AccessTag, Placement};
 use costs::{CostModel, Handlers, LineView};
+use directory::{DirEntry, Directory};
 use model::Model;
 use protocol::{
     cache_transition, dir_transition, proc_transition, CacheAction, CacheEvent, CacheState, DirAction, DirEvent,
@@ -112,78 +114,11 @@ macro_rules! lines {
     ($m:expr) => {
         Lines {
             home: &$m.home,
-            dir: &$m.dir,
+            dir: $m.dir.entries(),
             procs: &$m.procs,
             private: $m.private_first[0]..$m.private_first[$m.private_first.len() - 1],
         }
     };
-}
-
-/// A line's directory entry: 32 bytes, so that two share a host cache line and none straddles
-/// two (at 40 bytes half did), which matters at scale, where the directory does not fit in the
-/// host's caches and a home's lookup is a host miss.
-#[derive(Clone, Debug)]
-struct DirEntry {
-    /// Sharers in the order they were added (deterministic; may hold stale entries after a
-    /// silent replacement). Inline up to four: most shared lines have few sharers, and the
-    /// entry then touches no memory of its own on the heap.
-    sharers: SmallVec<[u32; 4]>,
-    owner: u32,
-    /// The state (bits 28 to 30), the overflowed flag (bit 24) and the hardware pointers in use
-    /// (the low 24 bits) in one word (see the accessors).
-    meta: u32,
-}
-
-const POINTERS_MASK: u32 = (1 << 24) - 1;
-const OVERFLOWED_BIT: u32 = 1 << 24;
-const STATE_SHIFT: u32 = 28;
-const _: () = assert!(crate::topology::MAX_PROCS <= POINTERS_MASK as usize, "a pointer count fits its 24 bits");
-
-impl DirEntry {
-    fn new() -> DirEntry {
-        DirEntry { sharers: SmallVec::new(), owner: 0, meta: 0 }
-    }
-
-    #[inline]
-    fn state(&self) -> DirState {
-        DirState::ALL[(self.meta >> STATE_SHIFT) as usize]
-    }
-
-    #[inline]
-    fn set_state(&mut self, s: DirState) {
-        self.meta = (self.meta & !(0b111 << STATE_SHIFT)) | (s as u32) << STATE_SHIFT;
-    }
-
-    /// LimitLESS: remote sharers held in the hardware pointers (below `topology::MAX_PROCS`).
-    /// The home's own copy is not one of them (Alewife keeps it in a separate local bit).
-    #[inline]
-    fn hw_pointers_used(&self) -> usize {
-        (self.meta & POINTERS_MASK) as usize
-    }
-
-    #[inline]
-    fn set_hw_pointers_used(&mut self, n: usize) {
-        debug_assert!(n <= POINTERS_MASK as usize);
-        self.meta = (self.meta & !POINTERS_MASK) | n as u32;
-    }
-
-    /// LimitLESS: the sharer set overflowed into a list in memory since the line was last
-    /// owned, so a write must trap to software to invalidate it.
-    #[inline]
-    fn overflowed(&self) -> bool {
-        self.meta & OVERFLOWED_BIT != 0
-    }
-
-    #[inline]
-    fn mark_overflowed(&mut self) {
-        self.meta |= OVERFLOWED_BIT;
-    }
-
-    /// Forget every sharer (hardware pointers and the software list alike).
-    fn clear_sharers(&mut self) {
-        self.sharers.clear();
-        self.meta &= !(POINTERS_MASK | OVERFLOWED_BIT);
-    }
 }
 
 /// A transaction in progress on a busy line.
@@ -369,7 +304,7 @@ pub(crate) struct Memory {
     /// log2 of the line in bytes (`memory.line_bytes` is a power of two): `line_of` shifts.
     line_shift: u32,
     home: Vec<u32>,
-    dir: Vec<DirEntry>,
+    dir: Directory,
     txns: BTreeMap<Line, Txn>,
     caches: Caches,
     procs: Vec<ProcMem>,
@@ -423,7 +358,7 @@ impl Memory {
                 cfg.mem.line_bytes.trailing_zeros()
             },
             home: Vec::new(),
-            dir: Vec::new(),
+            dir: Directory::default(),
             txns: BTreeMap::new(),
             caches: {
                 let c = Caches::new(n, cfg.mem.cache_lines, cfg.mem.associativity as usize);
@@ -994,7 +929,7 @@ impl Memory {
         let (requester, write, upgrade) =
             txn.map_or((from, false, false), |t| (t.req.requester as usize, t.req.write, t.req.upgrade));
         let guard = DirGuard {
-            others_share: entry.sharers.iter().any(|&s| s as usize != requester),
+            others_share: self.dir.sharers(line as usize).iter().any(|&s| s as usize != requester),
             last_ack: txn.is_some_and(|t| t.acks_left == 1),
             pending_write: write,
         };
@@ -1020,7 +955,7 @@ impl Memory {
         }
         // Only an upgrade from a listed sharer gets ownership without the data (a sharer entry
         // may be stale: the cache dropped its clean copy silently).
-        let requester_had_copy = upgrade && self.dir[line as usize].sharers.contains(&(requester as u32));
+        let requester_had_copy = upgrade && self.dir.sharers(line as usize).contains(&(requester as u32));
         self.dir[line as usize].set_state(next);
         // Blizzard-E: the home's own tag follows the directory (bad ECC before the answer, a
         // downgrade's page change after it: `retag`).
@@ -1032,9 +967,8 @@ impl Memory {
             t = match a {
                 DirAction::AddRequesterToSharers => self.add_requester_to_sharers(&step, t),
                 DirAction::MakeRequesterOwner => {
-                    let e = &mut self.dir[line as usize];
-                    e.owner = requester as u32;
-                    e.clear_sharers();
+                    self.dir[line as usize].owner = requester as u32;
+                    self.dir.clear_sharers(line as usize);
                     t
                 }
                 DirAction::ReplySharedData => self.reply_shared_data(&step, t),
@@ -1047,15 +981,14 @@ impl Memory {
                 DirAction::ForwardToOwner => self.forward_to_owner(&step, t),
                 DirAction::WriteDataToMemory => t, // functional data is already in memory
                 DirAction::KeepOwnerAsSharer => {
-                    let e = &mut self.dir[line as usize];
-                    let owner = e.owner;
-                    e.clear_sharers();
-                    e.sharers.push(owner);
-                    e.set_hw_pointers_used(usize::from(owner as usize != home));
+                    let owner = self.dir[line as usize].owner;
+                    self.dir.clear_sharers(line as usize);
+                    self.dir.add_sharer(line as usize, owner);
+                    self.dir[line as usize].set_hw_pointers_used(usize::from(owner as usize != home));
                     t
                 }
                 DirAction::ClearOwner => {
-                    self.dir[line as usize].clear_sharers();
+                    self.dir.clear_sharers(line as usize);
                     t
                 }
                 DirAction::QueueUntilIdle => {
@@ -1076,9 +1009,9 @@ impl Memory {
     /// pointers overflow); returns when the answer may leave.
     fn add_requester_to_sharers(&mut self, s: &DirStep, mut t: u64) -> u64 {
         let hw_pointers = self.t.hw_pointers;
-        let e = &mut self.dir[s.line as usize];
-        if !e.sharers.contains(&(s.requester as u32)) {
-            e.sharers.push(s.requester as u32);
+        if !self.dir.sharers(s.line as usize).contains(&(s.requester as u32)) {
+            self.dir.add_sharer(s.line as usize, s.requester as u32);
+            let e = &mut self.dir[s.line as usize];
             if s.requester != s.home {
                 if e.hw_pointers_used() == hw_pointers {
                     // LimitLESS pointer overflow: the home processor traps once, empties the
@@ -1115,9 +1048,9 @@ impl Memory {
     /// trapping to software for sharers listed in memory), counted as acks to wait for.
     fn invalidate_other_sharers(&mut self, s: &DirStep, mut t: u64) -> u64 {
         let m = self.t;
-        let e = &self.dir[s.line as usize];
-        let others: SmallVec<[u32; 4]> = e.sharers.iter().copied().filter(|&x| x as usize != s.requester).collect();
-        if e.overflowed() {
+        let others: SmallVec<[u32; 4]> =
+            self.dir.sharers(s.line as usize).iter().copied().filter(|&x| x as usize != s.requester).collect();
+        if self.dir[s.line as usize].overflowed() {
             // LimitLESS: sharers listed in memory are invalidated by software.
             t = self.limitless_trap(s.home, t, m.sw_write_ps);
         }
@@ -1346,7 +1279,7 @@ impl Memory {
             self.line_lost(p, line);
             dropped += 1;
         }
-        self.dir[line as usize] = DirEntry::new();
+        self.dir.reset(line as usize);
         self.data[(addr / 8) as usize] = value;
         self.check_line(line);
         Ok(dropped)
@@ -1409,7 +1342,7 @@ impl Memory {
         let at = line as usize * lw;
         let dir = (!self.txns.contains_key(&line)).then(|| {
             let e = &self.dir[line as usize];
-            check::DirView { state: e.state(), owner: e.owner, sharers: &e.sharers }
+            check::DirView { state: e.state(), owner: e.owner, sharers: self.dir.sharers(line as usize) }
         });
         let states = (0..self.caches.len()).map(|p| self.caches.state(p, line));
         if let Err(e) = c.check_line(line, states, &self.data[at..at + lw], dir) {
@@ -1678,35 +1611,6 @@ impl Memory {
 mod tests {
     use super::Memory;
     use crate::machine::MachineConfig;
-
-    /// A directory entry with its four inline sharers is no larger than one with a `Vec` (the
-    /// sharers' `SmallVec` needs its `union` feature for that: without it, 48 bytes).
-    #[test]
-    fn a_directory_entry_keeps_four_sharers_inline_in_32_bytes() {
-        assert_eq!(std::mem::size_of::<super::DirEntry>(), 32);
-    }
-
-    /// The packed fields keep their values independently: every state with the largest
-    /// pointer count and either flag, and clearing the sharers keeps the state.
-    #[test]
-    fn a_directory_entrys_packed_state_pointers_and_flag_are_independent() {
-        let most = crate::topology::MAX_PROCS - 1;
-        for s in super::DirState::ALL {
-            for (n, flag) in [(0, false), (most, false), (most, true), (1, true)] {
-                let mut e = super::DirEntry::new();
-                e.set_hw_pointers_used(n);
-                if flag {
-                    e.mark_overflowed();
-                }
-                e.set_state(s);
-                assert_eq!((e.state(), e.hw_pointers_used(), e.overflowed()), (s, n, flag));
-                e.set_hw_pointers_used(n / 2);
-                assert_eq!((e.state(), e.hw_pointers_used(), e.overflowed()), (s, n / 2, flag));
-                e.clear_sharers();
-                assert_eq!((e.state(), e.hw_pointers_used(), e.overflowed()), (s, 0, false));
-            }
-        }
-    }
 
     /// `is_private_of` (per-processor line ranges) says what `private_owner` (the home of each
     /// line) says, for every line, with arrays of uneven sizes, processors without arrays
