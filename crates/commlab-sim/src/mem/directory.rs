@@ -2,14 +2,19 @@
 //!
 //! Four entries share a host cache line. At scale the directory does not fit in the host's
 //! caches and a home's lookup is a host miss, so the entry is as small as the common case
-//! allows: two sharers inline; a line with more keeps its whole list in a side table (`spill`),
-//! in the order the sharers were added, and the entry holds the list's index. Clearing the
-//! sharers returns the list to the table (emptied, its allocation kept for the next line that
-//! needs one), so a run that shares lines widely allocates only as many lists as lines are
-//! widely shared at once.
+//! allows: two sharers inline; a line with more keeps its list in a chunk of one flat arena
+//! (`arena`), in the order the sharers were added, and the entry holds the chunk's offset and
+//! the list's length. A chunk holds `capacity(len)` sharers (4, 8, 16, ...); a list that
+//! outgrows its chunk moves to one twice as large, and a chunk no longer used (outgrown, or
+//! its line's sharers cleared) goes to a free list of its size for the next list that needs
+//! one. So reading a long list is one access beside the entry's, and a run allocates only as
+//! much arena as lines are widely shared at once.
 //!
 //! The order of the sharers is part of the result (invalidations go out in it), so both
-//! representations keep it: `sharers` returns the same sequence whichever holds it.
+//! representations keep it: `sharers` returns the same sequence whichever holds it. A line's
+//! sharers are distinct (a sharer is listed only if it is not already), so whether anyone but
+//! the requester shares the line follows from the count and, for one sharer, the inline slot:
+//! the home's commonest question reads only the entry (`others_share`).
 
 use super::protocol::DirState;
 
@@ -21,8 +26,8 @@ pub(super) struct DirEntry {
     /// pointers in use (the low 24 bits) in one word (see the accessors).
     meta: u32,
     pub owner: u32,
-    /// The inline sharers (the first `inline` of them), or in `slots[0]` the side table's
-    /// index of the list.
+    /// The inline sharers (the first `inline` of them), or the arena chunk's offset and the
+    /// list's length.
     slots: [u32; 2],
 }
 
@@ -75,9 +80,19 @@ impl DirEntry {
         self.meta |= OVERFLOWED_BIT;
     }
 
+    /// The arena chunk's offset and the list's length, when the sharers are in the arena.
     #[inline]
-    fn spilled(&self) -> Option<usize> {
-        (self.meta & SPILLED_BIT != 0).then_some(self.slots[0] as usize)
+    fn spilled(&self) -> Option<(usize, usize)> {
+        (self.meta & SPILLED_BIT != 0).then_some((self.slots[0] as usize, self.slots[1] as usize))
+    }
+
+    /// How many sharers are listed.
+    #[inline]
+    fn len(&self) -> usize {
+        match self.spilled() {
+            Some((_, len)) => len,
+            None => self.inline_len(),
+        }
     }
 
     #[inline]
@@ -92,13 +107,25 @@ impl DirEntry {
     }
 }
 
-/// Every line's entry, and the side table of the sharer lists too long to keep inline.
+/// The sharers an arena chunk holds for a list of `len` (at least 3): 4, 8, 16, ...
+#[inline]
+fn capacity(len: usize) -> usize {
+    len.next_power_of_two().max(4)
+}
+
+/// The free list a chunk of `capacity` goes to.
+#[inline]
+fn size_class(capacity: usize) -> usize {
+    (capacity.trailing_zeros() - 2) as usize
+}
+
+/// Every line's entry, and the arena of the sharer lists too long to keep inline.
 #[derive(Default)]
 pub(super) struct Directory {
     entries: Vec<DirEntry>,
-    spill: Vec<Vec<u32>>,
-    /// Indices of `spill`'s lists not in use (each empty).
-    free: Vec<u32>,
+    arena: Vec<u32>,
+    /// Per size class (`size_class`): offsets of arena chunks not in use.
+    free: Vec<Vec<u32>>,
 }
 
 impl std::ops::Index<usize> for Directory {
@@ -119,7 +146,7 @@ impl std::ops::IndexMut<usize> for Directory {
 impl Directory {
     /// Add the next line's entry.
     pub fn push(&mut self, e: DirEntry) {
-        debug_assert!(e.spilled().is_none() && e.inline_len() == 0, "a new line has no sharers");
+        debug_assert!(e.len() == 0, "a new line has no sharers");
         self.entries.push(e);
     }
 
@@ -135,49 +162,87 @@ impl Directory {
     pub fn sharers(&self, line: usize) -> &[u32] {
         let e = &self.entries[line];
         match e.spilled() {
-            Some(i) => &self.spill[i],
+            Some((at, len)) => &self.arena[at..at + len],
             None => &e.slots[..e.inline_len()],
         }
     }
 
-    /// List `p` after `line`'s other sharers.
+    /// Whether anyone but `p` is listed as sharing `line`: what [`Directory::sharers`] would
+    /// say, read from the entry alone (the sharers are distinct).
+    #[inline]
+    pub fn others_share(&self, line: usize, p: u32) -> bool {
+        let e = &self.entries[line];
+        match e.len() {
+            0 => false,
+            1 => e.slots[0] != p,
+            _ => true,
+        }
+    }
+
+    /// A free chunk of `capacity` sharers: its offset.
+    fn chunk(&mut self, capacity: usize) -> usize {
+        let class = size_class(capacity);
+        if let Some(at) = self.free.get_mut(class).and_then(Vec::pop) {
+            return at as usize;
+        }
+        let at = self.arena.len();
+        self.arena.resize(at + capacity, 0);
+        at
+    }
+
+    /// Return the chunk at `at`, which holds `capacity` sharers.
+    fn free_chunk(&mut self, at: usize, capacity: usize) {
+        let class = size_class(capacity);
+        if self.free.len() <= class {
+            self.free.resize_with(class + 1, Vec::new);
+        }
+        self.free[class].push(u32::try_from(at).expect("an arena of fewer than 2^32 sharers"));
+    }
+
+    /// List `p` after `line`'s other sharers; `p` must not be listed already.
     pub fn add_sharer(&mut self, line: usize, p: u32) {
-        let e = &mut self.entries[line];
-        if let Some(i) = e.spilled() {
-            self.spill[i].push(p);
-            return;
-        }
-        let n = e.inline_len();
-        if n < e.slots.len() {
-            e.slots[n] = p;
-            e.set_inline_len(n + 1);
-            return;
-        }
-        // The inline slots are full: the list moves to the side table, in order.
-        let i = match self.free.pop() {
-            Some(i) => i,
+        debug_assert!(!self.sharers(line).contains(&p), "line {line}: sharer {p} listed twice");
+        let e = self.entries[line];
+        let (at, len) = match e.spilled() {
+            Some(spilled) => spilled,
             None => {
-                self.spill.push(Vec::new());
-                u32::try_from(self.spill.len() - 1).expect("fewer than 2^32 widely shared lines")
+                let n = e.inline_len();
+                if n < e.slots.len() {
+                    let e = &mut self.entries[line];
+                    e.slots[n] = p;
+                    e.set_inline_len(n + 1);
+                    return;
+                }
+                // The inline slots are full: the list moves to the arena, in order.
+                let at = self.chunk(capacity(n + 1));
+                self.arena[at..at + n].copy_from_slice(&e.slots);
+                let e = &mut self.entries[line];
+                e.set_inline_len(0);
+                e.meta |= SPILLED_BIT;
+                (at, n)
             }
         };
-        let list = &mut self.spill[i as usize];
-        debug_assert!(list.is_empty());
-        list.extend_from_slice(&e.slots);
-        list.push(p);
-        e.slots = [i, 0];
-        e.set_inline_len(0);
-        e.meta |= SPILLED_BIT;
+        let at = if len == capacity(len) {
+            // The chunk is full: the list moves to one twice as large.
+            let to = self.chunk(capacity(len + 1));
+            self.arena.copy_within(at..at + len, to);
+            self.free_chunk(at, capacity(len));
+            to
+        } else {
+            at
+        };
+        self.arena[at + len] = p;
+        let len = u32::try_from(len + 1).expect("fewer than 2^32 sharers");
+        self.entries[line].slots = [at as u32, len];
     }
 
     /// Forget every sharer of `line` (hardware pointers and the software list alike); its
     /// state and owner stay.
     pub fn clear_sharers(&mut self, line: usize) {
-        let e = &mut self.entries[line];
-        if let Some(i) = e.spilled() {
-            self.spill[i].clear();
-            self.free.push(i as u32);
+        if let Some((at, len)) = self.entries[line].spilled() {
+            self.free_chunk(at, capacity(len));
         }
+        let e = &mut self.entries[line];
         e.slots = [0; 2];
         e.meta &= !(POINTERS_MASK | OVERFLOWED_BIT | INLINE_MASK | SPILLED_BIT);
     }
@@ -251,10 +316,20 @@ mod tests {
         ]
     }
 
+    /// Every chunk of the arena, in use by a line or free, as (offset, capacity), sorted.
+    fn chunks(d: &Directory) -> Vec<(usize, usize)> {
+        let used = d.entries.iter().filter_map(|e| e.spilled()).map(|(at, len)| (at, capacity(len)));
+        let free = d.free.iter().enumerate().flat_map(|(class, f)| f.iter().map(move |&at| (at as usize, 4 << class)));
+        let mut all: Vec<(usize, usize)> = used.chain(free).collect();
+        all.sort_unstable();
+        all
+    }
+
     proptest! {
         /// Against a plain `Vec` per line: every line's sharers come back in the order they
-        /// were added, across spills, clears and resets, with lists reused between lines; and
-        /// the side table never holds more lists than lines were spilled at once.
+        /// were added, across moves to the arena and to larger chunks, clears and resets, with
+        /// chunks reused between lines; `others_share` says what the list says; and the
+        /// chunks in use and the free ones tile the arena exactly (none lost, none shared).
         #[test]
         fn sharers_come_back_in_the_order_they_were_added(ops in prop::collection::vec(op(6), 0..400)) {
             let lines = 6;
@@ -263,9 +338,10 @@ mod tests {
                 d.push(DirEntry::new());
             }
             let mut reference: Vec<Vec<u32>> = vec![Vec::new(); lines];
-            let mut most_spilled = 0;
             for o in ops {
                 match o {
+                    // A sharer is listed only once (as the protocol lists them).
+                    Op::Add(l, p) if reference[l].contains(&p) => {}
                     Op::Add(l, p) => {
                         d.add_sharer(l, p);
                         reference[l].push(p);
@@ -281,10 +357,16 @@ mod tests {
                 }
                 for (l, want) in reference.iter().enumerate() {
                     prop_assert_eq!(d.sharers(l), &want[..]);
+                    for p in 0..41 {
+                        prop_assert_eq!(d.others_share(l, p), want.iter().any(|&s| s != p));
+                    }
                 }
-                most_spilled = most_spilled.max(reference.iter().filter(|r| r.len() > 2).count());
-                prop_assert!(d.spill.len() <= most_spilled);
-                prop_assert_eq!(d.spill.len() - d.free.len(), reference.iter().filter(|r| r.len() > 2).count());
+                let mut next = 0;
+                for (at, cap) in chunks(&d) {
+                    prop_assert_eq!(at, next, "chunks tile the arena");
+                    next = at + cap;
+                }
+                prop_assert_eq!(next, d.arena.len());
             }
         }
     }

@@ -929,7 +929,7 @@ impl Memory {
         let (requester, write, upgrade) =
             txn.map_or((from, false, false), |t| (t.req.requester as usize, t.req.write, t.req.upgrade));
         let guard = DirGuard {
-            others_share: self.dir.sharers(line as usize).iter().any(|&s| s as usize != requester),
+            others_share: self.dir.others_share(line as usize, requester as u32),
             last_ack: txn.is_some_and(|t| t.acks_left == 1),
             pending_write: write,
         };
