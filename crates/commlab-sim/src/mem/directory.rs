@@ -21,7 +21,7 @@ use super::protocol::DirState;
 /// One line's directory entry (see the module documentation).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct DirEntry {
-    /// The state (bits 28 to 30), whether the sharers are in the side table (bit 27), how
+    /// The state (bits 28 to 30), whether the sharers are in the arena (bit 27), how
     /// many are inline (bits 25 and 26), the overflowed flag (bit 24) and the hardware
     /// pointers in use (the low 24 bits) in one word (see the accessors).
     meta: u32,
@@ -266,7 +266,7 @@ mod tests {
     }
 
     /// The packed fields keep their values independently: every state with the largest
-    /// pointer count and either flag, with sharers inline and spilled, and clearing the sharers
+    /// pointer count and either flag, with sharers inline and in the arena, and clearing the sharers
     /// keeps the state and the owner.
     #[test]
     fn a_directory_entrys_packed_fields_are_independent() {
