@@ -7,8 +7,8 @@
 //! the list's length. A chunk holds `capacity(len)` sharers (4, 8, 16, ...); a list that
 //! outgrows its chunk moves to one twice as large, and a chunk no longer used (outgrown, or
 //! its line's sharers cleared) goes to a free list of its size for the next list that needs
-//! one. So reading a long list is one access beside the entry's, and a run allocates only as
-//! much arena as lines are widely shared at once.
+//! one. So reading a long list is one access beside the entry's, and the arena holds, for each
+//! chunk size, only as many chunks as were ever in use at once.
 //!
 //! The order of the sharers is part of the result (invalidations go out in it), so both
 //! representations keep it: `sharers` returns the same sequence whichever holds it. A line's

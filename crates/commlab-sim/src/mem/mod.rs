@@ -923,8 +923,7 @@ impl Memory {
         // The controller handles one message at a time.
         let start = now.max(self.ctrl_busy[home]);
         self.ctrl_busy[home] = start + m.dir_occupancy_ps;
-        let entry = &self.dir[line as usize];
-        let state = entry.state();
+        let state = self.dir[line as usize].state();
         let txn = self.txns.get(&line);
         let (requester, write, upgrade) =
             txn.map_or((from, false, false), |t| (t.req.requester as usize, t.req.write, t.req.upgrade));
