@@ -62,6 +62,43 @@ fn a_stopped_control_cancels_the_run_with_what_it_reached() {
     }
 }
 
+/// Processor 0 computes in short stretches forever, the others finish at once: under `fold`
+/// every wake-up folds, and the loop must still look at its control.
+struct ComputeForever;
+
+impl Program for ComputeForever {
+    type State = u64;
+    fn handlers(&self) -> Vec<Handler<u64>> {
+        Vec::new()
+    }
+    fn init_state(&self, _: usize, _: usize) -> u64 {
+        0
+    }
+    fn main<N: Node<State = u64>>(&self, node: &mut N) {
+        while node.id() == 0 {
+            node.compute(2);
+        }
+    }
+}
+
+#[test]
+fn a_stopped_control_cancels_a_run_whose_wake_ups_all_fold() {
+    for model in ["fold", "hop"] {
+        let control = Arc::new(RunControl::default());
+        control.stop();
+        let result =
+            sim(&[&format!("network.model={model}")]).with_control(Arc::clone(&control)).run(Arc::new(ComputeForever));
+        match result {
+            Err(SimError::Cancelled { cycles, .. }) => {
+                // 2 cycles a wake-up: the first look is at event 4,096, before cycle 8,192.
+                assert!(cycles > 0.0 && cycles <= 8192.0, "{model}: stopped late, at cycle {cycles}");
+            }
+            Err(other) => panic!("{model}: expected Cancelled, got {other}"),
+            Ok(_) => panic!("{model}: a run that never ends completed"),
+        }
+    }
+}
+
 #[test]
 fn a_control_never_stopped_changes_nothing() {
     let plain = sim(&[]).run(Arc::new(Ring { rounds: 2000 })).unwrap();
