@@ -265,13 +265,15 @@ struct Place {
 
 impl Shape {
     /// The frame of `line`'s page at processor `p`: the one it got, or the one it would get now.
-    #[inline]
+    /// Out of line: only coloured caches (`hierarchy.page_bytes`) ask, and its hash lookup
+    /// inlined into `place` kept `place` itself from being inlined into every access.
+    #[inline(never)]
     fn frame(&self, p: usize, page: u64) -> u64 {
         self.frames[p].get(&page).copied().unwrap_or(self.next_frame[p])
     }
 
     /// `line`'s set at processor `p` (where its ways start) and its tag there.
-    #[inline]
+    #[inline(always)]
     fn place(&self, p: usize, line: Line) -> Place {
         let (set, key) = match (self.pages, self.set_mask) {
             (Some((shift, colours)), _) => {
