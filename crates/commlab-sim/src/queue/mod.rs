@@ -137,6 +137,12 @@ fn full_key(time_ps: u64, prio: Priority, tie: u64) -> u128 {
     ((time_ps as u128) << 64) | ((prio as u128) << TIE_BITS) | tie as u128
 }
 
+/// time | priority: a full key's bits above the tie (`creation` compares held events by these).
+#[inline]
+fn time_prio(time_ps: u64, prio: Priority) -> u128 {
+    ((time_ps as u128) << (64 - TIE_BITS)) | prio as u128
+}
+
 pub(crate) struct EventQueue<E> {
     heap: QuadHeap<E>,
     lines: [VecDeque<Entry<E>>; LINES],
@@ -243,7 +249,22 @@ impl<E: Liveness> EventQueue<E> {
     /// queued; see the module documentation).
     pub fn pop(&mut self) -> Option<(u64, E, bool)> {
         let (best, best_key) = self.earliest_queued();
-        if !self.held.is_empty() {
+        if self.held.len() == 1 {
+            // The common case (one event pushed since the last pop): the general path below
+            // for a single held event, without moving the held list.
+            let h = self.held.pop().expect("one held event");
+            self.held_time = u64::MAX;
+            let first = if self.keyed {
+                full_key(h.time_ps, h.prio, h.tie) < best_key
+            } else {
+                time_prio(h.time_ps, h.prio) < best_key >> TIE_BITS
+            };
+            if first {
+                self.live -= u64::from(!h.event.background());
+                return Some((h.time_ps, h.event, true));
+            }
+            self.file(h.line, h.time_ps, h.prio, h.tie, h.event);
+        } else if !self.held.is_empty() {
             let folded = if self.keyed { self.fold_keyed(best_key) } else { self.fold_creation(best_key) };
             // The others are filed now, before the folded event pushes anything.
             let mut held = std::mem::take(&mut self.held);
@@ -270,13 +291,12 @@ impl<E: Liveness> EventQueue<E> {
     /// pushed among equals) is strictly first in (time, priority): a tie goes to the queued
     /// event, whose sequence number is smaller than the one the held event would take.
     fn fold_creation(&mut self, best_key: u128) -> Option<Held<E>> {
-        let time_prio = |h: &Held<E>| ((h.time_ps as u128) << (64 - TIE_BITS)) | h.prio as u128;
         let (first, tp) = self
             .held
             .iter()
             .enumerate()
-            .min_by_key(|&(i, h)| (time_prio(h), i))
-            .map(|(i, h)| (i, time_prio(h)))
+            .min_by_key(|&(i, h)| (time_prio(h.time_ps, h.prio), i))
+            .map(|(i, h)| (i, time_prio(h.time_ps, h.prio)))
             .expect("non-empty");
         (tp < best_key >> TIE_BITS).then(|| self.held.remove(first))
     }
