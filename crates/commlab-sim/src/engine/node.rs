@@ -195,6 +195,14 @@ impl<'y, S> SimNode<'y, S> {
             ));
         }
         let ev = if write { ProcEvent::Store } else { ProcEvent::Load };
+        let w = self.w();
+        let line = w.mem.line_of(addr.0);
+        if w.mem.try_hit(id, line, write) {
+            // The common case, as the loop below handles a `Hit` the first time round.
+            self.last_access = Some((addr.0, false));
+            self.at_home = false;
+            return line;
+        }
         loop {
             let w = self.w();
             let line = w.mem.line_of(addr.0);

@@ -337,6 +337,26 @@ impl Shape {
         useful
     }
 
+    /// `touch` on a line held in a state that lets the access perform (Modified, or Shared for
+    /// a load): `Some(useful)` as `touch` returns it; `None`, touching nothing, otherwise.
+    #[inline]
+    fn hit<W: Word>(&mut self, words: &mut [W], p: usize, at: Place, write: bool) -> Option<bool> {
+        let i = self.slot(words, at)?;
+        match decode(Way::<W>::load(words[i]).state()) {
+            CacheState::Modified => {}
+            CacheState::Shared if !write => {}
+            _ => return None,
+        }
+        if self.ways > 1 {
+            self.clock[p] += 1;
+            words[i + self.ways] = W::put(self.clock[p]);
+        }
+        let mut w = Way::<W>::load(words[i]);
+        let useful = w.take_unused_prefetch();
+        words[i] = w.word();
+        Some(useful)
+    }
+
     fn set_state<W: Word>(&self, words: &mut [W], at: Place, s: CacheState) {
         if let Some(i) = self.slot(words, at) {
             let mut w = Way::<W>::load(words[i]);
@@ -467,6 +487,16 @@ impl Caches {
         self.make_room(p, None);
         let at = self.shape.place(p, line);
         with_words!(&mut self.words, w => self.shape.touch(w, p, at))
+    }
+
+    /// A load (`write` false) or store that hits: `line` is Modified at `p`, or Shared and the
+    /// access a load. Then it is touched as `touch` does, with one lookup for both, and
+    /// `Some(useful)` is `touch`'s answer; otherwise nothing changes and the answer is `None`.
+    #[inline]
+    pub fn hit(&mut self, p: usize, line: Line, write: bool) -> Option<bool> {
+        self.make_room(p, None);
+        let at = self.shape.place(p, line);
+        with_words!(&mut self.words, w => self.shape.hit(w, p, at, write))
     }
 
     /// Change the state of a present line; Invalid removes it.

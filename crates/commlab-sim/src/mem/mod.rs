@@ -585,6 +585,25 @@ impl Memory {
         }
     }
 
+    /// A demand load or store by `p` on `line` that the processor table answers `Hit` without
+    /// looking further (the line is Modified there, or Shared and the access a load: those rows
+    /// hold whatever is pending, `protocol::proc_transition`), performed as `performed` does
+    /// after it, with the cache searched once. Returns false, changing nothing, for any other
+    /// access, which takes `proc_access`.
+    #[inline]
+    pub(crate) fn try_hit(&mut self, p: usize, line: Line, write: bool) -> bool {
+        let Some(useful) = self.caches.hit(p, line, write) else { return false };
+        let pm = &mut self.procs[p];
+        if pm.waiting == Some(line) {
+            // As in `performed`.
+            pm.waiting = None;
+            pm.outrun.push(line);
+        }
+        self.stats.prefetches_useful += u64::from(useful);
+        self.stats.hits += 1;
+        true
+    }
+
     /// The word of `line` that `addr` is (for the checker's shadow copies).
     #[inline]
     fn word_in_line(&self, addr: u64) -> usize {
@@ -1443,6 +1462,12 @@ impl Memory {
     #[inline]
     pub(crate) fn set_now(&mut self, now: u64) {
         self.now = now;
+    }
+
+    /// Whether the calls made leave effects to carry out.
+    #[inline]
+    pub(crate) fn has_effects(&self) -> bool {
+        !self.outbox.is_empty()
     }
 
     /// The effects of the call just made, in order (`restore_outbox` gives the buffer back).
