@@ -36,7 +36,15 @@ impl<S> World<S> {
         self.mem_call(|mem| mem.receive(node, rec.src as usize, kind, line, requester as usize));
     }
 
+    /// Carry out the memory controller's effects, in order (most calls leave none).
+    #[inline]
     pub(super) fn apply_mem_effects(&mut self) {
+        if self.mem.has_effects() {
+            self.carry_out_mem_effects();
+        }
+    }
+
+    fn carry_out_mem_effects(&mut self) {
         let mut effects = self.mem.take_outbox();
         for effect in effects.drain(..) {
             match effect {
@@ -114,8 +122,16 @@ impl<S> World<S> {
     }
 
     /// Carry out what the network reported: wake senders waiting for NI output space, and
-    /// hand delivered messages to the memory controller or the destination's inbox.
+    /// hand delivered messages to the memory controller or the destination's inbox (most
+    /// events report nothing).
+    #[inline]
     pub(super) fn drain_notices(&mut self) {
+        if !self.net.notices.is_empty() {
+            self.carry_out_notices();
+        }
+    }
+
+    fn carry_out_notices(&mut self) {
         while let Some(n) = self.net.notices.pop() {
             match n {
                 NetNotice::OutputSpace(ep) => {

@@ -236,9 +236,15 @@ pub(crate) enum NetNotice {
     Overflow(u32),
 }
 
+/// Packet sizes whose serialization time `Network` keeps in a table (larger ones are computed).
+const SERIALIZATION_TABLE_BYTES: u64 = 1024;
+
 pub(crate) struct Network {
     pub topo: Topology,
     ps_per_byte: f64,
+    /// `serialization_ps` of every size below [`SERIALIZATION_TABLE_BYTES`], computed once:
+    /// a packet takes several links, and the rounding is most of the arithmetic of a hop.
+    serialization_by_size: Vec<u64>,
     links: Vec<LinkState>,
     nis: Vec<Ni>,
     packets: Vec<Packet>,
@@ -374,6 +380,9 @@ impl Network {
         Network {
             topo,
             ps_per_byte,
+            serialization_by_size: (0..SERIALIZATION_TABLE_BYTES)
+                .map(|bytes| crate::machine::round_to_u64(bytes as f64 * ps_per_byte))
+                .collect(),
             links,
             nis,
             packets: Vec::new(),
@@ -399,7 +408,10 @@ impl Network {
 
     #[inline]
     pub fn serialization_ps(&self, bytes: u64) -> u64 {
-        crate::machine::round_to_u64(bytes as f64 * self.ps_per_byte)
+        match self.serialization_by_size.get(bytes as usize) {
+            Some(&ps) => ps,
+            None => crate::machine::round_to_u64(bytes as f64 * self.ps_per_byte),
+        }
     }
 
     /// Whether `npackets` more fit in the output queue (a message always fits an empty queue).
