@@ -499,6 +499,18 @@ impl Caches {
         with_words!(&mut self.words, w => self.shape.hit(w, p, at, write))
     }
 
+    /// Whether both hold the same lines, states, flags and LRU stamps (tests).
+    #[cfg(test)]
+    pub fn same_contents(&self, other: &Caches) -> bool {
+        let words = match (&self.words, &other.words) {
+            (Words::Two(a), Words::Two(b)) => a == b,
+            (Words::Four(a), Words::Four(b)) => a == b,
+            (Words::Eight(a), Words::Eight(b)) => a == b,
+            _ => false,
+        };
+        words && self.shape.clock == other.shape.clock
+    }
+
     /// Change the state of a present line; Invalid removes it.
     pub fn set_state(&mut self, p: usize, line: Line, s: CacheState) {
         let at = self.shape.place(p, line);

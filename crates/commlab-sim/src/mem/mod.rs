@@ -1633,8 +1633,61 @@ impl Memory {
 
 #[cfg(test)]
 mod tests {
-    use super::Memory;
+    use super::protocol::{ProcAction, ProcEvent};
+    use super::{CacheState, Memory};
     use crate::machine::MachineConfig;
+
+    /// `try_hit` performs exactly the accesses `proc_access` answers `Hit`, leaving what
+    /// `performed` leaves (hit and prefetch counts, the pending request, the LRU order), and
+    /// changes nothing for any other: over every cache state a line can be in, loads and
+    /// stores, a line prefetched and not yet used, and with a demand request, a prefetch or
+    /// nothing in flight for it; on a hardware machine, a software-DSM one and one with a
+    /// coloured set-associative cache.
+    #[test]
+    fn try_hit_performs_exactly_the_table_s_hits() {
+        for preset in ["alewife", "blizzard-s", "dec8400"] {
+            let cfg = MachineConfig::preset(preset, &[], Some(2)).expect("preset");
+            for state in [None, Some(CacheState::Shared), Some(CacheState::Modified)] {
+                for prefetched in [false, true] {
+                    for pending in 0..3 {
+                        for write in [false, true] {
+                            let setup = || {
+                                let mut mem = Memory::new(&cfg, false);
+                                mem.alloc(0, 4096, commlab_api::Placement::Block, 2).expect("shared words");
+                                // A line whose home is processor 1, and one in the same set.
+                                let line = mem.line_of(4096 * 8 - 8);
+                                if let Some(s) = state {
+                                    mem.caches.install(0, line, s, prefetched);
+                                }
+                                match pending {
+                                    1 => mem.procs[0].waiting = Some(line),
+                                    2 => mem.procs[0].prefetches.push(line),
+                                    _ => {}
+                                }
+                                (mem, line)
+                            };
+                            let what = format!(
+                                "{preset}: {state:?}, prefetched {prefetched}, pending {pending}, write {write}"
+                            );
+                            let (mut reference, line) = setup();
+                            let ev = if write { ProcEvent::Store } else { ProcEvent::Load };
+                            let hit = reference.proc_access(0, line, ev) == Ok(ProcAction::Hit);
+                            if hit {
+                                reference.performed(0, line, false);
+                            }
+                            let (mut fast, _) = setup();
+                            assert_eq!(fast.try_hit(0, line, write), hit, "{what}");
+                            assert_eq!(fast.stats.hits, reference.stats.hits, "{what}");
+                            assert_eq!(fast.stats.prefetches_useful, reference.stats.prefetches_useful, "{what}");
+                            assert_eq!(fast.procs[0].waiting, reference.procs[0].waiting, "{what}");
+                            assert_eq!(fast.procs[0].outrun, reference.procs[0].outrun, "{what}");
+                            assert!(fast.caches.same_contents(&reference.caches), "{what}: caches differ");
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     /// `is_private_of` (per-processor line ranges) says what `private_owner` (the home of each
     /// line) says, for every line, with arrays of uneven sizes, processors without arrays
