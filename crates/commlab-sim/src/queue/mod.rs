@@ -119,14 +119,16 @@ pub(crate) const LINES: usize = 2 + AHEAD_LINES;
 /// Delay lines for hops queued by packets that ran 1, 2, ... hops ahead (beyond: the heap).
 pub(crate) const AHEAD_LINES: usize = 3;
 
+/// The delay line number that stands for the heap in [`Held::line`].
+const HEAP: u8 = u8::MAX;
+
 /// An event pushed but not yet filed (folding only).
 struct Held<E> {
-    time_ps: u64,
-    prio: Priority,
-    /// The event's tie key (`TieOrder::Key` only).
-    tie: u64,
-    /// The delay line it goes on, or `None` for the heap.
-    line: Option<usize>,
+    /// Its full key under `key`; under `creation`, its time and priority with a zero tie (the
+    /// sequence number is given when it is filed).
+    key: u128,
+    /// The delay line it goes on, or [`HEAP`].
+    line: u8,
     event: E,
 }
 
@@ -135,12 +137,6 @@ struct Held<E> {
 fn full_key(time_ps: u64, prio: Priority, tie: u64) -> u128 {
     debug_assert!(tie < 1 << TIE_BITS);
     ((time_ps as u128) << 64) | ((prio as u128) << TIE_BITS) | tie as u128
-}
-
-/// time | priority: a full key's bits above the tie (`creation` compares held events by these).
-#[inline]
-fn time_prio(time_ps: u64, prio: Priority) -> u128 {
-    ((time_ps as u128) << (64 - TIE_BITS)) | prio as u128
 }
 
 pub(crate) struct EventQueue<E> {
@@ -185,64 +181,62 @@ impl<E: Liveness> EventQueue<E> {
         self.live
     }
 
+    /// `full_key`, with the tie left zero under `creation` (`file` gives the sequence number).
     #[inline]
-    fn entry(&mut self, time_ps: u64, prio: Priority, tie: u64, event: E) -> Entry<E> {
-        let tie = if self.keyed {
-            tie
+    fn key(&self, time_ps: u64, prio: Priority, tie: u64) -> u128 {
+        full_key(time_ps, prio, if self.keyed { tie } else { 0 })
+    }
+
+    /// Queue an event with its key from `key` on delay line `line` or the heap ([`HEAP`]).
+    #[inline]
+    fn file(&mut self, line: u8, key: u128, event: E) {
+        let key = if self.keyed {
+            key
         } else {
             let seq = self.seq;
             self.seq += 1;
-            seq
+            key | seq as u128
         };
-        Entry { key: full_key(time_ps, prio, tie), event }
-    }
-
-    #[inline]
-    fn file(&mut self, line: Option<usize>, time_ps: u64, prio: Priority, tie: u64, event: E) {
-        let e = self.entry(time_ps, prio, tie, event);
-        match line {
-            None => self.heap.push(e),
-            Some(line) => {
-                let l = &mut self.lines[line];
-                if self.keyed && l.back().is_some_and(|b| b.key > e.key) {
-                    // An equal-time event with a smaller tie: walk back over the line's
-                    // equal-time tail (times on a line never decrease).
-                    let at = l.iter().rposition(|b| b.key < e.key).map_or(0, |i| i + 1);
-                    debug_assert!(
-                        l.get(at).is_some_and(|b| b.key >> 64 == e.key >> 64),
-                        "delay line {line} out of time order"
-                    );
-                    l.insert(at, e);
-                } else {
-                    debug_assert!(l.back().is_none_or(|b| b.key <= e.key), "delay line {line} out of order");
-                    l.push_back(e);
-                }
-            }
+        let e = Entry { key, event };
+        if line == HEAP {
+            return self.heap.push(e);
+        }
+        let l = &mut self.lines[line as usize];
+        if self.keyed && l.back().is_some_and(|b| b.key > e.key) {
+            // An equal-time event with a smaller tie: walk back over the line's equal-time
+            // tail (times on a line never decrease).
+            let at = l.iter().rposition(|b| b.key < e.key).map_or(0, |i| i + 1);
+            debug_assert!(l.get(at).is_some_and(|b| b.key >> 64 == e.key >> 64), "delay line {line} out of time order");
+            l.insert(at, e);
+        } else {
+            debug_assert!(l.back().is_none_or(|b| b.key <= e.key), "delay line {line} out of order");
+            l.push_back(e);
         }
     }
 
     #[inline]
-    fn add(&mut self, line: Option<usize>, time_ps: u64, prio: Priority, tie: u64, event: E) {
+    fn add(&mut self, line: u8, key: u128, event: E) {
         self.live += u64::from(!event.background());
         if self.fold {
-            self.held_time = self.held_time.min(time_ps);
-            self.held.push(Held { time_ps, prio, tie, line, event });
+            self.held_time = self.held_time.min((key >> 64) as u64);
+            self.held.push(Held { key, line, event });
         } else {
-            self.file(line, time_ps, prio, tie, event);
+            self.file(line, key, event);
         }
     }
 
     /// Push an event with its tie key (used under `TieOrder::Key` only, ignored otherwise; it
     /// must be below 2^62).
     pub fn push(&mut self, time_ps: u64, prio: Priority, tie: u64, event: E) {
-        self.add(None, time_ps, prio, tie, event);
+        self.add(HEAP, self.key(time_ps, prio, tie), event);
     }
 
     /// Push an event due a fixed latency after the current time onto delay line `line`. The
     /// caller guarantees that every event on one line comes at a time no earlier than the
     /// previous one (true for `now + constant` since `now` never decreases).
     pub fn push_line(&mut self, line: usize, time_ps: u64, prio: Priority, tie: u64, event: E) {
-        self.add(Some(line), time_ps, prio, tie, event);
+        debug_assert!(line < LINES);
+        self.add(line as u8, self.key(time_ps, prio, tie), event);
     }
 
     /// The earliest event, its time, and whether it was folded (popped without having been
@@ -254,28 +248,23 @@ impl<E: Liveness> EventQueue<E> {
             // for a single held event, without moving the held list.
             let h = self.held.pop().expect("one held event");
             self.held_time = u64::MAX;
-            let first = if self.keyed {
-                full_key(h.time_ps, h.prio, h.tie) < best_key
-            } else {
-                time_prio(h.time_ps, h.prio) < best_key >> TIE_BITS
-            };
-            if first {
+            if self.folds_before(h.key, best_key) {
                 self.live -= u64::from(!h.event.background());
-                return Some((h.time_ps, h.event, true));
+                return Some(((h.key >> 64) as u64, h.event, true));
             }
-            self.file(h.line, h.time_ps, h.prio, h.tie, h.event);
+            self.file(h.line, h.key, h.event);
         } else if !self.held.is_empty() {
-            let folded = if self.keyed { self.fold_keyed(best_key) } else { self.fold_creation(best_key) };
+            let folded = self.fold_first(best_key);
             // The others are filed now, before the folded event pushes anything.
             let mut held = std::mem::take(&mut self.held);
             for h in held.drain(..) {
-                self.file(h.line, h.time_ps, h.prio, h.tie, h.event);
+                self.file(h.line, h.key, h.event);
             }
             self.held = held;
             self.held_time = u64::MAX;
             if let Some(h) = folded {
                 self.live -= u64::from(!h.event.background());
-                return Some((h.time_ps, h.event, true));
+                return Some(((h.key >> 64) as u64, h.event, true));
             }
             // Their keys are all larger than `best_key` (`creation`: a tie in (time, priority)
             // is broken by their new, larger sequence numbers; `key`: none was smaller), or
@@ -287,30 +276,26 @@ impl<E: Liveness> EventQueue<E> {
         Some(((e.key >> 64) as u64, e.event, false))
     }
 
-    /// `creation`: the held event to fold, if the earliest (by time and priority, the first
-    /// pushed among equals) is strictly first in (time, priority): a tie goes to the queued
-    /// event, whose sequence number is smaller than the one the held event would take.
-    fn fold_creation(&mut self, best_key: u128) -> Option<Held<E>> {
-        let (first, tp) = self
-            .held
-            .iter()
-            .enumerate()
-            .min_by_key(|&(i, h)| (time_prio(h.time_ps, h.prio), i))
-            .map(|(i, h)| (i, time_prio(h.time_ps, h.prio)))
-            .expect("non-empty");
-        (tp < best_key >> TIE_BITS).then(|| self.held.remove(first))
+    /// Whether a held event with key `key` (from `add`) is popped before every queued one,
+    /// whose smallest key is `best_key`: under `key`, when its key is strictly smaller; under
+    /// `creation`, when it is strictly earlier in (time, priority) (a tie goes to the queued
+    /// event, whose sequence number is smaller than the one the held event would take).
+    #[inline]
+    fn folds_before(&self, key: u128, best_key: u128) -> bool {
+        if self.keyed {
+            key < best_key
+        } else {
+            key >> TIE_BITS < best_key >> TIE_BITS
+        }
     }
 
-    /// `key`: the held event to fold, if its full key is strictly the smallest of all.
-    fn fold_keyed(&mut self, best_key: u128) -> Option<Held<E>> {
-        let (first, k) = self
-            .held
-            .iter()
-            .enumerate()
-            .map(|(i, h)| (i, full_key(h.time_ps, h.prio, h.tie)))
-            .min_by_key(|&(_, k)| k)
-            .expect("non-empty");
-        (k < best_key).then(|| self.held.remove(first))
+    /// The held event to fold, if any: the first by key (under `creation`, by time and
+    /// priority, the first pushed among equals), if it `folds_before` every queued event.
+    fn fold_first(&mut self, best_key: u128) -> Option<Held<E>> {
+        // `min_by_key` returns the first of equal minima: the first pushed.
+        let (first, key) =
+            self.held.iter().enumerate().map(|(i, h)| (i, h.key)).min_by_key(|&(_, k)| k).expect("non-empty");
+        self.folds_before(key, best_key).then(|| self.held.remove(first))
     }
 
     /// The queued source holding the smallest key (the heap, `usize::MAX`, or a delay line) and
