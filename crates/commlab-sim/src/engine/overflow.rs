@@ -51,6 +51,7 @@ impl<S> World<S> {
         let costs = self.cfg.msg.overflow.expect("a machine without the trap never reports one");
         let proc = &mut self.procs[p];
         proc.handler_active = true;
+        proc.overflow_scan = 1; // behind the trap's own record
         if !self.cfg.smp_nodes {
             proc.acct.switch(Category::MessageOverhead, self.now);
         }
@@ -65,12 +66,14 @@ impl<S> World<S> {
         if self.procs[p].overflow_copy.take().is_some() {
             self.net.consume(&mut self.q, self.now, p);
         }
-        let next = self.procs[p].inbox.iter().skip(1).copied().find(|&m| {
+        let proc = &self.procs[p];
+        let next = proc.inbox.iter().copied().enumerate().skip(proc.overflow_scan).find(|&(_, m)| {
             let rec = self.msg(m);
             rec.target.drained_on_overflow() && !rec.in_memory
         });
         match next {
-            Some(m) => {
+            Some((i, m)) => {
+                self.procs[p].overflow_scan = i + 1;
                 let rec = self.msg_mut(m);
                 rec.in_memory = true;
                 let words = rec.args.len() + rec.payload.len();

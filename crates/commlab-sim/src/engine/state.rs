@@ -327,6 +327,10 @@ pub(crate) struct Proc<S> {
     /// In the network overflow trap: the message being copied (its NI slot is freed when the
     /// copy ends).
     pub overflow_copy: Option<u32>,
+    /// During an overflow trap, the inbox position its search for the next message to copy
+    /// starts from: those before it are copied or not the trap's (only arrivals change the
+    /// inbox during a trap, at its back), so each trap looks at each message once.
+    pub overflow_scan: usize,
 }
 
 /// What a run records beyond its totals (all off by default).

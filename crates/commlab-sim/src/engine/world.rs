@@ -313,6 +313,7 @@ impl<S> World<S> {
                 app_handler_ps: 0,
                 one_sided_outstanding: 0,
                 overflow_copy: None,
+                overflow_scan: 0,
             })
             .collect();
         let mut world: Box<World<S>> = Box::new(World {

@@ -560,6 +560,9 @@ impl Network {
     /// The first waiter whose virtual channel is free on `link`.
     fn first_eligible(&self, link: LinkId) -> Option<usize> {
         let l = &self.links[link as usize];
+        if l.occupied.iter().all(|&o| o) {
+            return None; // (without looking through a long queue at a hot spot)
+        }
         l.waiters.iter().position(|&(_, vc)| !l.occupied[vc as usize])
     }
 
@@ -570,13 +573,14 @@ impl Network {
         if l.grant_pending || l.waiters.is_empty() {
             return;
         }
-        let Some(first) = self.first_eligible(link) else { return };
+        // A full NI first: it is cheaper to look at than the waiters.
         if l.kind == LinkKind::Ejection {
             let ni = &self.nis[l.endpoint as usize];
             if ni.in_used >= ni.in_capacity {
                 return;
             }
         }
+        let Some(first) = self.first_eligible(link) else { return };
         let at = l.busy_until.max(now);
         let background = self.packets[l.waiters[first].0 as usize].background;
         self.links[link as usize].grant_pending = true;
