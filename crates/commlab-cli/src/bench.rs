@@ -15,6 +15,10 @@
 //! Rows add the baseline's median wall time, the ratio of the medians (this / baseline; below
 //! 1 is faster) and whether both counted the same events; a summary line gives the geometric
 //! mean of the ratios and names any workload whose events differ.
+//!
+//! `--instructions` counts each workload's host instructions once under cachegrind (this
+//! build's, as a child `bench --only W --repeat 1`, and the baseline's the same way; see
+//! `instructions.rs`): a measure of the simulator's cost that does not vary from run to run.
 
 use crate::failure::{failed, input, Failure};
 use commlab_sim::machine::MachineConfig;
@@ -291,9 +295,13 @@ pub fn run(
     only: Option<&str>,
     model: Option<&str>,
     baseline: Option<&std::path::Path>,
+    instructions: bool,
 ) -> Result<(), Failure> {
     if repeat == 0 {
         return Err(input("--repeat 0: give at least 1 repetition"));
+    }
+    if instructions {
+        crate::instructions::check_valgrind()?;
     }
     let selected: Vec<&Workload> = WORKLOADS.iter().filter(|w| only.is_none_or(|o| w.name == o)).collect();
     if selected.is_empty() {
@@ -310,6 +318,12 @@ pub fn run(
         if baseline.is_some() {
             print!(" {:>10} {:>8} {:>7}", "base s", "new/base", "events");
         }
+        if instructions {
+            print!(" {:>10} {:>9}", "M instr", "instr/ev");
+            if baseline.is_some() {
+                print!(" {:>10} {:>8}", "base M in", "new/base");
+            }
+        }
         println!("   (median of {repeat})");
     }
     let mut em3d_wall = (0.0, 0);
@@ -318,6 +332,13 @@ pub fn run(
     let mut differ: Vec<&str> = Vec::new();
     // Events new/base of the workloads whose events differ.
     let mut event_ratios: Vec<f64> = Vec::new();
+    // Instructions new/base of each workload (`--instructions` with a baseline).
+    let mut instruction_ratios: Vec<f64> = Vec::new();
+    let me = if instructions {
+        Some(std::env::current_exe().map_err(|e| failed(format!("--instructions: this program's path: {e}")))?)
+    } else {
+        None
+    };
     for w in selected {
         let mut set: Vec<String> = w.set.iter().map(|s| s.to_string()).collect();
         if let Some(m) = model {
@@ -357,9 +378,24 @@ pub fn run(
         if w.app == "em3d" {
             em3d_wall = (em3d_wall.0 + wall, em3d_wall.1 + 1);
         }
-        print_row(w, &r, wall, repeat, json_out, base, ratio);
+        let counted = match &me {
+            Some(me) => {
+                let mut args = vec!["bench", "--only", w.name, "--repeat", "1", "--json"];
+                if let Some(m) = model {
+                    args.extend(["--model", m]);
+                }
+                let new = crate::instructions::count(me, &args, &format!("bench {}", w.name))?;
+                let base = baseline
+                    .map(|b| crate::instructions::count(b, &args, &format!("--baseline `{}` {}", b.display(), w.name)))
+                    .transpose()?;
+                instruction_ratios.extend(base.filter(|&b| b > 0).map(|b| new as f64 / b as f64));
+                Some(Instructions { new, base })
+            }
+            None => None,
+        };
+        print_row(w, &r, wall, repeat, json_out, base, ratio, counted);
     }
-    print_totals(json_out, repeat, em3d_wall, &ratios, &differ, &event_ratios);
+    print_totals(json_out, repeat, em3d_wall, &ratios, &differ, &event_ratios, &instruction_ratios);
     Ok(())
 }
 
@@ -379,7 +415,22 @@ impl Base {
     }
 }
 
+/// A workload's host instructions (`--instructions`): this build's, and the baseline's.
+#[derive(Clone, Copy)]
+struct Instructions {
+    new: u64,
+    base: Option<u64>,
+}
+
+impl Instructions {
+    /// This build's over the baseline's.
+    fn ratio(&self) -> Option<f64> {
+        self.base.filter(|&b| b > 0).map(|b| self.new as f64 / b as f64)
+    }
+}
+
 /// One workload's row: its events and rates (a JSON line with --json), beside the baseline's.
+#[allow(clippy::too_many_arguments)]
 fn print_row(
     w: &Workload,
     r: &commlab_apps::AppResult,
@@ -388,6 +439,7 @@ fn print_row(
     json_out: bool,
     base: Option<Base>,
     ratio: Option<f64>,
+    counted: Option<Instructions>,
 ) {
     let events = r.stats.events as f64;
     let msgs = r.counters.get(commlab_sim::counters::MESSAGES.name).copied().unwrap_or(0.0);
@@ -420,6 +472,14 @@ fn print_row(
             j["events_ratio"] = json!(b.event_ratio(r.stats.events));
             j["baseline_events_same"] = json!(b.same);
         }
+        if let Some(c) = counted {
+            j["instructions"] = json!(c.new);
+            j["instructions_per_event"] = json!(per_event(c.new, r.stats.events));
+            if c.base.is_some() {
+                j["baseline_instructions"] = json!(c.base);
+                j["instructions_ratio"] = json!(c.ratio());
+            }
+        }
         println!("{j}");
     } else {
         print!(
@@ -444,8 +504,21 @@ fn print_row(
             };
             print!(" {:>10.4} {:>8} {:>7}", b.wall, ratio, events);
         }
+        if let Some(c) = counted {
+            let per = per_event(c.new, r.stats.events).map_or(String::new(), |v| format!("{v:.0}"));
+            print!(" {:>10.1} {:>9}", c.new as f64 / 1e6, per);
+            if let Some(b) = c.base {
+                let ratio = c.ratio().map_or("-".to_string(), |r| format!("{r:.4}"));
+                print!(" {:>10.1} {:>8}", b as f64 / 1e6, ratio);
+            }
+        }
         println!();
     }
+}
+
+/// Host instructions per event (the whole run's instructions over its events; none without events).
+fn per_event(instructions: u64, events: u64) -> Option<f64> {
+    (events > 0).then(|| instructions as f64 / events as f64)
 }
 
 /// The totals: em3d's five variants together, and the ratio to the baseline over the workloads.
@@ -456,7 +529,9 @@ fn print_totals(
     ratios: &[f64],
     differ: &[&str],
     event_ratios: &[f64],
+    instruction_ratios: &[f64],
 ) {
+    let instructions_geomean = crate::characterize::geomean(instruction_ratios);
     let events_geomean = crate::characterize::geomean(event_ratios);
     if em3d_wall.1 == 5 {
         if json_out {
@@ -470,7 +545,8 @@ fn print_totals(
             println!(
                 "{}",
                 json!({"workload": "baseline-summary", "wall_ratio_geomean": geomean, "workloads": ratios.len(),
-                       "events_differ": differ, "events_ratio_geomean": events_geomean})
+                       "events_differ": differ, "events_ratio_geomean": events_geomean,
+                       "instructions_ratio_geomean": instructions_geomean})
             );
         } else {
             let events = if differ.is_empty() {
@@ -480,8 +556,10 @@ fn print_totals(
                     events_geomean.map_or(String::new(), |g| format!(" (events new/base {g:.3}, geometric mean)"));
                 format!("events differ in: {}{mean}", differ.join(", "))
             };
+            let instructions =
+                instructions_geomean.map_or(String::new(), |g| format!("; instructions new/base {g:.4}"));
             println!(
-                "against the baseline: wall time new/base {geomean:.3} (geometric mean of {} workloads); {events}",
+                "against the baseline: wall time new/base {geomean:.3} (geometric mean of {} workloads){instructions}; {events}",
                 ratios.len()
             );
         }

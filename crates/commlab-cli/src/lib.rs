@@ -22,6 +22,7 @@ pub mod embed;
 pub mod experiment;
 pub mod failure;
 mod host;
+mod instructions;
 mod machine_arg;
 pub mod machine_table;
 pub mod machines;

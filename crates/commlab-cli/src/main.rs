@@ -115,6 +115,14 @@ enum Command {
         /// build's events over the baseline's (`x0.794`).
         #[arg(long, value_name = "PATH")]
         baseline: Option<std::path::PathBuf>,
+        /// Also count each workload's host instructions, once, under Valgrind's cachegrind
+        /// (`valgrind` must be on PATH; about 50 times slower than the run). Unlike wall time
+        /// the count is the same every time for the same build and workload (to about one part
+        /// in ten million), so a change of a percent in the simulator's cost shows. Rows add millions of instructions and
+        /// instructions per event; with --baseline, the baseline's count and the ratio
+        /// new/baseline, and the summary their geometric mean.
+        #[arg(long)]
+        instructions: bool,
     },
 }
 
@@ -172,8 +180,8 @@ fn main() -> ExitCode {
         Command::Sweep(args) => sweep::run(args),
         Command::Plot(args) => plot::run(args),
         Command::Experiment(args) => experiment::run(args),
-        Command::Bench { repeat, only, json, model, baseline } => {
-            bench::run(repeat, json, only.as_deref(), model.as_deref(), baseline.as_deref())
+        Command::Bench { repeat, only, json, model, baseline, instructions } => {
+            bench::run(repeat, json, only.as_deref(), model.as_deref(), baseline.as_deref(), instructions)
         }
         Command::Validate { machine, set, json } => validate::run(&machine, &set, json),
         Command::Reproduce(args) => reproduce::run(args),

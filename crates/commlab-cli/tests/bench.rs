@@ -99,3 +99,42 @@ fn a_baseline_that_is_not_a_commlab_binary_is_refused() {
         &["--baseline", "/bin/true", "not a commlab binary"],
     );
 }
+
+/// `--instructions`: each workload's host instructions under cachegrind, this build's and the
+/// baseline's. A build counted against itself gives the same count to within the few dozen
+/// instructions its printing of wall times varies by, and the row's per-event figure and the
+/// summary's ratio follow from the counts.
+#[test]
+fn instructions_of_a_build_against_itself_agree() {
+    let me = env!("CARGO_BIN_EXE_commlab");
+    let out =
+        rows(&ok(&["bench", "--only", "hotspot-32", "--repeat", "1", "--json", "--instructions", "--baseline", me]));
+    assert_eq!(out.len(), 2, "one workload row and the summary: {out:?}");
+    let (row, summary) = (&out[0], &out[1]);
+    let (new, base) = (row["instructions"].as_u64().unwrap(), row["baseline_instructions"].as_u64().unwrap());
+    // The workload's simulation alone takes over a hundred instructions per event.
+    let events = row["events"].as_u64().unwrap();
+    assert!(new > 100 * events, "{row}");
+    assert!(new.abs_diff(base) < 1000, "the same build counted {new} and {base}: {row}");
+    let per_event = row["instructions_per_event"].as_f64().unwrap();
+    assert!((per_event - new as f64 / events as f64).abs() < 1e-9 * per_event, "{row}");
+    let ratio = row["instructions_ratio"].as_f64().unwrap();
+    assert!((ratio - new as f64 / base as f64).abs() < 1e-12, "{row}");
+    assert!((summary["instructions_ratio_geomean"].as_f64().unwrap() - ratio).abs() < 1e-12, "{summary}");
+}
+
+/// Without Valgrind on PATH, `--instructions` is refused before any row, naming what is missing.
+#[test]
+fn instructions_without_valgrind_is_refused() {
+    let empty = TempDir::new("no-valgrind");
+    std::fs::create_dir_all(empty.path()).unwrap();
+    let out = commlab()
+        .env("PATH", empty.path())
+        .args(["bench", "--only", "hotspot-32", "--repeat", "1", "--instructions"])
+        .output()
+        .expect("run commlab");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(out.stdout.is_empty(), "no row before the refusal: {}", String::from_utf8_lossy(&out.stdout));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--instructions") && err.contains("`valgrind` is not on PATH"), "{err}");
+}
