@@ -81,15 +81,22 @@ impl<E> QuadHeap<E> {
                 if first >= n {
                     break;
                 }
-                let end = (first + ARITY).min(n);
                 let mut best = first;
                 let mut best_key = (*base.add(first)).key;
-                for c in first + 1..end {
+                let mut look = |c: usize| {
                     let k = (*base.add(c)).key;
                     if k < best_key {
                         best = c;
                         best_key = k;
                     }
+                };
+                if first + ARITY <= n {
+                    // All four children (most levels): unrolled.
+                    look(first + 1);
+                    look(first + 2);
+                    look(first + 3);
+                } else {
+                    (first + 1..n).for_each(look);
                 }
                 if key <= best_key {
                     break;
