@@ -327,6 +327,13 @@ impl Shape {
     #[inline]
     fn touch<W: Word>(&mut self, words: &mut [W], p: usize, at: Place) -> bool {
         let Some(i) = self.slot(words, at) else { return false };
+        self.use_way(words, p, i)
+    }
+
+    /// A use of way `i` by processor `p`: its LRU stamp, and whether it is the first use of a
+    /// line a prefetch brought in (the flag is cleared).
+    #[inline]
+    fn use_way<W: Word>(&mut self, words: &mut [W], p: usize, i: usize) -> bool {
         if self.ways > 1 {
             self.clock[p] += 1;
             words[i + self.ways] = W::put(self.clock[p]);
@@ -347,14 +354,7 @@ impl Shape {
             CacheState::Shared if !write => {}
             _ => return None,
         }
-        if self.ways > 1 {
-            self.clock[p] += 1;
-            words[i + self.ways] = W::put(self.clock[p]);
-        }
-        let mut w = Way::<W>::load(words[i]);
-        let useful = w.take_unused_prefetch();
-        words[i] = w.word();
-        Some(useful)
+        Some(self.use_way(words, p, i))
     }
 
     fn set_state<W: Word>(&self, words: &mut [W], at: Place, s: CacheState) {
