@@ -321,7 +321,7 @@ pub fn run(
         if instructions {
             print!(" {:>10} {:>9}", "M instr", "instr/ev");
             if baseline.is_some() {
-                print!(" {:>10} {:>8}", "base M in", "new/base");
+                print!(" {:>12} {:>9}", "base M instr", "instr n/b");
             }
         }
         println!("   (median of {repeat})");
@@ -388,8 +388,9 @@ pub fn run(
                 let base = baseline
                     .map(|b| crate::instructions::count(b, &args, &format!("--baseline `{}` {}", b.display(), w.name)))
                     .transpose()?;
-                instruction_ratios.extend(base.filter(|&b| b > 0).map(|b| new as f64 / b as f64));
-                Some(Instructions { new, base })
+                let counted = Instructions { new, base };
+                instruction_ratios.extend(counted.ratio());
+                Some(counted)
             }
             None => None,
         };
@@ -509,7 +510,7 @@ fn print_row(
             print!(" {:>10.1} {:>9}", c.new as f64 / 1e6, per);
             if let Some(b) = c.base {
                 let ratio = c.ratio().map_or("-".to_string(), |r| format!("{r:.4}"));
-                print!(" {:>10.1} {:>8}", b as f64 / 1e6, ratio);
+                print!(" {:>12.1} {:>9}", b as f64 / 1e6, ratio);
             }
         }
         println!();

@@ -118,9 +118,9 @@ enum Command {
         /// Also count each workload's host instructions, once, under Valgrind's cachegrind
         /// (`valgrind` must be on PATH; about 50 times slower than the run). Unlike wall time
         /// the count is the same every time for the same build and workload (to about one part
-        /// in ten million), so a change of a percent in the simulator's cost shows. Rows add millions of instructions and
-        /// instructions per event; with --baseline, the baseline's count and the ratio
-        /// new/baseline, and the summary their geometric mean.
+        /// in ten million), so a change of a percent in the simulator's cost shows. Rows add
+        /// millions of instructions and instructions per event; with --baseline, the
+        /// baseline's count and the ratio new/baseline, and the summary their geometric mean.
         #[arg(long)]
         instructions: bool,
     },

@@ -205,7 +205,6 @@ impl<'y, S> SimNode<'y, S> {
         }
         loop {
             let w = self.w();
-            let line = w.mem.line_of(addr.0);
             let action = match w.mem.proc_access(id, line, ev) {
                 Ok(a) => a,
                 Err(why) => self.fail_internal(format!("protocol: processor {id}, line {line}, {ev:?}: {}", why.0)),

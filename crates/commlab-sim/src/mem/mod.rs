@@ -1654,7 +1654,7 @@ mod tests {
                             let setup = || {
                                 let mut mem = Memory::new(&cfg, false);
                                 mem.alloc(0, 4096, commlab_api::Placement::Block, 2).expect("shared words");
-                                // A line whose home is processor 1, and one in the same set.
+                                // A line whose home is processor 1.
                                 let line = mem.line_of(4096 * 8 - 8);
                                 if let Some(s) = state {
                                     mem.caches.install(0, line, s, prefetched);
