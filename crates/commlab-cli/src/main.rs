@@ -105,7 +105,7 @@ enum Command {
         /// One JSON object per workload.
         #[arg(long)]
         json: bool,
-        /// Network model for every workload (`network.model`: hop or fold); default: the presets' (`fold`; `hop` is the reference, which queues every event).
+        /// Network model for every workload (`network.model`: hop or fold); default: the presets' (`fold`; `hop` is the reference, which queues every hop).
         #[arg(long)]
         model: Option<String>,
         /// Another commlab binary (an older build) to measure side by side: each repetition

@@ -62,8 +62,8 @@ fn a_stopped_control_cancels_the_run_with_what_it_reached() {
     }
 }
 
-/// Processor 0 computes in short stretches forever, the others finish at once: under `fold`
-/// every wake-up folds, and the loop must still look at its control.
+/// Processor 0 computes in short stretches forever, the others finish at once: a run of
+/// wake-ups alone, no network, which the loop must still stop when its control asks.
 struct ComputeForever;
 
 impl Program for ComputeForever {
@@ -82,7 +82,7 @@ impl Program for ComputeForever {
 }
 
 #[test]
-fn a_stopped_control_cancels_a_run_whose_wake_ups_all_fold() {
+fn a_stopped_control_cancels_a_run_of_wake_ups_alone() {
     for model in ["fold", "hop"] {
         let control = Arc::new(RunControl::default());
         control.stop();

@@ -117,20 +117,14 @@ fn event_loop<S>(
     control: Option<&RunControl>,
 ) -> Result<EventCounts, SimError> {
     let cfg = Arc::clone(&unsafe { &*wp }.cfg);
-    // A folded event (`network.model = "fold"`) is handled exactly where the reference pops it,
-    // but was never queued: `counts` (the run's `events`) counts queued events only, `handled`
-    // every event. The event limit and the control's cadence go by `handled`, so a run stops
-    // at the event the reference stops at, and one whose every event folds still looks at its
-    // control.
+    // Events handled so far: the event limit and the control's cadence go by it.
     let mut handled: u64 = 0;
     let mut counts = EventCounts::default();
     loop {
         let w = unsafe { &mut *wp };
-        let Some((t, ev, folded)) = w.q.pop() else { break };
+        let Some((t, ev)) = w.q.pop() else { break };
         handled += 1;
-        if !folded {
-            counts.count(ev.kind());
-        }
+        counts.count(ev.kind());
         if t >= w.next_sample_ps() {
             w.sample_until(t);
         }
@@ -153,7 +147,7 @@ fn event_loop<S>(
         match ev {
             Event::Wake { p, gen } => {
                 let woke = resume(wp, coros, p as usize, gen);
-                if !folded && woke != EventKind::WakeTimed {
+                if woke != EventKind::WakeTimed {
                     counts.reclassify(EventKind::WakeTimed, woke);
                 }
             }

@@ -192,7 +192,7 @@ impl Event {
     }
 }
 
-/// The queued events a run handled, by kind (folded events are not queued and not counted).
+/// The events a run handled, by kind (hops the network ran ahead are not events: `net/mod.rs`).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct EventCounts {
     by_kind: [u64; EventKind::ALL.len()],

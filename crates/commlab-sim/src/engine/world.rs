@@ -318,7 +318,7 @@ impl<S> World<S> {
             .collect();
         let mut world: Box<World<S>> = Box::new(World {
             now: 0,
-            q: EventQueue::new(cfg.fold_events, cfg.tie_order),
+            q: EventQueue::new(cfg.tie_order),
             net,
             procs,
             handlers: program.handlers(),

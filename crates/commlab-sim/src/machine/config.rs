@@ -44,8 +44,9 @@ pub struct MachineConfig {
     pub remote: Option<RemoteConfig>,
     pub max_events: u64,
     pub max_time_ps: u64,
-    /// `network.model = "fold"`: events due before everything queued run without being queued
-    /// (see `queue::EventQueue::new`); `false` is the per-hop reference.
+    /// `network.model = "fold"`: under the key tie order the network runs a packet's hops ahead
+    /// of their time where nothing in between can touch them (`net::Network::hop_ahead`);
+    /// `false` is the per-hop reference.
     pub fold_events: bool,
     /// `simulation.tie_order`: how events due at the same picosecond and priority are ordered
     /// (`Key`, the default; `Creation` is the order results were computed in before).

@@ -367,12 +367,10 @@ pub struct NetworkSpec {
     /// timing, which both give identically. Absent means `fold`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String> = key("fold|hop", "how the simulator runs the network, not a machine property: `hop` (the reference) \
-              schedules every hop, delivery and wake-up through the event queue; `fold` (default) runs an event at \
-              once, without queueing it, when it is due before everything queued (nothing can come \
-              between), and under the key tie order runs a packet's hops ahead of their time where nothing \
-              due in between can touch their links, which gives identical cycles, statistics and event \
-              order with fewer queued events (the run's `events` counts queued events; `limits.max_events` every event handled, \
-              so a run stops where `hop` stops)"),
+              schedules every hop through the event queue; `fold` (default), under the key tie order, runs a \
+              packet's hops ahead of their time where nothing due in between can touch their links, which gives \
+              identical cycles, statistics and event order with fewer events (the run's `events` and \
+              `limits.max_events` count queued events; a hop run ahead is not one)"),
 }
 }
 
@@ -629,7 +627,7 @@ keyed! {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsSpec {
-    pub max_events: u64 = key("events", "a run that handles more events (queued or folded, see network.model) stops with an error").at_least(1),
+    pub max_events: u64 = key("events", "a run that handles more events (queued events; see network.model) stops with an error").at_least(1),
     pub max_sim_time_ms: f64 = key("ms of simulated time", "a run that simulates longer stops with an error").conv(Conv::Ms).positive(),
 }
 }
