@@ -118,7 +118,7 @@ fn event_and_time_limits_stop_runaway_runs() {
         .unwrap();
     assert!(matches!(err, SimError::EventLimit { events: 5000, .. }), "{err}");
     assert!(err.to_string().contains("limits.max_events"));
-    // Where no hop runs ahead (four processors that keep every link busy), `fold` queues the
+    // The limit counts queued events. No hop runs ahead in this run, so `fold` queues the
     // events `hop` does and stops at the event and cycle the reference stops at.
     let hop = alewife(&["limits.max_events=5000", "network.model=hop"], Some(4)).run(ping_forever).err().unwrap();
     assert_eq!(hop.to_string(), err.to_string());

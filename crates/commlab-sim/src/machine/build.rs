@@ -768,7 +768,7 @@ fn remote_config(spec: &MachineSpec, cycle_ps: f64) -> Result<Option<RemoteConfi
     Ok(remote)
 }
 
-/// Whether the network folds a packet's hops into one event (`network.model = "fold"`).
+/// Whether the network runs packets' hops ahead of their time (`network.model = "fold"`).
 fn network_model_folds(n: &spec::NetworkSpec) -> Result<bool, ConfigError> {
     let fold_events = match n.model.as_deref() {
         Some("hop") => false,

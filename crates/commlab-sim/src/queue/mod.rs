@@ -29,8 +29,8 @@
 //! it skipped, because every folded event still passed through `pop` (cachegrind instructions
 //! with it and without: `bench --only em3d-sm` 29.55 G and 28.34 G, `bench --only
 //! mem-misses-32` 9.36 G and 9.00 G, `run barrier --procs 2048 --variant sm` 9.05 G and
-//! 8.82 G). Folding now means
-//! only that the network runs hops ahead (`net/mod.rs`); every event handled is queued.
+//! 8.82 G). Folding now means only that the network runs hops ahead (`net/mod.rs`); every
+//! event handled is queued.
 
 mod heap;
 
